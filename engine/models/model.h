@@ -1,0 +1,32 @@
+#pragma once
+// A loaded model: weights used in place from the GGUF mapping plus a forward
+// pass over a mixed batch. Create one with loadModel(); the architecture is
+// chosen from general.architecture and refused with weir::Error if unsupported.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/models/batch.h"
+#include "engine/models/kv_access.h"
+#include "engine/models/model_config.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace weir {
+
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual const ModelConfig& config() const = 0;
+
+    // Runs the batch. For every token with wantLogits, in batch order, appends
+    // nVocab floats to `logits` (cleared first). K/V of every batch token is
+    // written to the cache at its position.
+    virtual void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits,
+                         kernels::ThreadPool& pool) = 0;
+};
+
+// Keeps the file mapped for as long as the model lives.
+std::unique_ptr<Model> loadModel(std::shared_ptr<const gguf::GgufFile> file);
+
+} // namespace weir

@@ -1,0 +1,41 @@
+#pragma once
+// A fixed set of worker threads for data-parallel kernels. parallelFor splits
+// [0, n) into contiguous ranges, one per thread, and returns when all are done.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace weir::kernels {
+
+class ThreadPool {
+public:
+    // threads <= 0 picks the number of hardware threads.
+    explicit ThreadPool(int threads = 0);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+    // fn(begin, end, threadIndex) is called for disjoint ranges covering [0, n).
+    // The calling thread takes part. Not reentrant: do not nest parallelFor.
+    void parallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
+
+private:
+    void workerLoop(int index);
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;
+    int64_t jobSize_ = 0;
+    uint64_t generation_ = 0;
+    int pending_ = 0;
+    bool stop_ = false;
+};
+
+} // namespace weir::kernels
