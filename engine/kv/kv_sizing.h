@@ -75,6 +75,7 @@ struct PoolPlan {
     WindowFloor windowFloor;
     WindowFloorInput windowInput;
     size_t fullBytesPerToken = 0, windowBytesPerToken = 0;
+    bool fromReserve = false, fromSwaTokens = false, fromRatio = false;  // which flag set each size
     size_t fullBytes() const { return size_t(fullTokens) * fullBytesPerToken; }
     size_t windowBytes() const { return size_t(windowTokens) * windowBytesPerToken; }
 };

@@ -32,10 +32,14 @@ public:
     bool resize(int32_t capacityPages);
 
 private:
+    struct FreeDeleter {
+        void operator()(uint8_t* p) const;
+    };
+    using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
     struct Layer {
         LayerSpec spec;
         size_t rowBytes = 0;
-        std::unique_ptr<uint8_t[]> k, v;
+        Buffer k, v;
     };
     KvDtype dtype_;
     int32_t pageSize_;

@@ -87,7 +87,7 @@ public:
 private:
     void violation(const std::string& what);
     void setState(int32_t page, PageState s);
-    void noteRefChange(int32_t page, int32_t oldRefs);
+    void noteRefChange(int32_t page, int32_t wasEvictable);
 
     PoolKind kind_;
     int32_t pageSize_;
