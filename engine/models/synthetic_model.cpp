@@ -94,11 +94,11 @@ std::vector<uint8_t> normWeights(Rng& rng, int64_t n) {
 
 } // namespace
 
-std::vector<uint8_t> makeSyntheticLlama(const SyntheticLlamaSpec& sp) {
-    const bool qwen2 = sp.architecture == "qwen2";
-    if (!qwen2 && sp.architecture != "llama") throw Error("synthetic model: architecture must be llama or qwen2");
+std::vector<uint8_t> makeSyntheticModel(const SyntheticModelSpec& sp) {
+    const bool qwen2 = sp.architecture == "qwen2", gemma3 = sp.architecture == "gemma3";
+    if (!qwen2 && !gemma3 && sp.architecture != "llama") throw Error("synthetic model: architecture must be llama, qwen2 or gemma3");
     if (sp.nEmbd % 256 || sp.nFf % 256 || sp.nHead <= 0 || sp.nHeadKv <= 0 || sp.nEmbd % sp.nHead ||
-        sp.nHead % sp.nHeadKv || sp.nVocab < 300 || sp.nLayer <= 0)
+        sp.nHead % sp.nHeadKv || sp.nVocab < 300 || sp.nLayer <= 0 || (gemma3 && (sp.slidingWindow <= 0 || sp.slidingPattern <= 0)))
         throw Error("synthetic model: bad sizes");
     const int32_t hd = sp.nEmbd / sp.nHead;
     const std::string a = sp.architecture + ".";
@@ -112,17 +112,21 @@ std::vector<uint8_t> makeSyntheticLlama(const SyntheticLlamaSpec& sp) {
     w.addU32(a + "feed_forward_length", uint32_t(sp.nFf));
     w.addU32(a + "attention.head_count", uint32_t(sp.nHead));
     w.addU32(a + "attention.head_count_kv", uint32_t(sp.nHeadKv));
-    w.addF32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+    w.addF32(a + "attention.layer_norm_rms_epsilon", gemma3 ? 1e-6f : 1e-5f);
     w.addF32(a + "rope.freq_base", sp.ropeBase);
-    w.addU32(a + "rope.dimension_count", uint32_t(hd));
+    if (gemma3) {
+        w.addU32(a + "attention.key_length", uint32_t(hd));
+        w.addU32(a + "attention.value_length", uint32_t(hd));
+        w.addU32(a + "attention.sliding_window", uint32_t(sp.slidingWindow));
+        w.addU32(a + "attention.sliding_window_pattern", uint32_t(sp.slidingPattern));
+    } else {
+        w.addU32(a + "rope.dimension_count", uint32_t(hd));
+    }
 
     // SentencePiece-style vocabulary: <unk> <s> </s>, the 256 byte tokens, then pieces.
-    std::vector<std::string> tokens;
-    std::vector<float> scores;
-    std::vector<int32_t> types;
-    tokens = {"<unk>", "<s>", "</s>"};
-    scores = {0.0f, 0.0f, 0.0f};
-    types = {2, 3, 3};
+    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+    std::vector<float> scores = {0.0f, 0.0f, 0.0f};
+    std::vector<int32_t> types = {2, 3, 3};
     for (int b = 0; b < 256; ++b) {
         char buf[8];
         std::snprintf(buf, sizeof buf, "<0x%02X>", b);
@@ -145,39 +149,48 @@ std::vector<uint8_t> makeSyntheticLlama(const SyntheticLlamaSpec& sp) {
     w.addBool("tokenizer.ggml.add_bos_token", true);
     w.addBool("tokenizer.ggml.add_eos_token", false);
 
-    const int64_t E = sp.nEmbd, F = sp.nFf, V = sp.nVocab, kv = int64_t(sp.nHeadKv) * hd;
+    const int64_t E = sp.nEmbd, F = sp.nFf, V = sp.nVocab, kv = int64_t(sp.nHeadKv) * hd, qd = int64_t(sp.nHead) * hd;
     const double s = 1.0 / std::sqrt(double(E));
     auto add = [&](const std::string& name, GgmlType t, int64_t cols, int64_t rows, double scale) {
         std::vector<int64_t> ne = rows == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
         w.addTensor(name, t, std::move(ne), randomTensor(rng, t, cols, rows, scale));
     };
+    auto norm = [&](const std::string& name, int64_t n) { w.addTensor(name, GgmlType::F32, {n}, normWeights(rng, n)); };
     add("token_embd.weight", GgmlType::Q8_0, E, V, 1.0);
-    w.addTensor("output_norm.weight", GgmlType::F32, {E}, normWeights(rng, E));
-    // A large output scale keeps the top logits apart, so greedy choices are not near-ties.
-    add("output.weight", GgmlType::F16, E, V, 0.5);
+    norm("output_norm.weight", E);
+    // Gemma ties the output to token_embd (scaled up by sqrt(E) on input, so
+    // logits are spread already); the others get a large output scale so the
+    // top logits stay apart and greedy choices are not near-ties.
+    if (!gemma3) add("output.weight", GgmlType::F16, E, V, 0.5);
     for (int32_t il = 0; il < sp.nLayer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         const bool odd = il % 2;  // alternate types between layers
-        w.addTensor(p + "attn_norm.weight", GgmlType::F32, {E}, normWeights(rng, E));
-        add(p + "attn_q.weight", odd ? GgmlType::Q8_0 : GgmlType::Q4_K, E, E, 2 * s);
+        norm(p + "attn_norm.weight", E);
+        add(p + "attn_q.weight", odd ? GgmlType::Q8_0 : GgmlType::Q4_K, E, qd, 2 * s);
         add(p + "attn_k.weight", odd ? GgmlType::Q4_K : GgmlType::Q8_0, E, kv, 2 * s);
         add(p + "attn_v.weight", GgmlType::Q4_K, E, kv, s);
         if (qwen2) {
-            add(p + "attn_q.bias", GgmlType::F32, E, 1, 0.1);
+            add(p + "attn_q.bias", GgmlType::F32, qd, 1, 0.1);
             add(p + "attn_k.bias", GgmlType::F32, kv, 1, 0.1);
             add(p + "attn_v.bias", GgmlType::F32, kv, 1, 0.1);
         }
-        add(p + "attn_output.weight", GgmlType::Q8_0, E, E, s);
-        w.addTensor(p + "ffn_norm.weight", GgmlType::F32, {E}, normWeights(rng, E));
+        if (gemma3) {
+            norm(p + "attn_q_norm.weight", hd);
+            norm(p + "attn_k_norm.weight", hd);
+        }
+        add(p + "attn_output.weight", GgmlType::Q8_0, qd, E, s);
+        if (gemma3) norm(p + "post_attention_norm.weight", E);
+        norm(p + "ffn_norm.weight", E);
         add(p + "ffn_gate.weight", GgmlType::Q4_K, E, F, s);
         add(p + "ffn_up.weight", odd ? GgmlType::Q8_0 : GgmlType::Q6_K, E, F, s);
         add(p + "ffn_down.weight", GgmlType::Q4_K, F, E, 1.0 / std::sqrt(double(F)));
+        if (gemma3) norm(p + "post_ffw_norm.weight", E);
     }
     return w.toBytes();
 }
 
-void writeSyntheticLlama(const SyntheticLlamaSpec& spec, const std::string& path) {
-    const std::vector<uint8_t> bytes = makeSyntheticLlama(spec);
+void writeSyntheticModel(const SyntheticModelSpec& spec, const std::string& path) {
+    const std::vector<uint8_t> bytes = makeSyntheticModel(spec);
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) throw Error("cannot write " + path);
     const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
