@@ -40,6 +40,8 @@ public:
     // True when `ref` names the page's current life (in range, not free, same generation).
     bool live(PageRef ref) const;
     PageRef handle(int32_t page) const { return {page, gen_[size_t(page)]}; }
+    // The free list, top (next allocation) last. For inspection and tests.
+    std::span<const int32_t> freeList() const { return freeList_; }
 
     // Takes n pages off the free list for `owner` (Free -> Owned, ref 1, new
     // generation), appending their handles to `out`. All or nothing: fewer

@@ -96,7 +96,7 @@ static const uint16_t* geluTable() {
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n) {
     const uint16_t* table = geluTable();
     if (opsHaveAvx2()) {
-        avx2::gegluF16Table(gate, up, y, n, table);
+        ops_avx2::gegluF16Table(gate, up, y, n, table);
         return;
     }
     for (int64_t i = 0; i < n; ++i) {
@@ -144,14 +144,14 @@ static_assert(sizeof(BlockQ8_0) == 34);
 
 void toF16Row(const float* x, uint16_t* y, int64_t n) {
     if (opsHaveAvx2() && n % 8 == 0) {
-        avx2::toF16(x, y, n);
+        ops_avx2::toF16(x, y, n);
         return;
     }
     for (int64_t i = 0; i < n; ++i) y[i] = f32ToF16(x[i]);
 }
 
 float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) {
-    if (opsHaveAvx2() && n % 32 == 0) return avx2::dotF16(a, b, n);
+    if (opsHaveAvx2() && n % 32 == 0) return ops_avx2::dotF16(a, b, n);
     float acc[32] = {};
     int64_t i = 0;
     for (; i + 32 <= n; i += 32)
@@ -163,14 +163,14 @@ float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) {
 }
 
 float dotF32(const float* a, const float* b, int64_t n) {
-    if (opsHaveAvx2() && n % 32 == 0) return avx2::dotF32(a, b, n);
+    if (opsHaveAvx2() && n % 32 == 0) return ops_avx2::dotF32(a, b, n);
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += double(a[i] * b[i]);
     return float(sum);
 }
 
 float dotQ8_0(const void* a, const void* b, int64_t n) {
-    if (opsHaveAvx2()) return avx2::dotQ8_0(a, b, n);
+    if (opsHaveAvx2()) return ops_avx2::dotQ8_0(a, b, n);
     const auto* x = static_cast<const BlockQ8_0*>(a);
     const auto* y = static_cast<const BlockQ8_0*>(b);
     float sum = 0.0f;
@@ -184,7 +184,7 @@ float dotQ8_0(const void* a, const void* b, int64_t n) {
 
 void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n) {
     if (opsHaveAvx2() && n % 32 == 0) {
-        avx2::madF16(y, x, v, n);
+        ops_avx2::madF16(y, x, v, n);
         return;
     }
     for (int64_t i = 0; i < n; ++i) y[i] = f32ToF16(std::fma(f16ToF32(x[i]), v, f16ToF32(y[i])));
@@ -192,7 +192,7 @@ void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n) {
 
 void scaleF16(uint16_t* y, float v, int64_t n) {
     if (opsHaveAvx2() && n % 32 == 0) {
-        avx2::scaleF16(y, v, n);
+        ops_avx2::scaleF16(y, v, n);
         return;
     }
     for (int64_t i = 0; i < n; ++i) y[i] = f32ToF16(f16ToF32(y[i]) * v);
@@ -200,7 +200,7 @@ void scaleF16(uint16_t* y, float v, int64_t n) {
 
 void madF32(float* y, const float* x, float v, int64_t n) {
     if (opsHaveAvx2()) {
-        avx2::madF32(y, x, v, n);
+        ops_avx2::madF32(y, x, v, n);
         return;
     }
     for (int64_t i = 0; i < n; ++i) y[i] = std::fma(x[i], v, y[i]);
@@ -210,7 +210,7 @@ void rowToF32(GgmlType type, const void* src, float* dst, int64_t n) {
     if (type == GgmlType::F32) {
         std::memcpy(dst, src, size_t(n) * 4);
     } else if (type == GgmlType::F16 && opsHaveAvx2() && n % 8 == 0) {
-        avx2::fromF16(static_cast<const uint16_t*>(src), dst, n);
+        ops_avx2::fromF16(static_cast<const uint16_t*>(src), dst, n);
     } else if (type == GgmlType::F16) {
         const auto* h = static_cast<const uint16_t*>(src);
         for (int64_t i = 0; i < n; ++i) dst[i] = f16ToF32(h[i]);
@@ -223,11 +223,9 @@ void rowToF32(GgmlType type, const void* src, float* dst, int64_t n) {
     }
 }
 
-} // namespace
-
-void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
+void kvQuantizeQ8_0(const float* x, void* dst, int64_t n) {
     if (opsHaveAvx2()) {
-        avx2::quantizeQ8_0(x, dst, n);
+        ops_avx2::quantizeQ8_0(x, dst, n);
         return;
     }
     auto* b = static_cast<BlockQ8_0*>(dst);
@@ -242,13 +240,15 @@ void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
     }
 }
 
+} // namespace
+
 bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n) {
     switch (type) {
     case GgmlType::F32: std::memcpy(dst, x, size_t(n) * 4); return true;
     case GgmlType::F16: toF16Row(x, static_cast<uint16_t*>(dst), n); return true;
     case GgmlType::Q8_0:
         if (n % 32) return false;
-        quantizeRowQ8_0(x, dst, n);
+        kvQuantizeQ8_0(x, dst, n);
         return true;
     default: return false;
     }
@@ -274,7 +274,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
         toF16Row(q, reinterpret_cast<uint16_t*>(qConv), dk);
         qk = qConv;
     } else if (k.type == GgmlType::Q8_0) {
-        quantizeRowQ8_0(q, qConv, dk);
+        kvQuantizeQ8_0(q, qConv, dk);
         qk = qConv;
     }
     if (f16V) std::memset(acc16, 0, size_t(dv) * 2);

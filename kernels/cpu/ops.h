@@ -44,11 +44,9 @@ void addInPlace(float* y, const float* x, int64_t n);
 void scaleInPlace(float* y, float s, int64_t n);
 
 // Rows of f32 values converted to a KV cache row type (F16, Q8_0 or F32).
-// Q8_0 needs n to be a multiple of 32. Returns false for other types.
+// Q8_0 (per block of 32: d = amax/127 as f16, q = round-half-even(x*127/amax))
+// needs n to be a multiple of 32. Returns false for other types.
 bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n);
-// Q8_0 quantization of n floats (n % 32 == 0): per block d = amax/127 (f16),
-// q = round(x/d).
-void quantizeRowQ8_0(const float* x, void* dst, int64_t n);
 
 // Rows of a paged store: position p lives in row pages[p / pageSize] * pageSize
 // + p % pageSize, at base + row * rowBytes; `offset` bytes into the row.

@@ -8,7 +8,7 @@
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/ops_simd.h"
 
-namespace weir::kernels::avx2 {
+namespace weir::kernels::ops_avx2 {
 
 static inline float hsum(__m256 v) {
     const __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
@@ -151,4 +151,4 @@ void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, cons
     }
 }
 
-} // namespace weir::kernels::avx2
+} // namespace weir::kernels::ops_avx2

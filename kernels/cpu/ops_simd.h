@@ -1,6 +1,6 @@
 #pragma once
 // Inner loops of ops.cpp that have an AVX2 (+FMA, F16C) version in
-// ops_avx2.cpp. Only call the avx2:: functions when opsHaveAvx2() is true.
+// ops_avx2.cpp. Only call the ops_avx2:: functions when opsHaveAvx2() is true.
 #include <cstdint>
 
 namespace weir::kernels {
@@ -9,7 +9,7 @@ bool opsHaveAvx2();
 // Tests: force the scalar paths (false restores detection).
 void opsForceScalar(bool force);
 
-namespace avx2 {
+namespace ops_avx2 {
 // Sum of a[i]*b[i] over f16 vectors, f32 accumulation in 4 x 8 lanes (n % 32 == 0).
 float dotF16(const uint16_t* a, const uint16_t* b, int64_t n);
 // y = f16(f32(y) + f32(x) * v)
@@ -25,6 +25,6 @@ void fromF16(const uint16_t* x, float* y, int64_t n);
 float dotQ8_0(const void* a, const void* b, int64_t n);
 void quantizeQ8_0(const float* x, void* dst, int64_t n);
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
-} // namespace avx2
+} // namespace ops_avx2
 
 } // namespace weir::kernels

@@ -180,7 +180,7 @@ private slots:
         auto x = randomVec(n, 8, 2.0f);
         for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block
         std::vector<uint8_t> q(rowBytes(GgmlType::Q8_0, n));
-        quantizeRowQ8_0(x.data(), q.data(), n);
+        QVERIFY(storeKvRow(GgmlType::Q8_0, x.data(), q.data(), n));
         std::vector<float> back(n);
         dequantizeRowForTest(q.data(), back.data(), n);
         for (int64_t b = 0; b < n / 32; ++b) {
