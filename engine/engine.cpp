@@ -22,7 +22,7 @@ struct Engine::Impl {
     std::shared_ptr<const gguf::GgufFile> file;
     std::unique_ptr<Model> model;
     std::unique_ptr<Tokenizer> tokenizer;
-    std::unique_ptr<ChatTemplate> chat;   // null when the file has no template
+    std::unique_ptr<ChatTemplate> chat;
     kv::PoolPlan plan;
     std::unique_ptr<kv::HybridKvCache> cache;
     std::unique_ptr<kernels::ThreadPool> threads;
@@ -38,10 +38,17 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
     m.model = loadModel(m.file);
     m.tokenizer = Tokenizer::fromGguf(*m.file);
-    if (auto tmpl = m.file->getString("tokenizer.chat_template"); tmpl && !tmpl->empty()) {
-        const std::string bos = m.tokenizer->bos() >= 0 ? m.tokenizer->tokenText(m.tokenizer->bos()) : "";
-        const std::string eos = m.tokenizer->eos() >= 0 ? m.tokenizer->tokenText(m.tokenizer->eos()) : "";
-        m.chat = ChatTemplate::create(*tmpl, bos, eos);
+    {
+        // The model's own template, or a built-in one for its format.
+        const Tokenizer& tok = *m.tokenizer;
+        ChatModelInfo info;
+        info.chatTemplate = m.file->getString("tokenizer.chat_template").value_or("");
+        info.architecture = m.model->config().architecture;
+        info.bosText = tok.bos() >= 0 ? tok.tokenText(tok.bos()) : "";
+        info.eosText = tok.eos() >= 0 ? tok.tokenText(tok.eos()) : "";
+        for (int32_t id = 0; id < tok.vocabSize(); ++id)
+            if (tok.isControl(id)) info.specialTokens.push_back(tok.tokenText(id));
+        m.chat = ChatTemplate::forModel(info);
     }
     // Sizing: throws weir::Error with every term of the floor when the pools are too small.
     m.plan = kv::planPoolsOrThrow(options, m.model->config());
@@ -71,17 +78,17 @@ const Tokenizer& Engine::tokenizer() const { return *impl_->tokenizer; }
 const EngineOptions& Engine::options() const { return impl_->options; }
 
 std::string Engine::renderChat(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
-    if (!impl_->chat) throw Error(impl_->options.modelPath + ": the model has no chat template (tokenizer.chat_template)");
     return impl_->chat->render(messages, addGenerationPrompt);
 }
 
 std::vector<int32_t> Engine::tokenizeChat(const std::vector<ChatMessage>& messages) const {
     const Tokenizer& tok = *impl_->tokenizer;
-    // The template writes BOS as text and the tokenizer may add one too:
-    // parse the text's own BOS, add one only if it is missing, never two.
-    std::vector<int32_t> ids = tok.encode(renderChat(messages, true), false, true);
+    // The template writes BOS as text; the tokenizer adds one only when the
+    // text lacks it, and a doubled BOS is collapsed: exactly one.
+    const std::string text = renderChat(messages, true);
+    const bool addBos = impl_->chat->addBosWhenTokenizing(text, tok.addBosDefault());
+    std::vector<int32_t> ids = tok.encode(text, addBos, true);
     const int32_t bos = tok.bos();
-    if (bos >= 0 && tok.addBosDefault() && (ids.empty() || ids.front() != bos)) ids.insert(ids.begin(), bos);
     size_t extra = 0;
     while (bos >= 0 && extra + 1 < ids.size() && ids[extra] == bos && ids[extra + 1] == bos) ++extra;
     ids.erase(ids.begin(), ids.begin() + std::ptrdiff_t(extra));
