@@ -57,65 +57,90 @@ int32_t Sampler::sample(float* logits, int32_t nVocab, const std::vector<int32_t
     const SamplingParams& p = params_;
     if (!(p.temperature > 0.0f)) return argmax(logits, nVocab);
 
-    // Candidates: every token with a finite logit (+inf is clamped so the softmax stays finite).
+    // Candidates: tokens with a finite logit (+inf is clamped so the softmax stays finite).
     // Ties are broken by id everywhere so the result never depends on sort internals.
     const auto higher = [](const Candidate& a, const Candidate& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); };
-    cands_.clear();
-    cands_.reserve(size_t(nVocab));
-    for (int32_t i = 0; i < nVocab; ++i) {
-        float l = logits[i];
-        if (std::isnan(l) || l == -std::numeric_limits<float>::infinity()) continue;
+    const auto usable = [](float& l) {
+        if (std::isnan(l) || l == -std::numeric_limits<float>::infinity()) return false;
         if (l == std::numeric_limits<float>::infinity()) l = std::numeric_limits<float>::max();
-        cands_.push_back({l, i});
+        return true;
+    };
+    cands_.clear();
+    if (p.topK > 0 && p.topK < nVocab) {
+        // Top-k in one pass with a heap of the k best so far (its front is the worst of them):
+        // cheaper than materialising the whole vocabulary when k is small.
+        const size_t k = size_t(p.topK);
+        cands_.reserve(k);
+        for (int32_t i = 0; i < nVocab; ++i) {
+            float l = logits[i];
+            if (!usable(l)) continue;
+            const Candidate c{l, i};
+            if (cands_.size() < k) {
+                cands_.push_back(c);
+                std::push_heap(cands_.begin(), cands_.end(), higher);
+            } else if (higher(c, cands_.front())) {
+                std::pop_heap(cands_.begin(), cands_.end(), higher);
+                cands_.back() = c;
+                std::push_heap(cands_.begin(), cands_.end(), higher);
+            }
+        }
+    } else {
+        cands_.reserve(size_t(nVocab));
+        for (int32_t i = 0; i < nVocab; ++i) {
+            float l = logits[i];
+            if (usable(l)) cands_.push_back({l, i});
+        }
     }
     if (cands_.empty()) return argmax(logits, nVocab);
-
-    if (p.topK > 0 && size_t(p.topK) < cands_.size()) {
-        std::nth_element(cands_.begin(), cands_.begin() + p.topK - 1, cands_.end(), higher);
-        cands_.resize(size_t(p.topK));
-    }
 
     // Temperature and softmax, relative to the largest logit so nothing overflows.
     float maxLogit = cands_[0].p;
     for (const Candidate& c : cands_) maxLogit = std::max(maxLogit, c.p);
-    const double invT = 1.0 / double(p.temperature);
+    const float invT = 1.0f / p.temperature;
     double sum = 0.0;
     for (Candidate& c : cands_) {
-        c.p = float(std::exp((double(c.p) - double(maxLogit)) * invT));
+        c.p = std::exp((c.p - maxLogit) * invT);
         sum += c.p;
     }
     for (Candidate& c : cands_) c.p = float(c.p / sum);
 
-    if (p.topP < 1.0f) {
-        // Smallest prefix (by probability) whose mass reaches topP. Sort only as much of the
-        // vocabulary as needed: usually the nucleus is a few dozen tokens out of 262144.
-        size_t sorted = std::min<size_t>(cands_.size(), 64);
-        size_t keep = cands_.size();
-        for (;;) {
-            std::partial_sort(cands_.begin(), cands_.begin() + long(sorted), cands_.end(), higher);
-            double cum = 0.0;
-            size_t i = 0;
-            for (; i < sorted; ++i) {
-                cum += cands_[i].p;
-                if (cum >= double(p.topP)) break;
-            }
-            if (i < sorted) {
-                keep = i + 1;
-                break;
-            }
-            if (sorted == cands_.size()) break;  // the whole vocabulary is needed
-            sorted = std::min(cands_.size(), sorted * 4);
-        }
-        cands_.resize(keep);
-    }
-
+    // min-p keeps tokens with p >= minP * max p: a prefix of the probability order, like
+    // the top-p nucleus, so "top-p, then min-p" is the shorter of the two prefixes. The
+    // min-p set is found first (one pass) so top-p only has to order the survivors.
+    size_t limit = cands_.size();
     if (p.minP > 0.0f) {
         float maxP = 0.0f;
         for (const Candidate& c : cands_) maxP = std::max(maxP, c.p);
         const float threshold = std::min(p.minP * maxP, maxP);  // minP > 1 still keeps the top token
-        cands_.erase(std::remove_if(cands_.begin(), cands_.end(), [&](const Candidate& c) { return c.p < threshold; }),
-                     cands_.end());
+        limit = size_t(std::partition(cands_.begin(), cands_.end(), [&](const Candidate& c) { return c.p >= threshold; }) -
+                       cands_.begin());
     }
+    if (p.topP < 1.0f) {
+        // Smallest prefix (by probability, over the whole distribution) whose mass reaches
+        // topP. Only as much is ordered as needed (the nucleus is usually a few dozen tokens
+        // out of 262144): each round selects the next chunk of best tokens and sorts it.
+        size_t sorted = 0, chunk = 64;
+        double cum = 0.0;
+        while (sorted < limit) {
+            const size_t end = std::min(limit, sorted + chunk);
+            if (end < limit)
+                std::nth_element(cands_.begin() + long(sorted), cands_.begin() + long(end),
+                                 cands_.begin() + long(limit), higher);
+            std::sort(cands_.begin() + long(sorted), cands_.begin() + long(end), higher);
+            size_t i = sorted;
+            for (; i < end; ++i) {
+                cum += cands_[i].p;
+                if (cum >= double(p.topP)) break;
+            }
+            if (i < end) {
+                limit = i + 1;
+                break;
+            }
+            sorted = end;
+            chunk *= 4;
+        }
+    }
+    cands_.resize(limit);
 
     double total = 0.0;
     for (const Candidate& c : cands_) total += c.p;
