@@ -479,6 +479,8 @@ void Scheduler::finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, 
         cache_.closeSequence(r.seq);
         r.seq = -1;
     }
+    // A client that reads the status after the terminal event sees the pages back.
+    publishStatus();
     Event ev;
     ev.kind = kind;
     ev.request = r.id;

@@ -119,13 +119,13 @@ inline void writeTinyGemma3(const std::string& path, const TinyGemma3Spec& spec 
     std::mt19937_64 rng(spec.seed);
     auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float scale) {
         std::normal_distribution<float> dist(0.0f, scale / std::sqrt(float(cols)));
-        std::vector<float> v(size_t(cols * rows));
+        std::vector<float> v(static_cast<size_t>(cols * rows));
         for (float& x : v) x = dist(rng);
         w.addTensor(name, kernels::GgmlType::F32, {cols, rows}, v.data(), v.size() * sizeof(float));
     };
     auto norm = [&](const std::string& name, int64_t n) {
         std::uniform_real_distribution<float> dist(0.8f, 1.2f);
-        std::vector<float> v(size_t(n));
+        std::vector<float> v(static_cast<size_t>(n));
         for (float& x : v) x = dist(rng);
         w.addTensor(name, kernels::GgmlType::F32, {n}, v.data(), v.size() * sizeof(float));
     };
