@@ -93,6 +93,20 @@ void Scheduler::clearPrefixCache() {
         true);
 }
 
+std::string Scheduler::resizePool(kv::PoolKind pool, int64_t tokens) {
+    std::string message;
+    runOnEngineThread(
+        [&] {
+            const kv::ResizeResult r = cache_.resize(pool, tokens);
+            if (r.result != kv::KvResult::Ok || r.capacityTokens != kv::ceilToPage(tokens, cache_.pageSize()))
+                message = r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")"
+                                            : r.message;
+            publishStatus();
+        },
+        true);
+    return message;
+}
+
 CacheStatus Scheduler::status() const {
     std::lock_guard<std::mutex> lock(statusMutex_);
     return status_;

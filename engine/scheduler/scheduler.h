@@ -35,7 +35,10 @@ namespace weir {
 
 class Model;
 class Tokenizer;
-namespace kv { class HybridKvCache; }
+namespace kv {
+class HybridKvCache;
+enum class PoolKind : uint8_t;
+}
 namespace kernels { class ThreadPool; }
 
 struct SchedulerOptions {
@@ -66,6 +69,8 @@ public:
     // called on the engine thread itself, runs it at once.
     void runOnEngineThread(std::function<void()> fn, bool wait);
     void clearPrefixCache();   // evicts every unreferenced cached page; waits
+    // HybridKvCache::resize on the engine thread; "" when done as asked.
+    std::string resizePool(kv::PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
     // --- engine thread ---

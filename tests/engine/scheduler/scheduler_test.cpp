@@ -436,6 +436,44 @@ private slots:
         QCOMPARE(std::count(ids.begin(), ids.end(), bos), std::ptrdiff_t(1));
     }
 
+    void resizePoolsLive() {
+        std::mt19937_64 rng(10);
+        Engine reference(options());
+        const int32_t vocab = reference.modelConfig().nVocab;
+        std::vector<std::vector<int32_t>> prompts, alone;
+        for (int32_t n : {60, 90, 120, 45}) prompts.push_back(randomPrompt(rng, n, vocab));
+        for (const auto& p : prompts) alone.push_back(runAlone(reference, p, 40));
+
+        Engine engine(options());
+        const CacheStatus st = engine.cacheStatus();
+        const int64_t floor = st.window.floorTokens;
+        QCOMPARE(engine.resizePool("window", floor * 3), std::string());
+        QCOMPARE(engine.cacheStatus().window.capacityTokens, floor * 3);
+        const std::string refused = engine.resizePool("window", floor - 16);
+        QVERIFY2(refused.find("floor") != std::string::npos, refused.c_str());
+        QCOMPARE(engine.cacheStatus().window.capacityTokens, floor * 3);
+        QVERIFY(engine.resizePool("bogus", 100).find("unknown pool") != std::string::npos);
+
+        // Grow and shrink both pools while four requests run: pages move,
+        // outputs must not change.
+        std::vector<std::unique_ptr<Collected>> c;
+        for (const auto& p : prompts) {
+            c.push_back(std::make_unique<Collected>());
+            engine.submit(request(p, 40), c.back()->sink());
+        }
+        for (int round = 0; round < 6; ++round) {
+            engine.resizePool("window", round % 2 ? floor : floor * 2);
+            engine.resizePool("full", round % 2 ? st.full.capacityTokens : st.full.capacityTokens / 2);
+            c[size_t(round % 4)]->waitTokens(size_t(5 * round));
+        }
+        for (size_t i = 0; i < c.size(); ++i) {
+            c[i]->waitTerminal();
+            QCOMPARE(int(c[i]->terminal.kind), int(Event::Kind::Done));
+            QCOMPARE(c[i]->tokens, alone[i]);
+        }
+        expectClean(engine);
+    }
+
     void concurrentConversationsWithWindowPoolAtFloor() {
         // The failure scenario, scaled down: 4 conversations sharing a long
         // system prompt, tool-result turns, max running 4, the window pool at
