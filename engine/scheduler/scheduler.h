@@ -91,6 +91,7 @@ private:
     bool drainInbox();
     void applyCancels(std::vector<uint64_t>& ids);
     bool refuseIfNeverFits(ActiveRequest& r);
+    std::string badToken(const ActiveRequest& r) const;
     void planRunning(std::vector<Planned>& plan, int32_t& budget);
     void admitWaiting(std::vector<Planned>& plan, int32_t& budget);
     bool allocateStep(ActiveRequest& r, int32_t& tokens);

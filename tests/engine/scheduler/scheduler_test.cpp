@@ -232,6 +232,18 @@ private slots:
         QCOMPARE(int(small.terminal.kind), int(Event::Kind::Done));
         QCOMPARE(small.tokens.size(), size_t(8));
         QVERIFY(engine.cacheStatus().refusals >= 1);
+
+        // A token id outside the vocabulary fails that request only.
+        Collected bad, good;
+        auto prompt = randomPrompt(rng, 30, engine.modelConfig().nVocab);
+        prompt[5] = engine.modelConfig().nVocab + 3;
+        engine.submit(request(prompt, 4), bad.sink());
+        engine.submit(request(randomPrompt(rng, 30, engine.modelConfig().nVocab), 4), good.sink());
+        bad.waitTerminal();
+        good.waitTerminal();
+        QCOMPARE(int(bad.terminal.kind), int(Event::Kind::Error));
+        QVERIFY2(bad.terminal.text.find("outside the vocabulary") != std::string::npos, bad.terminal.text.c_str());
+        QCOMPARE(int(good.terminal.kind), int(Event::Kind::Done));
         expectClean(engine);
     }
 
