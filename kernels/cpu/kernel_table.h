@@ -64,8 +64,15 @@ void dotScalarF32(const void*, const void*, size_t, int, int64_t, float*, size_t
 void dotScalarF16(const void*, const void*, size_t, int, int64_t, float*, size_t);
 void dotScalarBF16(const void*, const void*, size_t, int, int64_t, float*, size_t);
 
+// Activation conversions. The unsuffixed ones pick the active kernel path;
+// the *Avx2 ones (quantize_act_avx2.cpp) write the same bytes as the scalar code.
 void convertRowF32(const float* x, void* dst, int64_t n);
 void convertRowF16(const float* x, void* dst, int64_t n);
 void convertRowBF16(const float* x, void* dst, int64_t n);
+void quantizeQ8_0Avx2(const float* x, void* dst, int64_t n);
+void quantizeQ8_1Avx2(const float* x, void* dst, int64_t n);
+void quantizeQ8_KAvx2(const float* x, void* dst, int64_t n);
+void convertRowF16Avx2(const float* x, void* dst, int64_t n);
+void convertRowBF16Avx2(const float* x, void* dst, int64_t n);
 
 } // namespace weir::kernels::detail

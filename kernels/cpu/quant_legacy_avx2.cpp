@@ -62,6 +62,7 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
     const Act* xb[NX];
     __m256 acc[NX];
     float summ[NX];
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = reinterpret_cast<const Act*>(static_cast<const uint8_t*>(act) + r * actStride);
         acc[r] = _mm256_setzero_ps();
@@ -73,12 +74,14 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
         const float dw = f16(wb[i].d);
         if constexpr (U::kSigned) {
             const __m256i absW = _mm256_sign_epi8(qw, qw);
+            #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const __m256i p = dotI8I8(absW, qw, load(xb[r][i].qs));
                 acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(xb[r][i].d)), _mm256_cvtepi32_ps(p), acc[r]);
             }
         } else {
             const float mw = U::m(wb[i]);
+            #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const __m256i p = dotU8I8(qw, load(xb[r][i].qs));
                 acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(xb[r][i].d)), _mm256_cvtepi32_ps(p), acc[r]);
@@ -86,6 +89,7 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
             }
         }
     }
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]) + summ[r];
 }
 

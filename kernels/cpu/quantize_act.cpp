@@ -1,9 +1,10 @@
-// Activation quantizers (formulas in quantize.h). Scalar code; the compiler
-// vectorises the inner loops and the cost is O(K) per row against O(N*K)
-// for the multiply that follows.
+// Activation quantizers (formulas in quantize.h): the scalar reference code
+// here, an AVX2 twin writing the same bytes in quantize_act_avx2.cpp.
 #include <cmath>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ggml_types.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 
@@ -35,9 +36,7 @@ inline int8_t toInt8(float r) {
     return int8_t(r);
 }
 
-} // namespace
-
-void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
+void quantizeQ8_0Scalar(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<blocks::Q8_0*>(dst);
     for (int64_t b = 0; b < n / blocks::QK; ++b, x += blocks::QK) {
         const float amax = blockAbsMax(x, blocks::QK);
@@ -48,7 +47,7 @@ void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
     }
 }
 
-void quantizeRowQ8_1(const float* x, void* dst, int64_t n) {
+void quantizeQ8_1Scalar(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<blocks::Q8_1*>(dst);
     for (int64_t b = 0; b < n / blocks::QK; ++b, x += blocks::QK) {
         const float amax = blockAbsMax(x, blocks::QK);
@@ -64,7 +63,7 @@ void quantizeRowQ8_1(const float* x, void* dst, int64_t n) {
     }
 }
 
-void quantizeRowQ8_K(const float* x, void* dst, int64_t n) {
+void quantizeQ8_KScalar(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<blocks::Q8_K*>(dst);
     for (int64_t b = 0; b < n / blocks::QK_K; ++b, x += blocks::QK_K) {
         float amax = 0.0f, max = 0.0f;
@@ -93,6 +92,23 @@ void quantizeRowQ8_K(const float* x, void* dst, int64_t n) {
         }
         y[b].d = 1.0f / iscale;
     }
+}
+
+} // namespace
+
+void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_0Avx2(x, dst, n);
+    quantizeQ8_0Scalar(x, dst, n);
+}
+
+void quantizeRowQ8_1(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_1Avx2(x, dst, n);
+    quantizeQ8_1Scalar(x, dst, n);
+}
+
+void quantizeRowQ8_K(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_KAvx2(x, dst, n);
+    quantizeQ8_KScalar(x, dst, n);
 }
 
 } // namespace weir::kernels
