@@ -51,7 +51,6 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
         __m256i hbits;
         if constexpr (kFiveBits) hbits = load(b.qh);
-        #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c+1 (high)
             const __m256i bits = load(b.qs + 32 * c);
             __m256i lo = _mm256_and_si256(bits, low4);
@@ -103,25 +102,22 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
         __m256i sumi[NX];
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
-        #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {  // halves of 128 elements
             const __m256i ql0 = load(b.ql + 64 * h), ql1 = load(b.ql + 64 * h + 32);
             const __m256i qh = load(b.qh + 32 * h);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0c)), 2)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30))),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(char(0xc0))), 2)),
-            };
-            #pragma GCC unroll 4
+            // Part p (32 elements): low nibbles of ql0/ql1 for p = 0/1, high nibbles
+            // for p = 2/3; bits 2p, 2p+1 of qh on top.
             for (int part = 0; part < 4; ++part) {
+                const __m256i bits = part & 1 ? ql1 : ql0;
+                const __m256i low = _mm256_and_si256(part < 2 ? bits : _mm256_srli_epi16(bits, 4), low4);
+                const __m256i high = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * part), 4), _mm256_set1_epi8(0x30));
+                const __m256i q = _mm256_or_si256(low, high);
                 // 32 elements = groups g and g+1: int16 lanes 0-7 take scale g, 8-15 scale g+1.
                 const int g = 8 * h + 2 * part;
                 const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(b.scales[g + 1]), _mm_set1_epi16(b.scales[g]));
                 #pragma GCC unroll 4
                 for (int r = 0; r < NX; ++r) {
-                    const __m256i p = _mm256_maddubs_epi16(q[part], load(xb[r][i].qs + 128 * h + 32 * part));
+                    const __m256i p = _mm256_maddubs_epi16(q, load(xb[r][i].qs + 128 * h + 32 * part));
                     sumi[r] = _mm256_add_epi32(sumi[r], _mm256_madd_epi16(p, sc));
                 }
             }

@@ -96,6 +96,38 @@ void quantizeQ8_KScalar(const float* x, void* dst, int64_t n) {
 
 } // namespace
 
+namespace detail {
+
+size_t actScalesOffset(int64_t nBlocks, size_t blockBytes) { return (size_t(nBlocks) * blockBytes + 31) & ~size_t(31); }
+
+size_t actRowBytes(GgmlType actType, int64_t n) {
+    const int64_t nb = n / blocks::QK;
+    if (actType == GgmlType::Q8_0) return actScalesOffset(nb, kQ8_0BlockBytes) + size_t(nb) * 4;
+    if (actType == GgmlType::Q8_1) return actScalesOffset(nb, kQ8_1BlockBytes) + size_t(nb) * 8;
+    return rowBytes(actType, n);
+}
+
+void convertActQ8_0(const float* x, void* dst, int64_t n) {
+    quantizeRowQ8_0(x, dst, n);
+    const int64_t nb = n / blocks::QK;
+    const auto* b = static_cast<const blocks::Q8_0*>(dst);
+    auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(dst) + actScalesOffset(nb, kQ8_0BlockBytes));
+    for (int64_t i = 0; i < nb; ++i) d[i] = f16ToF32(b[i].d);
+}
+
+void convertActQ8_1(const float* x, void* dst, int64_t n) {
+    quantizeRowQ8_1(x, dst, n);
+    const int64_t nb = n / blocks::QK;
+    const auto* b = static_cast<const blocks::Q8_1*>(dst);
+    auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(dst) + actScalesOffset(nb, kQ8_1BlockBytes));
+    for (int64_t i = 0; i < nb; ++i) {
+        d[i] = f16ToF32(b[i].d);
+        d[nb + i] = f16ToF32(b[i].s);
+    }
+}
+
+} // namespace detail
+
 void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
     if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_0Avx2(x, dst, n);
     quantizeQ8_0Scalar(x, dst, n);
