@@ -32,7 +32,7 @@ inline float blockAbsMax(const float* x, int n) {
 inline int8_t toInt8(float r) {
     // Saturate like the packing instructions; |r| <= 127 in practice.
     if (r > 127.0f) return 127;
-    if (r < -128.0f) return -128;
+    if (!(r >= -128.0f)) return -128;  // NaN too, as cvtps+packs do (and no UB)
     return int8_t(r);
 }
 
