@@ -37,8 +37,7 @@ VocabTokenizer::VocabTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
         throw Error("tokenizer: " + std::to_string(vocab_.scores.size()) + " scores for " + std::to_string(n) + " tokens");
     if (vocab_.types.empty()) vocab_.types.assign(n, TokenType::Normal);
 
-    index_.reserve(n * 2);
-    for (size_t i = 0; i < n; ++i) index_[vocab_.tokens[i]] = TokenId(i);  // a repeated text maps to its last id
+    index_.build(vocab_.tokens);  // a repeated text maps to its last id, as in llama.cpp
 
     auto valid = [&](TokenId id) { return id >= 0 && size_t(id) < n ? id : TokenId(-1); };
     bos_ = valid(vocab_.bos);
@@ -131,10 +130,7 @@ const std::string& VocabTokenizer::tokenText(TokenId id) const {
     return id >= 0 && id < vocabSize() ? vocab_.tokens[id] : kEmpty;
 }
 
-TokenId VocabTokenizer::find(std::string_view text) const {
-    auto it = index_.find(text);
-    return it == index_.end() ? -1 : it->second;
-}
+TokenId VocabTokenizer::find(std::string_view text) const { return index_.find(text); }
 
 TokenType VocabTokenizer::tokenType(TokenId id) const {
     return id >= 0 && id < vocabSize() ? vocab_.types[id] : TokenType::Undefined;
