@@ -462,9 +462,10 @@ private slots:
     void endOfGenerationSets() {
         struct Case { const char* vocab; std::vector<const char*> names; };
         const Case cases[] = {
-            {"gemma3", {"<eos>", "<end_of_turn>"}},
+            // "</s>" (an HTML tag in Gemma's vocabulary) is on llama.cpp's list too.
+            {"gemma3", {"<eos>", "<end_of_turn>", "</s>"}},
             {"llama-bpe", {"<|end_of_text|>", "<|eot_id|>"}},
-            {"qwen2", {"<|endoftext|>", "<|im_end|>"}},
+            {"qwen2", {"<|endoftext|>", "<|im_end|>", "</s>"}},
         };
         int seen = 0;
         for (const Case& c : cases) {
