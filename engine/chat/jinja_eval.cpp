@@ -369,8 +369,9 @@ void Interpreter::defineMacro(const Stmt& s) {
                     Value::undefined("parameter '" + p.name + "' was not provided");
             }
         }
-        Value varargs = Value::list();
-        for (size_t i = def->params.size(); i < args.positional.size(); ++i) varargs.append(args.positional[i]);
+        ValueList extra;
+        for (size_t i = def->params.size(); i < args.positional.size(); ++i) extra.push_back(args.positional[i]);
+        Value varargs = Value::tuple(std::move(extra));
         Value kwargs = Value::dict();
         for (size_t k = 0; k < args.named.size(); ++k)
             if (!usedNamed[k]) kwargs.set(args.named[k].first, args.named[k].second);

@@ -390,7 +390,7 @@ SNIPPETS = [
     ("tojson-indent", "{{ nested | tojson(indent=2) }}\n{{ users[0] | tojson(indent=4) }}\n{{ [] | tojson(indent=2) }}"
                       "{{ {} | tojson(indent=2) }}{{ [[]] | tojson(indent=1) }}"),
     ("tojson-options", "{{ d | tojson(sort_keys=true) }} {{ d | tojson(separators=(',', ':')) }} "
-                       "{{ d | tojson(indent='\\t') }}"),
+                       "{{ d | tojson(indent='\\t') }} {{ 'é😀' | tojson(true) }} {{ [1] | tojson(false, 2) }}"),
     ("tojson-floats", "{{ [0.5, 1e-7, 1e22, 3.0, -2.5e-3, 12345678901234567890.0] | tojson }}"),
     ("numeric-filters", "{{ '42' | int }} {{ '3.9' | int }} {{ 'x' | int(7) }} {{ 3.99 | int }} {{ '0x1f' | int(0, 16) }} "
                         "{{ '2.5' | float }} {{ 'bad' | float }} {{ -3 | abs }} {{ 2.5 | round }} {{ 3.14159 | round(2) }} "
@@ -422,7 +422,7 @@ SNIPPETS = [
               "{{ 'x</think>y</think>z'.split('</think>')[-1] }} {{ 'a  b  c'.rsplit(none, 1) }}"),
     ("dict-methods", "{% for k, v in d.items() %}{{ k }}:{{ v }} {% endfor %}{{ d.keys() | list }} "
                      "{{ d.values() | list }} {{ d.get('a') }} {{ d.get('zz') }} {{ d.get('zz', 'dv') }} "
-                     "{{ items.items }} {{ items['items'] }}"),
+                     "{{ items.items() | list }} {{ items['items'] }}"),
     ("list-methods", "{{ lst.index(2) }} {{ [1, 1, 2].count(1) }}"),
     # subscripts and slices
     ("slices", "{{ 'hello'[1:3] }} {{ 'hello'[::-1] }} {{ [1, 2, 3, 4][-2:] }} {{ [1, 2, 3, 4][::2] }} "
