@@ -17,6 +17,10 @@ struct WeightView {
     size_t rowStride;   // bytes between rows
 };
 
+// Whether matmul()/getRow() handle weights of this type with rows of `cols`
+// elements. Check at load time: matmul() throws weir::Error otherwise.
+bool matmulSupports(GgmlType type, int64_t cols);
+
 // y[m][n] = sum_k w[n][k] * x[m][k] for m < M, n < N.
 // x is M rows of K f32 (row stride K), y is M rows of N f32 (row stride N).
 // Activations are converted the way llama.cpp's CPU backend does (to Q8_0/Q8_1
