@@ -67,7 +67,7 @@ enum class StmtKind {
     With,        // {% with a = 1 %}body{% endwith %}
     Break,
     Continue,
-    Scope,       // a body run in place: {% generation %}, {% block %}, {% autoescape %}
+    Scope,       // a body in its own scope: {% generation %}, {% block %}, {% autoescape %}
 };
 
 struct MacroParam {

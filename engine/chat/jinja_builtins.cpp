@@ -87,9 +87,7 @@ std::vector<std::string> splitWhitespace(const std::string& s, int64_t maxsplit)
         while (i < n && py::isSpace(u[i])) ++i;
         if (i >= n) break;
         if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
-            size_t e = n;
-            while (e > i && py::isSpace(u[e - 1])) --e;
-            out.push_back(py::toUtf8(u.substr(i, e - i)));
+            out.push_back(py::toUtf8(u.substr(i)));  // the rest, trailing whitespace included
             break;
         }
         size_t j = i;
@@ -888,24 +886,23 @@ Value fAttr(Interpreter& in, const Value& v, CallArgs& a) {
 }
 
 Value fTojson(Interpreter&, const Value& v, CallArgs& a) {
-    // HF's tojson: json.dumps(x, ensure_ascii=False, indent=indent,
-    // separators=separators, sort_keys=sort_keys)
+    // HF's tojson(x, ensure_ascii=False, indent=None, separators=None,
+    // sort_keys=False) calls json.dumps with those arguments.
     Value::JsonStyle st;
-    const Value* indent = argAt(a, 0, "indent");
-    if (const Value* ea = argAt(a, 99, "ensure_ascii"); ea && ea->truthy())
-        evalFail("tojson(ensure_ascii=True) is not supported");
+    st.ensureAscii = argBool(a, 0, "ensure_ascii", false);
+    const Value* indent = argAt(a, 1, "indent");
     if (indent && !indent->isNone()) {
         st.pretty = true;
         if (indent->isString()) st.indent = indent->asString();
         else st.indent = std::string(std::max<int64_t>(0, requireInt(*indent, "indent")), ' ');
         st.itemSeparator = ",";
     }
-    if (const Value* seps = argAt(a, 1, "separators"); seps && !seps->isNone()) {
+    if (const Value* seps = argAt(a, 2, "separators"); seps && !seps->isNone()) {
         if (!seps->isList() || seps->asList().size() != 2) evalFail("separators must be a pair of strings");
         st.itemSeparator = requireString(seps->asList()[0], "item separator");
         st.keySeparator = requireString(seps->asList()[1], "key separator");
     }
-    st.sortKeys = argBool(a, 2, "sort_keys", false);
+    st.sortKeys = argBool(a, 3, "sort_keys", false);
     try {
         return Value(v.toJson(st));
     } catch (const Error& e) {

@@ -240,7 +240,12 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
                 ScopeSwap<Scope> swap(scope_, &inner);
                 return execBody(s.body, out);
             }
-            case StmtKind::Scope: return execBody(s.body, out);
+            case StmtKind::Scope: {
+                Scope inner;
+                inner.parent = scope_;
+                ScopeSwap<Scope> swap(scope_, &inner);
+                return execBody(s.body, out);
+            }
             case StmtKind::Break: return Flow::Break;
             case StmtKind::Continue: return Flow::Continue;
         }
@@ -364,8 +369,9 @@ void Interpreter::defineMacro(const Stmt& s) {
                     Value::undefined("parameter '" + p.name + "' was not provided");
             }
         }
-        Value varargs = Value::list();
-        for (size_t i = def->params.size(); i < args.positional.size(); ++i) varargs.append(args.positional[i]);
+        ValueList extra;
+        for (size_t i = def->params.size(); i < args.positional.size(); ++i) extra.push_back(args.positional[i]);
+        Value varargs = Value::tuple(std::move(extra));
         Value kwargs = Value::dict();
         for (size_t k = 0; k < args.named.size(); ++k)
             if (!usedNamed[k]) kwargs.set(args.named[k].first, args.named[k].second);
@@ -739,37 +745,52 @@ Value Interpreter::evalInner(const Expr& e) {
 
 namespace {
 
-// Filters and tests that a template names must exist (jinja2 checks this
-// when it compiles the template, before rendering anything).
-void checkNames(const Expr* e) {
+// Filters and tests that a template names must exist: jinja2 checks this
+// when it compiles the template, except inside if blocks and inline ifs
+// ("soft" frames), where a missing one only fails when reached.
+void checkNames(const Expr* e, bool soft) {
     if (!e) return;
-    if (e->kind == ExprKind::Filter && !hasFilter(e->name))
+    if (!soft && e->kind == ExprKind::Filter && !hasFilter(e->name))
         throw Error("chat template: " + describe(e->loc) + ": no filter named '" + e->name + "'");
-    if (e->kind == ExprKind::Test && !hasTest(e->name))
+    if (!soft && e->kind == ExprKind::Test && !hasTest(e->name))
         throw Error("chat template: " + describe(e->loc) + ": no test named '" + e->name + "'");
-    checkNames(e->a.get());
-    checkNames(e->b.get());
-    checkNames(e->c.get());
-    for (const auto& x : e->items) checkNames(x.get());
-    for (const auto& kw : e->kwargs) checkNames(kw.second.get());
+    bool inner = soft || e->kind == ExprKind::Cond;
+    checkNames(e->a.get(), inner);
+    checkNames(e->b.get(), inner);
+    checkNames(e->c.get(), inner);
+    for (const auto& x : e->items) checkNames(x.get(), inner);
+    for (const auto& kw : e->kwargs) checkNames(kw.second.get(), inner);
 }
 
-void checkNames(const Body& body) {
+void checkNames(const Body& body, bool soft) {
     for (const auto& s : body) {
-        checkNames(s->expr.get());
-        checkNames(s->filter.get());
-        for (const auto& c : s->conditions) checkNames(c.get());
-        for (const auto& b : s->bodies) checkNames(b);
-        for (const auto& v : s->values) checkNames(v.get());
-        for (const auto& p : s->params) checkNames(p.defaultValue.get());
-        checkNames(s->body);
-        checkNames(s->elseBody);
+        switch (s->kind) {
+            case StmtKind::If:
+                for (const auto& c : s->conditions) checkNames(c.get(), true);
+                for (const auto& b : s->bodies) checkNames(b, true);
+                checkNames(s->elseBody, true);
+                break;
+            case StmtKind::For:
+                checkNames(s->expr.get(), soft);
+                checkNames(s->filter.get(), false);
+                checkNames(s->body, false);
+                checkNames(s->elseBody, false);
+                break;
+            default:
+                // Macros, block sets, with and filter blocks have frames of their own.
+                checkNames(s->expr.get(), soft);
+                checkNames(s->filter.get(), soft);
+                for (const auto& v : s->values) checkNames(v.get(), soft);
+                for (const auto& p : s->params) checkNames(p.defaultValue.get(), false);
+                checkNames(s->body, false);
+                break;
+        }
     }
 }
 
 }  // namespace
 
-Template::Template(std::string_view source) : program_(parseTemplate(source)) { checkNames(program_->body); }
+Template::Template(std::string_view source) : program_(parseTemplate(source)) { checkNames(program_->body, false); }
 
 std::string Template::render(const Value& context, const RenderOptions& options) const {
     Interpreter in(options);

@@ -471,8 +471,28 @@ bool Value::equals(const Value& o) const {
 
 namespace {
 
-void jsonString(std::string& out, std::string_view s) {
+void jsonString(std::string& out, std::string_view s, bool ensureAscii) {
     out.push_back('"');
+    if (ensureAscii) {
+        for (char32_t c : py::toU32(s)) {
+            char b[16];
+            if (c < 0x80) {
+                std::string one(1, static_cast<char>(c));
+                std::string quoted;
+                jsonString(quoted, one, false);
+                out.append(quoted, 1, quoted.size() - 2);
+            } else if (c < 0x10000) {
+                std::snprintf(b, sizeof b, "\\u%04x", unsigned(c));
+                out += b;
+            } else {
+                char32_t v = c - 0x10000;
+                std::snprintf(b, sizeof b, "\\u%04x\\u%04x", unsigned(0xd800 + (v >> 10)), unsigned(0xdc00 + (v & 0x3ff)));
+                out += b;
+            }
+        }
+        out.push_back('"');
+        return;
+    }
     for (char ch : s) {
         unsigned char c = static_cast<unsigned char>(ch);
         switch (c) {
@@ -513,7 +533,7 @@ void jsonValue(std::string& out, const Value& v, const Value::JsonStyle& st, int
             else out += py::formatFloat(d);
             return;
         }
-        case Value::Kind::String: jsonString(out, v.asString()); return;
+        case Value::Kind::String: jsonString(out, v.asString(), st.ensureAscii); return;
         case Value::Kind::List: {
             const auto& items = v.asList();
             if (items.empty()) { out += "[]"; return; }
@@ -539,7 +559,7 @@ void jsonValue(std::string& out, const Value& v, const Value::JsonStyle& st, int
             for (size_t i = 0; i < order.size(); ++i) {
                 if (i) out += st.itemSeparator;
                 if (st.pretty) newline(level + 1);
-                jsonString(out, order[i]->first);
+                jsonString(out, order[i]->first, st.ensureAscii);
                 out += st.keySeparator;
                 jsonValue(out, order[i]->second, st, level + 1);
             }

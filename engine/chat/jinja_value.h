@@ -86,11 +86,11 @@ public:
     bool equals(const Value& other) const;  // Python ==
     bool sameObject(const Value& other) const;  // Python "is"
 
-    // json.dumps(value, ensure_ascii=False, indent=indent, separators=...,
+    // json.dumps(value, ensure_ascii=..., indent=..., separators=...,
     // sort_keys=...) as HF transformers' tojson filter calls it.
-    // indent: nullptr-like (no indent) when indentText is empty and !useIndent.
     struct JsonStyle {
-        bool pretty = false;             // indent given
+        bool ensureAscii = false;        // non-ASCII as \uXXXX escapes
+        bool pretty = false;             // an indent was given: one item per line
         std::string indent;              // the indent text per level
         std::string itemSeparator = ", ";
         std::string keySeparator = ": ";

@@ -334,6 +334,19 @@ int64_t HybridKvCache::cachePrefix(int32_t seqId, std::span<const int32_t> token
     const int64_t created = m.tree->insert(tokens.first(size_t(pages * m.P)), f, w, path);
     if (!path.empty() && (s->treeNode == RadixTree::kRoot || m.tree->depth(path.back()) >= m.tree->depth(s->treeNode)))
         m.relock(*s, path.back());
+    // Pages shared through fork may just have entered the tree: every other
+    // sequence holding one must lock its node too, or the node would count as
+    // evictable while in use.
+    for (size_t id = 0; id < m.seqs.size(); ++id) {
+        Seq& t = m.seqs[id];
+        if (!t.open || &t == s) continue;
+        for (int64_t i = std::min<int64_t>(int64_t(path.size()), int64_t(t.fullTable.size())) - 1; i >= 0; --i) {
+            if (t.fullTable[size_t(i)] != m.tree->fullPage(path[size_t(i)]).page) continue;
+            if (t.treeNode == RadixTree::kRoot || m.tree->depth(t.treeNode) < int32_t(i) + 1)
+                m.relock(t, path[size_t(i)]);
+            break;
+        }
+    }
     return created;
 }
 
@@ -573,12 +586,24 @@ bool HybridKvCache::checkIntegrity() {
                                  ", the sequence has full page " + std::to_string(s.fullTable[i]));
             }
         }
+        // Its locked path, by depth; every cached page it holds must be on it.
+        std::vector<int32_t> lockedPath;
         if (s.treeNode != RadixTree::kRoot) {
             if (!m.tree->alive(s.treeNode)) {
                 m.log.record(me + " locks dead tree node " + std::to_string(s.treeNode));
             } else {
-                for (int32_t n = s.treeNode; n > RadixTree::kRoot; n = m.tree->parent(n)) ++locks[size_t(n)];
+                for (int32_t n = s.treeNode; n > RadixTree::kRoot; n = m.tree->parent(n)) {
+                    ++locks[size_t(n)];
+                    lockedPath.push_back(n);
+                }
+                std::reverse(lockedPath.begin(), lockedPath.end());
             }
+        }
+        for (size_t i = 0; i < s.fullTable.size(); ++i) {
+            const int32_t node = m.tree->nodeOfFull(s.fullTable[i]);
+            if (node >= 0 && (i >= lockedPath.size() || lockedPath[i] != node))
+                m.log.record(me + " holds full page " + std::to_string(s.fullTable[i]) + " of tree node " +
+                             std::to_string(node) + " without locking it");
         }
     }
     m.full.checkAgainst(fullRefs, fullInTree);

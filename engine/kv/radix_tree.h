@@ -72,6 +72,10 @@ public:
     PageRef fullPage(int32_t node) const { return nodes_[size_t(node)].full; }
     PageRef windowPage(int32_t node) const { return nodes_[size_t(node)].window; }
     bool alive(int32_t node) const;
+    // The node holding a full page, or -1.
+    int32_t nodeOfFull(int32_t page) const {
+        return page >= 0 && page < int32_t(nodeOfFull_.size()) ? nodeOfFull_[size_t(page)] : -1;
+    }
 
     // Page moves during a resize: the node holding `from` now holds `to`.
     void fullPageMoved(int32_t from, PageRef to);

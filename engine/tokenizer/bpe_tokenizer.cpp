@@ -25,7 +25,7 @@ BpeTokenizer::BpeTokenizer(Vocabulary vocab)
     // Merge ranks keyed by the ids of both sides. A merge whose sides or
     // result are not tokens can never apply to pieces that are tokens, so it
     // is dropped.
-    merges_.reserve(vocab_.merges.size() * 2);
+    merges_.reserve(vocab_.merges.size());
     for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
         const std::string& m = vocab_.merges[rank];
         const size_t space = m.find(' ', 1);
@@ -39,7 +39,7 @@ BpeTokenizer::BpeTokenizer(Vocabulary vocab)
         joined.append(left).append(right);
         const TokenId result = find(joined);
         if (result < 0) continue;
-        merges_.emplace(pairKey(l, r), Merge{int32_t(rank), result});  // the first rank wins
+        merges_.emplace(pairKey(l, r), Merge{int32_t(rank), result});  // a repeated pair keeps its first rank
     }
 }
 
@@ -49,52 +49,47 @@ void BpeTokenizer::encodeFragment(std::string_view text, bool, std::vector<Token
     std::vector<uint32_t> words;
     preTokenize(pre_, cps, words);
     std::string word;
+    Scratch scratch;
     size_t start = 0;
     for (uint32_t len : words) {
         word.clear();
         for (size_t i = start; i < start + len; ++i) appendUtf8(word, cps[i]);
         start += len;
-        encodeWord(word, out);
+        encodeWord(word, scratch, out);
     }
 }
 
-void BpeTokenizer::encodeWord(std::string_view word, std::vector<TokenId>& out) const {
+void BpeTokenizer::encodeWord(std::string_view word, Scratch& scratch, std::vector<TokenId>& out) const {
     if (ignoreMerges_) {
-        std::string mapped;
+        std::string& mapped = scratch.mapped;
+        mapped.clear();
         for (char c : word) mapped += byteChars_[static_cast<uint8_t>(c)];
-        if (TokenId id = find(mapped); id >= 0) {
+        if (TokenId id = index_.find(mapped); id >= 0) {
             out.push_back(id);
             return;
         }
     }
 
-    struct Symbol {
-        TokenId id;
-        int32_t prev, next;
-        bool alive;
-    };
-    struct Candidate {
-        int32_t rank, left, right;
-        TokenId leftId, rightId, result;
-    };
     // Lowest rank first; among equal ranks the left-most pair.
     auto later = [](const Candidate& a, const Candidate& b) {
         return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
     };
 
     const int32_t n = int32_t(word.size());
-    std::vector<Symbol> symbols(n);
+    std::vector<Symbol>& symbols = scratch.symbols;
+    symbols.resize(size_t(n));
     for (int32_t i = 0; i < n; ++i)
         symbols[i] = {byteTokens_[static_cast<uint8_t>(word[i])], i - 1, i + 1 < n ? i + 1 : -1, true};
 
-    std::vector<Candidate> heap;
+    std::vector<Candidate>& heap = scratch.heap;
+    heap.clear();
     auto tryAdd = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
         const TokenId l = symbols[left].id, r = symbols[right].id;
         if (l < 0 || r < 0) return;
-        auto it = merges_.find(pairKey(l, r));
-        if (it == merges_.end()) return;
-        heap.push_back({it->second.rank, left, right, l, r, it->second.result});
+        const Merge* m = merges_.find(pairKey(l, r));
+        if (!m) return;
+        heap.push_back({m->rank, left, right, l, r, m->result});
         std::push_heap(heap.begin(), heap.end(), later);
     };
     for (int32_t i = 1; i < n; ++i) tryAdd(i - 1, i);

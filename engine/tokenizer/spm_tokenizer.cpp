@@ -2,6 +2,7 @@
 
 #include "engine/tokenizer/utf8.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -32,6 +33,7 @@ struct BigramOrder {
 
 SpmTokenizer::SpmTokenizer(Vocabulary vocab) : VocabTokenizer(std::move(vocab)) {
     stripLeadingSpace_ = vocab_.addSpacePrefix;
+    for (const std::string& t : vocab_.tokens) maxTokenBytes_ = std::max(maxTokenBytes_, uint32_t(t.size()));
     const TokenId unk = vocab_.unk >= 0 && vocab_.unk < vocabSize() ? vocab_.unk : -1;
     for (int b = 0; b < 256; ++b) {
         char name[8];
@@ -71,7 +73,8 @@ void SpmTokenizer::encodeFragment(std::string_view fragment, bool afterSpecial, 
     auto tryAdd = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
         const uint32_t len = symbols[left].len + symbols[right].len;
-        const TokenId id = find(std::string_view(text).substr(symbols[left].start, len));
+        if (len > maxTokenBytes_) return;
+        const TokenId id = index_.find(std::string_view(text).substr(symbols[left].start, len));
         if (id < 0) return;
         queue.push({score(id), left, right, len});
     };
@@ -94,7 +97,7 @@ void SpmTokenizer::encodeFragment(std::string_view fragment, bool afterSpecial, 
 
     for (int32_t i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
         const std::string_view piece = std::string_view(text).substr(symbols[i].start, symbols[i].len);
-        const TokenId id = find(piece);
+        const TokenId id = index_.find(piece);
         if (id >= 0) {
             out.push_back(id);
             continue;

@@ -17,6 +17,7 @@ protected:
 private:
     float score(TokenId id) const { return vocab_.scores.empty() ? 0.0f : vocab_.scores[id]; }
     TokenId byteTokens_[256];
+    uint32_t maxTokenBytes_ = 0;  // longer pairs cannot be tokens: no lookup
 };
 
 } // namespace weir::tok

@@ -1,20 +1,11 @@
 #include "engine/tokenizer/vocab_tokenizer.h"
 
+#include "engine/tokenizer/token_roles.h"
 #include "engine/util/error.h"
 
 #include <algorithm>
 
 namespace weir::tok {
-namespace {
-
-// Token texts that end generation when present (the models' chat turn and
-// document terminators); llama.cpp recognises the same names.
-constexpr std::string_view kEndOfGenerationNames[] = {
-    "<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-    "<|endoftext|>", "<|end_of_text|>", "<EOT>", "<end_of_utterance>",
-};
-
-} // namespace
 
 int parseByteToken(std::string_view text) {
     auto hex = [](char c) {
@@ -37,24 +28,18 @@ VocabTokenizer::VocabTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
         throw Error("tokenizer: " + std::to_string(vocab_.scores.size()) + " scores for " + std::to_string(n) + " tokens");
     if (vocab_.types.empty()) vocab_.types.assign(n, TokenType::Normal);
 
-    index_.reserve(n * 2);
-    for (size_t i = 0; i < n; ++i) index_[vocab_.tokens[i]] = TokenId(i);  // a repeated text maps to its last id
+    index_.build(vocab_.tokens);  // a repeated text maps to its last id, as in llama.cpp
 
     auto valid = [&](TokenId id) { return id >= 0 && size_t(id) < n ? id : TokenId(-1); };
     bos_ = valid(vocab_.bos);
     eos_ = valid(vocab_.eos);
     addBos_ = vocab_.addBos && bos_ >= 0;
 
-    // End of generation: eos, eot, eom and the terminators found by name.
-    // Those are forced to Control, so user text can never produce them.
+    // End of generation: the turn and text terminators found by name (made
+    // Control), plus eos, eot and eom.
+    eog_ = applyNamedTokenRoles(index_, vocab_.types);
     for (TokenId id : {eos_, valid(vocab_.eot), valid(vocab_.eom)})
         if (id >= 0) eog_.push_back(id);
-    for (std::string_view name : kEndOfGenerationNames) {
-        TokenId id = find(name);
-        if (id < 0) continue;
-        eog_.push_back(id);
-        if (vocab_.types[id] != TokenType::Control) vocab_.types[id] = TokenType::Control;
-    }
     std::sort(eog_.begin(), eog_.end());
     eog_.erase(std::unique(eog_.begin(), eog_.end()), eog_.end());
 
@@ -131,10 +116,7 @@ const std::string& VocabTokenizer::tokenText(TokenId id) const {
     return id >= 0 && id < vocabSize() ? vocab_.tokens[id] : kEmpty;
 }
 
-TokenId VocabTokenizer::find(std::string_view text) const {
-    auto it = index_.find(text);
-    return it == index_.end() ? -1 : it->second;
-}
+TokenId VocabTokenizer::find(std::string_view text) const { return index_.find(text); }
 
 TokenType VocabTokenizer::tokenType(TokenId id) const {
     return id >= 0 && id < vocabSize() ? vocab_.types[id] : TokenType::Undefined;

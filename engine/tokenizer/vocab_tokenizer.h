@@ -5,10 +5,10 @@
 // back into bytes.
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/tokenizer/special_token_splitter.h"
+#include "engine/tokenizer/token_index.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/vocabulary.h"
 
@@ -37,7 +37,7 @@ protected:
     virtual void appendNormalBytes(TokenId id, std::string& out) const = 0;
 
     Vocabulary vocab_;
-    std::unordered_map<std::string_view, TokenId> index_;  // views into vocab_.tokens
+    TokenIndex index_;  // over vocab_.tokens
 
 private:
     SpecialTokenSplitter specialAll_;          // parseSpecial = true

@@ -203,8 +203,18 @@ private slots:
             m->forward(b, kv, logits, pool);
             out.push_back(logits);
         }
-        const double f32 = maxDiff(out[0], out[1]), q8 = maxDiff(out[0], out[2]);
-        qInfo("f16 vs f32 KV: %.2e, f16 vs q8_0 KV: %.2e", f32, q8);
+        // Differences relative to the largest logit: storage rounding moves
+        // logits a little (the model amplifies it), a wrong row would move them a lot.
+        auto rel = [&](const std::vector<float>& a, const std::vector<float>& b) {
+            double d = 0, mx = 0;
+            for (size_t i = 0; i < a.size(); ++i) {
+                d = std::max(d, double(std::fabs(a[i] - b[i])));
+                mx = std::max(mx, double(std::fabs(a[i])));
+            }
+            return d / mx;
+        };
+        const double f32 = rel(out[0], out[1]), q8 = rel(out[0], out[2]);
+        qInfo("f16 vs f32 KV: %.2e, f16 vs q8_0 KV: %.2e (of the largest logit)", f32, q8);
         QVERIFY(f32 > 0.0);  // different storage does change something ...
         QVERIFY(f32 < 5e-2);  // ... but not much
         QVERIFY(q8 < 1e-1);
