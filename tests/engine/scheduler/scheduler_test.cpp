@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "engine/engine.h"
@@ -138,6 +139,12 @@ private slots:
         for (int32_t n : {40, 75, 130, 33}) prompts.push_back(randomPrompt(rng, n, vocab));
         std::vector<std::vector<int32_t>> alone;
         for (const auto& p : prompts) alone.push_back(runAlone(one, p, 24));
+        // The tiny model must not be degenerate, or equal outputs prove little.
+        for (const auto& out : alone) {
+            const std::set<int32_t> distinct(out.begin(), out.end());
+            QVERIFY2(distinct.size() >= 6, "the tiny model repeats itself");
+        }
+        QVERIFY(alone[0] != alone[1]);
 
         Engine four(options());
         std::vector<std::unique_ptr<Collected>> c;
@@ -212,6 +219,47 @@ private slots:
         Engine roomy(big);
         QCOMPARE(a.tokens, runAlone(roomy, pa, 40));
         QCOMPARE(b.tokens, runAlone(roomy, pb, 40));
+        expectClean(engine);
+    }
+
+    void preemptMidDecodeKeepsOutput() {
+        // Two 100-token prompts fit together, but growing to 180 tokens each
+        // they do not: the newer is preempted while decoding, recomputed later
+        // and continues exactly as it would have alone, sampler state included.
+        auto o = options();
+        o.maxContext = 256;
+        o.kvReserveTokens = 256;
+        Engine engine(o);
+        std::mt19937_64 rng(11);
+        const auto pa = randomPrompt(rng, 100, engine.modelConfig().nVocab);
+        const auto pb = randomPrompt(rng, 100, engine.modelConfig().nVocab);
+        auto sampled = [&](const std::vector<int32_t>& p, uint64_t seed) {
+            GenerateRequest r = request(p, 80);
+            r.sampling.temperature = 1.0f;
+            r.sampling.topK = 0;
+            r.sampling.topP = 1.0f;
+            r.sampling.minP = 0.0f;
+            r.sampling.seed = seed;
+            return r;
+        };
+        Collected a, b;
+        engine.submit(sampled(pa, 21), a.sink());
+        engine.submit(sampled(pb, 22), b.sink());
+        a.waitTerminal();
+        b.waitTerminal();
+        QCOMPARE(int(a.terminal.kind), int(Event::Kind::Done));
+        QCOMPARE(int(b.terminal.kind), int(Event::Kind::Done));
+        QCOMPARE(b.tokens.size(), size_t(80));
+        QVERIFY(engine.cacheStatus().preemptions >= 1);
+
+        Engine roomy(options());
+        Collected soloA, soloB;
+        roomy.submit(sampled(pa, 21), soloA.sink());
+        soloA.waitTerminal();
+        roomy.submit(sampled(pb, 22), soloB.sink());
+        soloB.waitTerminal();
+        QCOMPARE(a.tokens, soloA.tokens);
+        QCOMPARE(b.tokens, soloB.tokens);
         expectClean(engine);
     }
 
@@ -513,6 +561,9 @@ private slots:
         QCOMPARE(r.leakedFullPages, int64_t(0));
         QCOMPARE(r.leakedWindowPages, int64_t(0));
         QVERIFY(r.systemPromptTokens >= 600);
+        // Later turns and later conversations reuse cached prefixes even with
+        // the window pool at its floor.
+        QVERIFY(r.cachedPromptTokens > r.promptTokens / 2);
         expectClean(engine);
     }
 

@@ -123,14 +123,19 @@ inline void writeTinyGemma3(const std::string& path, const TinyGemma3Spec& spec 
         for (float& x : v) x = dist(rng);
         w.addTensor(name, kernels::GgmlType::F32, {cols, rows}, v.data(), v.size() * sizeof(float));
     };
-    auto norm = [&](const std::string& name, int64_t n) {
-        std::uniform_real_distribution<float> dist(0.8f, 1.2f);
+    auto norm = [&](const std::string& name, int64_t n, float centre = 1.0f) {
+        std::uniform_real_distribution<float> dist(0.8f * centre, 1.2f * centre);
         std::vector<float> v(static_cast<size_t>(n));
         for (float& x : v) x = dist(rng);
         w.addTensor(name, kernels::GgmlType::F32, {n}, v.data(), v.size() * sizeof(float));
     };
-    // Embeddings large enough that logits spread out (greedy ties are unlikely).
+    // Random weights make a poor language model: with tied embeddings and
+    // layers too weak to move the residual stream, it only repeats its input
+    // token. An untied output projection and strong post-norms make the next
+    // token depend on the context, so outputs vary and sampling matters;
+    // logits spread by ~4 keep greedy ties unlikely.
     matrix("token_embd.weight", E, V, 8.0f);
+    matrix("output.weight", E, V, 4.0f);
     norm("output_norm.weight", E);
     for (int32_t il = 0; il < spec.nLayer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
@@ -141,12 +146,12 @@ inline void writeTinyGemma3(const std::string& path, const TinyGemma3Spec& spec 
         matrix(p + "attn_output.weight", qDim, E, 1.0f);
         norm(p + "attn_q_norm.weight", hd);
         norm(p + "attn_k_norm.weight", hd);
-        norm(p + "post_attention_norm.weight", E);
+        norm(p + "post_attention_norm.weight", E, 6.0f);
         norm(p + "ffn_norm.weight", E);
         matrix(p + "ffn_gate.weight", E, F, 1.0f);
         matrix(p + "ffn_up.weight", E, F, 1.0f);
         matrix(p + "ffn_down.weight", F, E, 1.0f);
-        norm(p + "post_ffw_norm.weight", E);
+        norm(p + "post_ffw_norm.weight", E, 6.0f);
     }
     w.writeFile(path);
 }
