@@ -99,10 +99,51 @@ void gegluF16Table(const float* gate, const float* up, float* y, int64_t n) {
     }
 }
 
+namespace {
+
+float fromBits(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+uint32_t toBits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+} // namespace
+
+// e^x by range reduction to 2^n * e^b, |b| <= ln2/2, and a degree-5
+// polynomial; the steps (and their roundings) are those of llama.cpp's
+// vectorised expf, so SwiGLU matches it to the bit.
+float expApprox(float x) {
+    const float shifter = 0x1.8p23f;
+    const float z = std::fma(x, 0x1.715476p+0f, shifter);  // x / ln2 rounded to an integer, in the low bits
+    const float n = z - shifter;
+    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));  // x - n ln2 in two parts
+    const uint32_t e = toBits(z) << 23;
+    const float k = fromBits(e + toBits(1.0f));  // 2^n
+    const float u = b * b;
+    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                             0x1.ffffecp-1f * b);  // e^b - 1
+    if (!(std::fabs(n) > 126.0f)) return std::fma(j, k, k);
+    // 2^n out of float range: split it in two factors (or saturate).
+    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u;
+    const float s1 = fromBits(g + 0x7f000000u), s2 = fromBits(e - g);
+    if (std::fabs(n) > 192.0f) return s1 * s1;
+    return std::fma(s2, j, s2) * s1;
+}
+
 void swiglu(const float* gate, const float* up, float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
+    int64_t i = 0;
+    if (opsHaveAvx2()) i = ops_avx2::swiglu(gate, up, y, n);  // whole groups of 8
+    for (; i < n; ++i) {
+        // Blocks of 8 use the approximation (as llama.cpp's AVX2 loop), a tail libm's expf.
+        const bool vectorPart = i < n - n % 8;
         const float g = gate[i];
-        y[i] = g / (1.0f + std::exp(-g)) * up[i];
+        const float e = vectorPart ? expApprox(0.0f - g) : std::exp(-g);
+        y[i] = g / (1.0f + e) * up[i];
     }
 }
 

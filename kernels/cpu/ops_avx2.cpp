@@ -78,6 +78,44 @@ void fromF16(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; i += 8) _mm256_storeu_ps(y + i, loadH(x + i));
 }
 
+// expApprox (ops.cpp) on 8 lanes, same steps.
+static inline __m256 expApprox8(__m256 x) {
+    const __m256 shifter = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shifter);
+    const __m256 n = _mm256_sub_ps(z, shifter);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    const __m256 absN = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+    const __m256 big = _mm256_cmp_ps(absN, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+    const __m256 normal = _mm256_fmadd_ps(j, k, k);
+    if (!_mm256_movemask_ps(big)) return normal;
+    const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                       _mm256_set1_epi32(int(0x82000000u)));
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+    const __m256 huge = _mm256_cmp_ps(absN, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+    const __m256 split = _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1);
+    const __m256 r = _mm256_blendv_ps(normal, split, big);
+    return _mm256_blendv_ps(r, _mm256_mul_ps(s1, s1), huge);
+}
+
+int64_t swiglu(const float* gate, const float* up, float* y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 g = _mm256_loadu_ps(gate + i);
+        const __m256 e = expApprox8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+    }
+    return i;
+}
+
 void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs) {
     const int32_t half = nRot / 2;
     for (int64_t h = 0; h < nHeads; ++h) {

@@ -166,6 +166,37 @@ private slots:
         QCOMPARE(differ, 0);
     }
 
+    void expApproxIsCloseAndSaturates() {
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> u(-87.0f, 88.0f);
+        double worst = 0;
+        for (int i = 0; i < 100000; ++i) {
+            const float x = u(rng);
+            const double e = std::exp(double(x));
+            worst = std::max(worst, std::fabs(expApprox(x) - e) / e);
+        }
+        qInfo("expApprox worst relative error %.2e", worst);
+        QVERIFY(worst < 3e-7);
+        QCOMPARE(expApprox(0.0f), 1.0f);
+        QCOMPARE(expApprox(-200.0f), 0.0f);
+        QVERIFY(std::isinf(expApprox(200.0f)));
+        QVERIFY(expApprox(-100.0f) > 0.0f && expApprox(-100.0f) < 1e-43f);  // subnormal range, split scaling
+    }
+
+    void swigluSimdAndScalarAgreeBitForBit() {
+        if (bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        const int64_t n = 1027;
+        auto g = randomVec(n, 12, 6.0f), up = randomVec(n, 13);
+        g[5] = -150.0f;
+        g[6] = 120.0f;
+        std::vector<float> a(n), b(n);
+        swiglu(g.data(), up.data(), a.data(), n);
+        QVERIFY(forceKernelPath(KernelPath::Scalar));
+        swiglu(g.data(), up.data(), b.data(), n);
+        resetKernelPath();
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(a[i], b[i]);
+    }
+
     void swigluAndSoftmax() {
         const int64_t n = 77;
         auto g = randomVec(n, 5, 3.0f), u = randomVec(n, 6);
