@@ -155,8 +155,10 @@ public:
     bool checkCounters();
     const IntegrityLog& log() const;
 
-    // --- status ---
-    void fillStatus(CacheStatus& out) const;   // full, window, integrity, prefix hits
+    // --- status (engine thread; publish copies to other threads) ---
+    // Fills full, window, integrityChecks, violations, violationDetails and
+    // prefixHitTokens; the scheduler fills requests and its own counters.
+    void fillStatus(CacheStatus& out) const;
     SequenceInfo sequenceInfo(int32_t seq) const;
     uint64_t prefixHitTokens() const;          // total over all attaches
 
