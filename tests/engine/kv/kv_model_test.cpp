@@ -385,13 +385,15 @@ private slots:
                 const int64_t n = chunk ? uni(2, 3 * P + 1) : 1;
                 if (s.length + n > kMaxLen) continue;
                 growStream(s, s.length + n);
+                // need() is what admission sees; allocate() must take exactly that.
                 const StepNeed need = cache.need(id, n);
+                const int64_t newPages = Ref::pagesFor(s.length + n) - Ref::pagesFor(s.length);
                 const KvResult want = ref.allocate(s, n);
                 const KvResult got = cache.allocate(id, n);
                 if (got != want) err = std::string("allocate ") + kvResultName(got) + ", reference " + kvResultName(want);
-                if (need.fullPages != Ref::pagesFor(s.length) - Ref::pagesFor(s.length - (want == KvResult::Ok ? n : 0)) &&
-                    want == KvResult::Ok)
-                    err = "need() disagrees with what allocate() took";
+                if (need.fullPages != newPages || need.windowPages != newPages)
+                    err = "need() says " + std::to_string(need.fullPages) + "/" + std::to_string(need.windowPages) +
+                          " pages, the step takes " + std::to_string(newPages);
                 allocFails += want != KvResult::Ok;
             } else if (r < 60) {
                 op = "release out of window";
