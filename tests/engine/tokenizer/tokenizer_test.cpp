@@ -369,6 +369,50 @@ private slots:
         QCOMPARE(matched, checked);
     }
 
+    // llama.cpp's own test strings for these vocabularies, with the ids the
+    // Hugging Face tokenizers give them (a second, independent reference).
+    void idsMatchHuggingFace_data() {
+        QTest::addColumn<QString>("vocab");
+        for (const char* n : {"llama-bpe", "qwen2", "gpt-2", "llama-spm"}) QTest::newRow(n) << QString(n);
+    }
+    void idsMatchHuggingFace() {
+        QFETCH(QString, vocab);
+        Tokenizer* tok = load(vocab);
+        QFile inp(vocabPath(vocab) + ".inp"), out(vocabPath(vocab) + ".out");
+        if (!tok || !inp.open(QIODevice::ReadOnly) || !out.open(QIODevice::ReadOnly))
+            QSKIP(qPrintable("not found: " + vocabPath(vocab) + "{,.inp,.out} (packaging/setup.sh extracts them)"));
+        QList<QByteArray> texts = inp.readAll().split('\n');
+        // Strings are separated by lines "__ggml_vocab_test__"; rejoin the lines of each.
+        QList<QByteArray> cases;
+        QByteArray current;
+        bool first = true;
+        for (const QByteArray& line : texts) {
+            if (line == "__ggml_vocab_test__") {
+                cases << current;
+                current.clear();
+                first = true;
+                continue;
+            }
+            if (!first) current += '\n';
+            current += line;
+            first = false;
+        }
+        const QList<QByteArray> lines = out.readAll().split('\n');
+        QVERIFY(lines.size() >= cases.size());
+        int matched = 0;
+        for (int i = 0; i < cases.size(); ++i) {
+            std::vector<TokenId> expected;
+            for (const QByteArray& x : lines[i].split(' '))
+                if (!x.isEmpty()) expected.push_back(TokenId(x.toInt()));
+            const auto got = tok->encode(cases[i].toStdString(), false, false);
+            if (got == expected) ++matched;
+            else qWarning("%s #%d: expected %s got %s", qPrintable(vocab), i, qPrintable(showIds(expected)), qPrintable(showIds(got)));
+        }
+        qInfo("%s: %d of %d match Hugging Face tokenizers", qPrintable(vocab), matched, int(cases.size()));
+        QVERIFY(cases.size() > 20);
+        QCOMPARE(matched, int(cases.size()));
+    }
+
     // User text never yields a control token; with parseSpecial it does.
     void controlTokensNeedParseSpecial_data() { addVocabRows(); }
     void controlTokensNeedParseSpecial() {
