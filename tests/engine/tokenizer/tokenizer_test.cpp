@@ -105,10 +105,15 @@ class TokenizerTest : public QObject {
         std::unique_ptr<Tokenizer> tok;
         const QString path = vocabPath(name);
         if (!path.isEmpty() && QFile::exists(path)) {
+            QElapsedTimer t;
+            t.start();
             auto file = weir::gguf::GgufFile::open(path.toStdString());
+            const qint64 openMs = t.elapsed();
             Vocabulary v = Vocabulary::fromGguf(*file);
             if (name == "gpt-2-default") v.pre = "default";
             tok = Tokenizer::fromVocabulary(std::move(v));
+            qInfo("%s: %d tokens; GGUF parsed in %lld ms, tokenizer built in %lld ms", qPrintable(name),
+                  tok->vocabSize(), openMs, t.elapsed() - openMs);
         }
         return (tokenizers_[name] = std::move(tok)).get();
     }
