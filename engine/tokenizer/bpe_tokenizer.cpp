@@ -40,6 +40,7 @@ BpeTokenizer::BpeTokenizer(Vocabulary vocab)
         if (result < 0) continue;
         merges_.emplace(pairKey(l, r), Merge{int32_t(rank), result});  // a repeated pair keeps its first rank
     }
+    std::vector<std::string>().swap(vocab_.merges);  // the table above is all we need
 }
 
 void BpeTokenizer::encodeFragment(std::string_view text, bool, std::vector<TokenId>& out) const {

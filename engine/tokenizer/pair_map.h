@@ -13,14 +13,14 @@ class PairMap {
 public:
     void reserve(size_t n) {
         size_t capacity = 16;
-        while (capacity < n * 2) capacity *= 2;
+        while (capacity < n + n / 2) capacity *= 2;  // load factor at most 2/3
         slots_.assign(capacity, Slot{});
         mask_ = capacity - 1;
         size_ = 0;
     }
     // Keeps the first value stored for a key. Grows as needed.
     void emplace(uint64_t key, const Value& value) {
-        if ((size_ + 1) * 2 > slots_.size()) grow();
+        if ((size_ + 1) * 3 > slots_.size() * 2) grow();
         insert(key, value);
     }
     const Value* find(uint64_t key) const {
