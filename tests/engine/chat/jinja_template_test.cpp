@@ -74,13 +74,13 @@ private slots:
     }
 
     void jsonParseAndDump() {
-        Value v = Value::parseJson(R"({"a": [1, 2.0, -3e2, true, null], "s": "\u00e9\ud83d\ude00\n\"", "e": {}})");
+        Value v = Value::parseJson("{\"a\": [1, 2.0, -3e2, true, null], \"s\": \"\\u00e9\\ud83d\\ude00\\n\\\"\", \"e\": {}}");
         QVERIFY(v.isMapping());
         QVERIFY(v.get("a")->asList()[0].isInt());
         QVERIFY(v.get("a")->asList()[1].isFloat());
         QCOMPARE(v.get("a")->asList()[2].asDouble(), -300.0);
         QCOMPARE(q(v.get("s")->asString()), q("é😀\n\""));
-        QCOMPARE(q(v.toJson()), q(R"({"a": [1, 2.0, -300.0, true, null], "s": "é😀\n\"", "e": {}})"));
+        QCOMPARE(q(v.toJson()), q("{\"a\": [1, 2.0, -300.0, true, null], \"s\": \"é😀\\n\\\"\", \"e\": {}}"));
         Value::JsonStyle pretty;
         pretty.pretty = true;
         pretty.indent = "  ";
@@ -204,8 +204,8 @@ private slots:
         const char* pieces[] = {"{{", "}}", "{%", "%}", "{#", "#}", "(", ")", "[", "]", "'", "\"", "|", ".",
                                 "-", "~", "if", "for", "endfor", "endif", "set", "x", "0", "**", "//", "\n"};
         Value ctx = Value::parseJson(
-            R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "yo"}],
-                "bos_token": "<bos>", "add_generation_prompt": true})");
+            "{\"messages\": [{\"role\": \"user\", \"content\": \" hi \"}, {\"role\": \"assistant\", \"content\": \"yo\"}],\n"
+            "                \"bos_token\": \"<bos>\", \"add_generation_prompt\": true}");
         RenderOptions o;
         o.maxSteps = 100000;
         o.maxOutputBytes = 1 << 16;
