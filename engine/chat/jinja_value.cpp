@@ -232,10 +232,35 @@ Value Value::undefined(std::string what) {
     return v;
 }
 
+namespace {
+int nestedDepth(int childDepth) {
+    int d = childDepth + 1;
+    if (d > Value::kMaxDepth)
+        throw Error("values nested more than " + std::to_string(Value::kMaxDepth) + " levels deep");
+    return d;
+}
+}  // namespace
+
+int Value::depth() const {
+    if (kind_ == Kind::List) return std::get<std::shared_ptr<ListData>>(data_)->depth;
+    if (kind_ == Kind::Dict) return asDict().depth;
+    return 0;
+}
+
+Value Value::copyDict() const {
+    Value c = dict();
+    c.mutableDict().entries = asDict().entries;
+    c.mutableDict().depth = asDict().depth;
+    return c;
+}
+
 Value Value::list(ValueList items) {
     Value v;
     v.kind_ = Kind::List;
     auto d = std::make_shared<ListData>();
+    int maxChild = 0;
+    for (const auto& item : items) maxChild = std::max(maxChild, item.depth());
+    d->depth = nestedDepth(maxChild);
     d->items = std::move(items);
     v.data_ = std::move(d);
     return v;
@@ -288,7 +313,9 @@ Dict& Value::mutableDict() { return *std::get<std::shared_ptr<Dict>>(data_); }
 const Callable& Value::asCallable() const { return *std::get<std::shared_ptr<Callable>>(data_); }
 
 Value& Value::append(Value v) {
-    mutableList().push_back(std::move(v));
+    auto& data = *std::get<std::shared_ptr<ListData>>(data_);
+    data.depth = std::max(data.depth, nestedDepth(v.depth()));
+    data.items.push_back(std::move(v));
     return *this;
 }
 
@@ -315,6 +342,7 @@ Value* Dict::find(std::string_view key) {
 }
 
 void Dict::set(std::string key, Value v) {
+    if (!(v.isDict() && &v.asDict() == this)) depth = std::max(depth, nestedDepth(v.depth()));
     if (Value* existing = find(key)) { *existing = std::move(v); return; }
     entries.emplace_back(std::move(key), std::move(v));
 }

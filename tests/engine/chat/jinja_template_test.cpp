@@ -185,6 +185,31 @@ private slots:
         }
     }
 
+    void deepValuesAreRefused() {
+        // Values built ever deeper at run time stop at Value::kMaxDepth, so
+        // comparing, printing or freeing them cannot exhaust the stack.
+        std::string e = errorOf("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+                                "{% endfor %}{{ ns.l == ns.l }}");
+        QVERIFY2(QString::fromStdString(e).contains("nested more than 500"), e.c_str());
+        QVERIFY2(QString::fromStdString(e).startsWith("chat template: line 1"), e.c_str());
+        std::string ok = render("{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.l = [ns.l] %}"
+                                "{% endfor %}{{ ns.l | length }}");
+        QCOMPARE(q(ok), q("1"));
+    }
+
+    void absurdArgumentsFailCleanly() {
+        for (const char* src : {"{{ 'x' | indent(1000000000000) }}", "{{ [1] | tojson(indent=1000000000000) }}",
+                                "{{ '{99999999999999999999999}'.format(1) }}",
+                                "{{ ('x' * 1000000) | replace('x', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
+                                "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"
+                                "{% endfor %}"}) {
+            std::string e = errorOf(src);
+            QVERIFY2(QString::fromStdString(e).startsWith("chat template: line 1"), (std::string(src) + " -> " + e).c_str());
+        }
+        // Digit runs too long for an index are plain keys, not a crash.
+        QCOMPARE(q(render("{{ [{'a': 1}] | map(attribute='99999999999999999999999') | list }}")), q("[Undefined]"));
+    }
+
     void selfContainingNamespaceDoesNotHang() {
         std::string e = errorOf("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}");
         QVERIFY2(!e.empty(), "tojson of a namespace must fail like json.dumps");
