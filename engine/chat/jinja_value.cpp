@@ -96,6 +96,33 @@ size_t codepointCount(std::string_view s) {
 }
 
 std::string strip(std::string_view s, bool left, bool right, const std::string* chars) {
+    if (!chars) {
+        // Whitespace: walk the ends byte by byte, decoding only non-ASCII code points.
+        size_t b = 0, e = s.size();
+        auto cpAt = [&](size_t pos, size_t len) {
+            std::u32string u = toU32(s.substr(pos, len));
+            return u.size() == 1 ? u[0] : char32_t(0);
+        };
+        auto seqLen = [](unsigned char c) -> size_t {
+            return c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 1;
+        };
+        while (left && b < e) {
+            size_t len = std::min(seqLen(static_cast<unsigned char>(s[b])), e - b);
+            unsigned char c = static_cast<unsigned char>(s[b]);
+            if (!isSpace(c < 0x80 ? char32_t(c) : cpAt(b, len))) break;
+            b += len;
+        }
+        while (right && e > b) {
+            size_t start = e - 1;
+            while (start > b && (static_cast<unsigned char>(s[start]) & 0xc0) == 0x80 && e - start < 4) --start;
+            size_t len = e - start;
+            if (seqLen(static_cast<unsigned char>(s[start])) != len) { start = e - 1; len = 1; }
+            unsigned char c = static_cast<unsigned char>(s[start]);
+            if (!isSpace(c < 0x80 ? char32_t(c) : cpAt(start, len))) break;
+            e = start;
+        }
+        return std::string(s.substr(b, e - b));
+    }
     std::u32string set;
     if (chars) set = toU32(*chars);
     auto drop = [&](char32_t c) { return chars ? set.find(c) != std::u32string::npos : isSpace(c); };
