@@ -61,6 +61,19 @@ private slots:
         QCOMPARE(q(Value().str()), q(""));
     }
 
+    void pythonStrip() {
+        using weir::jinja::py::strip;
+        QCOMPARE(q(strip("\xe3\x80\x80 x y \xc2\xa0\n", true, true)), q("x y"));  // U+3000, NBSP
+        QCOMPARE(q(strip("  x  ", true, false)), q("x  "));
+        QCOMPARE(q(strip("  x  ", false, true)), q("  x"));
+        QCOMPARE(q(strip("\xa0x\xa0", true, true)), q("\xa0x\xa0"));  // a stray byte is not NBSP
+        QCOMPARE(q(strip("\xe2\x9c\x93 ", true, true)), q("\xe2\x9c\x93"));  // U+2713 kept
+        std::string chars = "x\xc3\xa9";
+        QCOMPARE(q(strip("\xc3\xa9xaxx\xc3\xa9", true, true, &chars)), q("a"));
+        QCOMPARE(q(strip("", true, true)), q(""));
+        QCOMPARE(q(strip(" \t\n", true, true)), q(""));
+    }
+
     void pythonEquality() {
         QVERIFY(Value(1).equals(Value(1.0)));
         QVERIFY(Value(true).equals(Value(1)));
