@@ -16,6 +16,13 @@ using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
 // Converts an f32 row of n elements to the activation format.
 using ConvertRowFn = void (*)(const float* x, void* dst, int64_t n);
 
+// Bytes one converted activation row of n elements takes in matmul's buffer.
+// For Q8_0 and Q8_1 the blocks are followed (at a 32-byte aligned offset) by
+// their scales as f32: d[nb], then s[nb] for Q8_1, so kernels need no f16
+// conversion per block and row. Other formats are stored as-is.
+size_t actRowBytes(GgmlType actType, int64_t n);
+size_t actScalesOffset(int64_t nBlocks, size_t blockBytes);
+
 // Dot products of one weight row (k elements) with nx (1..4) activation rows:
 // out[j * outStride] = <w, act_j> where act_j starts at act + j * actStride bytes.
 // Reading the weight row once for several activation rows is what makes a
@@ -52,6 +59,10 @@ void dequantizeF32(const void* src, float* dst, int64_t n);
 void dequantizeF16(const void* src, float* dst, int64_t n);
 void dequantizeBF16(const void* src, float* dst, int64_t n);
 
+// Two plain Q8_0 rows (dotQ8_0 in quantize.h).
+float dotQ8_0RowsScalar(const void* a, const void* b, int64_t n);
+float dotQ8_0RowsAvx2(const void* a, const void* b, int64_t n);
+
 void dotScalarQ4_0(const void*, const void*, size_t, int, int64_t, float*, size_t);
 void dotScalarQ4_1(const void*, const void*, size_t, int, int64_t, float*, size_t);
 void dotScalarQ5_0(const void*, const void*, size_t, int, int64_t, float*, size_t);
@@ -64,8 +75,17 @@ void dotScalarF32(const void*, const void*, size_t, int, int64_t, float*, size_t
 void dotScalarF16(const void*, const void*, size_t, int, int64_t, float*, size_t);
 void dotScalarBF16(const void*, const void*, size_t, int, int64_t, float*, size_t);
 
+// Activation conversions. The unsuffixed ones pick the active kernel path;
+// the *Avx2 ones (quantize_act_avx2.cpp) write the same bytes as the scalar code.
 void convertRowF32(const float* x, void* dst, int64_t n);
 void convertRowF16(const float* x, void* dst, int64_t n);
 void convertRowBF16(const float* x, void* dst, int64_t n);
+void convertActQ8_0(const float* x, void* dst, int64_t n);  // blocks + f32 scales
+void convertActQ8_1(const float* x, void* dst, int64_t n);
+void quantizeQ8_0Avx2(const float* x, void* dst, int64_t n);
+void quantizeQ8_1Avx2(const float* x, void* dst, int64_t n);
+void quantizeQ8_KAvx2(const float* x, void* dst, int64_t n);
+void convertRowF16Avx2(const float* x, void* dst, int64_t n);
+void convertRowBF16Avx2(const float* x, void* dst, int64_t n);
 
 } // namespace weir::kernels::detail

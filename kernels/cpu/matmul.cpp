@@ -57,7 +57,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         actStride = size_t(K) * sizeof(float);
     } else {
         thread_local std::vector<uint8_t> scratch;
-        actStride = rowBytes(ops.actType, K);
+        actStride = detail::actRowBytes(ops.actType, K);
         if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
         uint8_t* buf = scratch.data();
         auto convertRows = [&](int64_t b, int64_t e, int) {

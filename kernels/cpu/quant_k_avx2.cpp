@@ -33,6 +33,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
     const auto* wb = static_cast<const Block*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
@@ -46,6 +47,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         const float dw = f16(b.d), dminw = f16(b.dmin);
 
         __m256i sumi[NX];
+        #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
         __m256i hbits;
         if constexpr (kFiveBits) hbits = load(b.qh);
@@ -61,6 +63,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c + 1), 4), b4));
             }
             const __m256i scLo = _mm256_set1_epi16(sc[2 * c]), scHi = _mm256_set1_epi16(sc[2 * c + 1]);
+            #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const int8_t* q8 = xb[r][i].qs + 64 * c;
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), scLo);
@@ -68,6 +71,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
             }
         }
+        #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             const float dx = xb[r][i].d;
             const __m128i m32 = _mm_madd_epi16(mins, subBlockSums(xb[r][i]));  // 4 int32
@@ -75,6 +79,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
             acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
         }
     }
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
 }
 
@@ -83,6 +88,7 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
     const auto* wb = static_cast<const Q6_K*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
@@ -94,27 +100,29 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
         const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
 
         __m256i sumi[NX];
+        #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
         for (int h = 0; h < 2; ++h) {  // halves of 128 elements
             const __m256i ql0 = load(b.ql + 64 * h), ql1 = load(b.ql + 64 * h + 32);
             const __m256i qh = load(b.qh + 32 * h);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0c)), 2)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30))),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(char(0xc0))), 2)),
-            };
+            // Part p (32 elements): low nibbles of ql0/ql1 for p = 0/1, high nibbles
+            // for p = 2/3; bits 2p, 2p+1 of qh on top.
             for (int part = 0; part < 4; ++part) {
+                const __m256i bits = part & 1 ? ql1 : ql0;
+                const __m256i low = _mm256_and_si256(part < 2 ? bits : _mm256_srli_epi16(bits, 4), low4);
+                const __m256i high = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * part), 4), _mm256_set1_epi8(0x30));
+                const __m256i q = _mm256_or_si256(low, high);
                 // 32 elements = groups g and g+1: int16 lanes 0-7 take scale g, 8-15 scale g+1.
                 const int g = 8 * h + 2 * part;
                 const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(b.scales[g + 1]), _mm_set1_epi16(b.scales[g]));
+                #pragma GCC unroll 4
                 for (int r = 0; r < NX; ++r) {
-                    const __m256i p = _mm256_maddubs_epi16(q[part], load(xb[r][i].qs + 128 * h + 32 * part));
+                    const __m256i p = _mm256_maddubs_epi16(q, load(xb[r][i].qs + 128 * h + 32 * part));
                     sumi[r] = _mm256_add_epi32(sumi[r], _mm256_madd_epi16(p, sc));
                 }
             }
         }
+        #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             // q - 32: subtract 32 * sum_g scale_g * bsum_g.
             const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(scales16, load(xb[r][i].bsums)), 5);
@@ -122,6 +130,7 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
             acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xb[r][i].d * dw), v, acc[r]);
         }
     }
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
 }
 

@@ -89,21 +89,25 @@ inline int dot32(const int8_t* a, const int8_t* b) {
     return s;
 }
 
-// Activation block type: Q8_1 for the types with a minimum, else Q8_0.
+// Activation rows (matmul's buffer, see actRowBytes): Q8_1 blocks for the
+// types with a minimum, else Q8_0, followed by the block scales as f32.
 template <class Block, bool kHasMin>
 void dotScalar(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out,
                size_t outStride) {
     using Act = std::conditional_t<kHasMin, blocks::Q8_1, blocks::Q8_0>;
     const auto* wb = static_cast<const Block*>(w);
     const int64_t nb = k / QK;
+    const size_t scalesAt = actScalesOffset(nb, sizeof(Act));
     float sum[4] = {0, 0, 0, 0};
     Decoded dec;
     for (int64_t i = 0; i < nb; ++i) {
         decode(wb[i], dec);
         for (int r = 0; r < nx; ++r) {
-            const auto& xb = reinterpret_cast<const Act*>(static_cast<const uint8_t*>(act) + r * actStride)[i];
-            sum[r] += float(dot32(dec.q, xb.qs)) * (dec.d * f16ToF32(xb.d));
-            if constexpr (kHasMin) sum[r] += dec.m * f16ToF32(xb.s);
+            const uint8_t* row = static_cast<const uint8_t*>(act) + r * actStride;
+            const Act& xb = reinterpret_cast<const Act*>(row)[i];
+            const float* xd = reinterpret_cast<const float*>(row + scalesAt);  // d[nb], then s[nb]
+            sum[r] += float(dot32(dec.q, xb.qs)) * (dec.d * xd[i]);
+            if constexpr (kHasMin) sum[r] += dec.m * xd[nb + i];
         }
     }
     for (int r = 0; r < nx; ++r) out[r * outStride] = sum[r];
@@ -116,6 +120,14 @@ void dequantizeQ4_1(const void* s, float* d, int64_t n) { dequantize<Q4_1, true>
 void dequantizeQ5_0(const void* s, float* d, int64_t n) { dequantize<Q5_0, false>(s, d, n); }
 void dequantizeQ5_1(const void* s, float* d, int64_t n) { dequantize<Q5_1, true>(s, d, n); }
 void dequantizeQ8_0(const void* s, float* d, int64_t n) { dequantize<Q8_0, false>(s, d, n); }
+
+float dotQ8_0RowsScalar(const void* a, const void* b, int64_t n) {
+    const auto* x = static_cast<const Q8_0*>(a);
+    const auto* y = static_cast<const Q8_0*>(b);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK; ++i) sum += float(dot32(x[i].qs, y[i].qs)) * (f16ToF32(x[i].d) * f16ToF32(y[i].d));
+    return sum;
+}
 
 void dotScalarQ4_0(const void* w, const void* a, size_t as, int nx, int64_t k, float* o, size_t os) {
     dotScalar<Q4_0, false>(w, a, as, nx, k, o, os);

@@ -55,37 +55,46 @@ struct UnpackQ8_0 {
     static float m(const Block&) { return 0.0f; }
 };
 
+// Activation rows as in actRowBytes: blocks, then f32 scales d[nb] (and s[nb]).
 template <class U, int NX>
 void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
     using Act = std::conditional_t<U::kSigned, Q8_0, Q8_1>;
     const auto* wb = static_cast<const typename U::Block*>(w);
+    const int64_t nb = k / QK;
+    const size_t scalesAt = actScalesOffset(nb, sizeof(Act));
     const Act* xb[NX];
+    const float* xd[NX];
     __m256 acc[NX];
     float summ[NX];
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
-        xb[r] = reinterpret_cast<const Act*>(static_cast<const uint8_t*>(act) + r * actStride);
+        const uint8_t* row = static_cast<const uint8_t*>(act) + r * actStride;
+        xb[r] = reinterpret_cast<const Act*>(row);
+        xd[r] = reinterpret_cast<const float*>(row + scalesAt);
         acc[r] = _mm256_setzero_ps();
         summ[r] = 0.0f;
     }
-    const int64_t nb = k / QK;
     for (int64_t i = 0; i < nb; ++i) {
         const __m256i qw = U::q(wb[i]);
         const float dw = f16(wb[i].d);
         if constexpr (U::kSigned) {
             const __m256i absW = _mm256_sign_epi8(qw, qw);
+            #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const __m256i p = dotI8I8(absW, qw, load(xb[r][i].qs));
-                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(xb[r][i].d)), _mm256_cvtepi32_ps(p), acc[r]);
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * xd[r][i]), _mm256_cvtepi32_ps(p), acc[r]);
             }
         } else {
             const float mw = U::m(wb[i]);
+            #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const __m256i p = dotU8I8(qw, load(xb[r][i].qs));
-                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(xb[r][i].d)), _mm256_cvtepi32_ps(p), acc[r]);
-                summ[r] += mw * f16(xb[r][i].s);
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * xd[r][i]), _mm256_cvtepi32_ps(p), acc[r]);
+                summ[r] += mw * xd[r][nb + i];
             }
         }
     }
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]) + summ[r];
 }
 
@@ -100,6 +109,18 @@ void dotRows(const void* w, const void* act, size_t actStride, int nx, int64_t k
 }
 
 } // namespace
+
+float dotQ8_0RowsAvx2(const void* a, const void* b, int64_t n) {
+    const auto* x = static_cast<const Q8_0*>(a);
+    const auto* y = static_cast<const Q8_0*>(b);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n / QK; ++i) {
+        const __m256i qx = load(x[i].qs);
+        const __m256i p = dotI8I8(_mm256_sign_epi8(qx, qx), qx, load(y[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(x[i].d) * f16(y[i].d)), _mm256_cvtepi32_ps(p), acc);
+    }
+    return hsum(acc);
+}
 
 RowDotFn avx2DotLegacy(GgmlType type) {
     switch (type) {

@@ -27,7 +27,8 @@ void quantizeRowQ8_K(const float* x, void* dst, int64_t n);
 
 // Dot product of two Q8_0 rows of n elements (e.g. a query quantized with
 // quantizeRowQ8_0 against a Q8_0 cache row): sum over blocks of
-// da * db * sum(qa * qb), on the active kernel path.
+// da * db * sum(qa * qb), on the active kernel path. b must not hold the
+// value -128 (the quantizers above never write it).
 float dotQ8_0(const void* a, const void* b, int64_t n);
 
 } // namespace weir::kernels

@@ -1,9 +1,10 @@
-// Activation quantizers (formulas in quantize.h). Scalar code; the compiler
-// vectorises the inner loops and the cost is O(K) per row against O(N*K)
-// for the multiply that follows.
+// Activation quantizers (formulas in quantize.h): the scalar reference code
+// here, an AVX2 twin writing the same bytes in quantize_act_avx2.cpp.
 #include <cmath>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ggml_types.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 
@@ -31,13 +32,11 @@ inline float blockAbsMax(const float* x, int n) {
 inline int8_t toInt8(float r) {
     // Saturate like the packing instructions; |r| <= 127 in practice.
     if (r > 127.0f) return 127;
-    if (r < -128.0f) return -128;
+    if (!(r >= -128.0f)) return -128;  // NaN too, as cvtps+packs do (and no UB)
     return int8_t(r);
 }
 
-} // namespace
-
-void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
+void quantizeQ8_0Scalar(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<blocks::Q8_0*>(dst);
     for (int64_t b = 0; b < n / blocks::QK; ++b, x += blocks::QK) {
         const float amax = blockAbsMax(x, blocks::QK);
@@ -48,7 +47,7 @@ void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
     }
 }
 
-void quantizeRowQ8_1(const float* x, void* dst, int64_t n) {
+void quantizeQ8_1Scalar(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<blocks::Q8_1*>(dst);
     for (int64_t b = 0; b < n / blocks::QK; ++b, x += blocks::QK) {
         const float amax = blockAbsMax(x, blocks::QK);
@@ -64,7 +63,7 @@ void quantizeRowQ8_1(const float* x, void* dst, int64_t n) {
     }
 }
 
-void quantizeRowQ8_K(const float* x, void* dst, int64_t n) {
+void quantizeQ8_KScalar(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<blocks::Q8_K*>(dst);
     for (int64_t b = 0; b < n / blocks::QK_K; ++b, x += blocks::QK_K) {
         float amax = 0.0f, max = 0.0f;
@@ -93,6 +92,55 @@ void quantizeRowQ8_K(const float* x, void* dst, int64_t n) {
         }
         y[b].d = 1.0f / iscale;
     }
+}
+
+} // namespace
+
+namespace detail {
+
+size_t actScalesOffset(int64_t nBlocks, size_t blockBytes) { return (size_t(nBlocks) * blockBytes + 31) & ~size_t(31); }
+
+size_t actRowBytes(GgmlType actType, int64_t n) {
+    const int64_t nb = n / blocks::QK;
+    if (actType == GgmlType::Q8_0) return actScalesOffset(nb, kQ8_0BlockBytes) + size_t(nb) * 4;
+    if (actType == GgmlType::Q8_1) return actScalesOffset(nb, kQ8_1BlockBytes) + size_t(nb) * 8;
+    return rowBytes(actType, n);
+}
+
+void convertActQ8_0(const float* x, void* dst, int64_t n) {
+    quantizeRowQ8_0(x, dst, n);
+    const int64_t nb = n / blocks::QK;
+    const auto* b = static_cast<const blocks::Q8_0*>(dst);
+    auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(dst) + actScalesOffset(nb, kQ8_0BlockBytes));
+    for (int64_t i = 0; i < nb; ++i) d[i] = f16ToF32(b[i].d);
+}
+
+void convertActQ8_1(const float* x, void* dst, int64_t n) {
+    quantizeRowQ8_1(x, dst, n);
+    const int64_t nb = n / blocks::QK;
+    const auto* b = static_cast<const blocks::Q8_1*>(dst);
+    auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(dst) + actScalesOffset(nb, kQ8_1BlockBytes));
+    for (int64_t i = 0; i < nb; ++i) {
+        d[i] = f16ToF32(b[i].d);
+        d[nb + i] = f16ToF32(b[i].s);
+    }
+}
+
+} // namespace detail
+
+void quantizeRowQ8_0(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_0Avx2(x, dst, n);
+    quantizeQ8_0Scalar(x, dst, n);
+}
+
+void quantizeRowQ8_1(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_1Avx2(x, dst, n);
+    quantizeQ8_1Scalar(x, dst, n);
+}
+
+void quantizeRowQ8_K(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return detail::quantizeQ8_KAvx2(x, dst, n);
+    quantizeQ8_KScalar(x, dst, n);
 }
 
 } // namespace weir::kernels

@@ -3,6 +3,7 @@
 // weights BF16-rounded ones; products and sums are f32.
 #include <cstring>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 
 namespace weir::kernels::detail {
@@ -22,11 +23,13 @@ void dequantizeBF16(const void* src, float* dst, int64_t n) {
 void convertRowF32(const float* x, void* dst, int64_t n) { std::memcpy(dst, x, size_t(n) * 4); }
 
 void convertRowF16(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return convertRowF16Avx2(x, dst, n);
     auto* h = static_cast<uint16_t*>(dst);
     for (int64_t i = 0; i < n; ++i) h[i] = f32ToF16(x[i]);
 }
 
 void convertRowBF16(const float* x, void* dst, int64_t n) {
+    if (activeKernelPath() == KernelPath::Avx2) return convertRowBF16Avx2(x, dst, n);
     auto* h = static_cast<uint16_t*>(dst);
     for (int64_t i = 0; i < n; ++i) h[i] = f32ToBf16(x[i]);
 }

@@ -43,6 +43,7 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
     const auto* wr = static_cast<const Elem*>(w);
     const Elem* xr[NX];
     __m256 acc0[NX], acc1[NX];
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xr[r] = reinterpret_cast<const Elem*>(static_cast<const uint8_t*>(act) + r * actStride);
         acc0[r] = _mm256_setzero_ps();
@@ -51,6 +52,7 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
     int64_t i = 0;
     for (; i + 16 <= k; i += 16) {
         const __m256 w0 = L::load8(wr + i), w1 = L::load8(wr + i + 8);
+        #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             acc0[r] = _mm256_fmadd_ps(w0, L::load8(xr[r] + i), acc0[r]);
             acc1[r] = _mm256_fmadd_ps(w1, L::load8(xr[r] + i + 8), acc1[r]);
@@ -58,9 +60,11 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
     }
     if (i + 8 <= k) {
         const __m256 w0 = L::load8(wr + i);
+        #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) acc0[r] = _mm256_fmadd_ps(w0, L::load8(xr[r] + i), acc0[r]);
         i += 8;
     }
+    #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         float sum = hsum(_mm256_add_ps(acc0[r], acc1[r]));
         for (int64_t j = i; j < k; ++j) sum += L::one(wr[j]) * L::one(xr[r][j]);

@@ -16,11 +16,11 @@ const TypeOps* typeOps(GgmlType type) {
     static const TypeOps f32{dequantizeF32, GgmlType::F32, convertRowF32, dotScalarF32};
     static const TypeOps f16{dequantizeF16, GgmlType::F16, convertRowF16, dotScalarF16};
     static const TypeOps bf16{dequantizeBF16, GgmlType::BF16, convertRowBF16, dotScalarBF16};
-    static const TypeOps q4_0{dequantizeQ4_0, GgmlType::Q8_0, quantizeRowQ8_0, dotScalarQ4_0};
-    static const TypeOps q4_1{dequantizeQ4_1, GgmlType::Q8_1, quantizeRowQ8_1, dotScalarQ4_1};
-    static const TypeOps q5_0{dequantizeQ5_0, GgmlType::Q8_0, quantizeRowQ8_0, dotScalarQ5_0};
-    static const TypeOps q5_1{dequantizeQ5_1, GgmlType::Q8_1, quantizeRowQ8_1, dotScalarQ5_1};
-    static const TypeOps q8_0{dequantizeQ8_0, GgmlType::Q8_0, quantizeRowQ8_0, dotScalarQ8_0};
+    static const TypeOps q4_0{dequantizeQ4_0, GgmlType::Q8_0, convertActQ8_0, dotScalarQ4_0};
+    static const TypeOps q4_1{dequantizeQ4_1, GgmlType::Q8_1, convertActQ8_1, dotScalarQ4_1};
+    static const TypeOps q5_0{dequantizeQ5_0, GgmlType::Q8_0, convertActQ8_0, dotScalarQ5_0};
+    static const TypeOps q5_1{dequantizeQ5_1, GgmlType::Q8_1, convertActQ8_1, dotScalarQ5_1};
+    static const TypeOps q8_0{dequantizeQ8_0, GgmlType::Q8_0, convertActQ8_0, dotScalarQ8_0};
     static const TypeOps q4_k{dequantizeQ4_K, GgmlType::Q8_K, quantizeRowQ8_K, dotScalarQ4_K};
     static const TypeOps q5_k{dequantizeQ5_K, GgmlType::Q8_K, quantizeRowQ8_K, dotScalarQ5_K};
     static const TypeOps q6_k{dequantizeQ6_K, GgmlType::Q8_K, quantizeRowQ8_K, dotScalarQ6_K};
@@ -96,11 +96,8 @@ void getRow(const WeightView& w, int64_t r, float* dst) {
 }
 
 float dotQ8_0(const void* a, const void* b, int64_t n) {
-    detail::RowDotFn dot = detail::dotScalarQ8_0;
-    if (activeKernelPath() == KernelPath::Avx2) dot = detail::avx2Dot(GgmlType::Q8_0);
-    float out = 0.0f;
-    dot(a, b, 0, 1, n, &out, 0);
-    return out;
+    if (activeKernelPath() == KernelPath::Avx2) return detail::dotQ8_0RowsAvx2(a, b, n);
+    return detail::dotQ8_0RowsScalar(a, b, n);
 }
 
 } // namespace weir::kernels

@@ -245,6 +245,46 @@ private slots:
         QVERIFY(throwsNaming([&] { f->getFloatArray("s"); }, "expected an array of numbers"));
     }
 
+    // A file written by the python gguf package (tests/fuzz/make_gguf_seeds.py): an
+    // independent writer, so the values below come from that script, not from our code.
+    void readsPythonWrittenFile() {
+        const QString path = qEnvironmentVariable("WEIR_SOURCE_DIR") + "/tests/fuzz/corpus/gguf_reader/valid_small";
+        if (!QFileInfo::exists(path)) QSKIP("seed corpus not found (WEIR_SOURCE_DIR)");
+        const auto f = GgufFile::open(path.toStdString());
+        QCOMPARE(f->version(), 3u);
+        QCOMPARE(f->getString("general.architecture").value(), std::string("tiny"));
+        QCOMPARE(f->getInt("tiny.block_count").value(), 2);
+        QCOMPARE(f->getInt("tiny.offset").value(), -7);
+        QCOMPARE(f->getFloat("tiny.eps").value(), 0.5);
+        QCOMPARE(f->getFloat("tiny.f64").value(), -2.25);
+        QCOMPARE(f->getBool("tiny.flag").value(), true);
+        QCOMPARE(f->find("tiny.u8")->type, ValueType::U8);
+        QCOMPARE(f->getInt("tiny.u8").value(), 200);
+        QCOMPARE(f->getInt("tiny.i8").value(), -100);
+        QCOMPARE(f->getInt("tiny.u16").value(), 60000);
+        QCOMPARE(f->getInt("tiny.i16").value(), -30000);
+        QCOMPARE(f->getInt("tiny.u64").value(), int64_t(1) << 40);
+        QCOMPARE(f->getInt("tiny.i64").value(), -(int64_t(1) << 40));
+        QCOMPARE(f->getStringArray("tiny.tokens").value(), (std::vector<std::string>{"<pad>", "a", "\xe2\x96\x81" "b"}));
+        QCOMPARE(f->getFloatArray("tiny.scores").value(), (std::vector<float>{0.f, -1.5f, 2.f}));
+        const Array* nested = f->find("tiny.nested")->asArray();
+        QVERIFY(nested && nested->elementType == ValueType::Array && nested->items.size() == 2);
+        QCOMPARE(nested->items[0].asArray()->items.size(), size_t(2));
+        QCOMPARE(nested->items[1].asArray()->items[0].asInt().value(), 3);
+        QCOMPARE(f->tensors().size(), size_t(3));
+        const TensorInfo* t = f->findTensor("t.f32");
+        QVERIFY(t);
+        float x[8];
+        std::memcpy(x, t->data, sizeof x);
+        for (int i = 0; i < 8; ++i) QCOMPARE(x[i], float(i));  // np.arange(8)
+        const TensorInfo* q8 = f->findTensor("t.q8_0");
+        QVERIFY(q8 && q8->type == kernels::GgmlType::Q8_0 && q8->ne[0] == 32 && q8->ne[1] == 2 && q8->nbytes == 68);
+        QCOMPARE(q8->data[1], uint8_t(0x3c));
+        const TensorInfo* q4 = f->findTensor("t.q4_k");
+        QVERIFY(q4 && q4->type == kernels::GgmlType::Q4_K && q4->ne[0] == 256 && q4->nbytes == 144);
+        QCOMPARE(q4->data[143], uint8_t(0x11));
+    }
+
     void displayStrings() {
         QCOMPARE(makeU32(7).toDisplayString(), std::string("7"));
         QCOMPARE(makeI8(-3).toDisplayString(), std::string("-3"));

@@ -3,11 +3,14 @@
 // formulas (data: tests/reference/make_quant_reference.py).
 #include <QtTest>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 
 #include "engine/util/error.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ggml_types.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
 #include "quant_test_util.h"
@@ -106,14 +109,21 @@ private slots:
         }
     }
 
+    void cleanup() { resetKernelPath(); }
+
+    // The quantizers have a scalar and an AVX2 version; both must write exactly
+    // the python bytes.
     void q8Quantizers_matchPythonFormula_data() {
+        QTest::addColumn<int>("path");
         QTest::addColumn<QString>("format");
-        QTest::newRow("Q8_0") << "Q8_0";
-        QTest::newRow("Q8_1") << "Q8_1";
-        QTest::newRow("Q8_K") << "Q8_K";
+        for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2})
+            for (const char* f : {"Q8_0", "Q8_1", "Q8_K"})
+                QTest::addRow("%s/%s", kernelPathName(p), f) << int(p) << QString(f);
     }
     void q8Quantizers_matchPythonFormula() {
+        QFETCH(int, path);
         QFETCH(QString, format);
+        if (!forceKernelPath(KernelPath(path))) QSKIP("kernel path not supported by this CPU");
         const QJsonObject a = ref_.manifest["activations"].toObject();
         const int rows = a["rows"].toInt();
         const int64_t k = a["k"].toInteger();
@@ -133,6 +143,33 @@ private slots:
                     QFAIL(qPrintable(QString("%1 row %2: byte %3 (block %4, offset %5) is %6, python says %7")
                                          .arg(format).arg(r).arg(i).arg(i / blockBytes).arg(i % blockBytes)
                                          .arg(got[i]).arg(want[i])));
+        }
+    }
+
+    // F16/BF16 activation conversion (used for F16/BF16 weights): the AVX2 path
+    // must round exactly like f32ToF16/f32ToBf16, including ties, subnormals,
+    // overflow and NaN.
+    void halfConversions_pathsAgree() {
+        if (!forceKernelPath(KernelPath::Avx2)) QSKIP("no AVX2 on this CPU");
+        std::mt19937 rng(3);
+        std::vector<float> x;
+        for (uint32_t bits : {0x00000000u, 0x80000000u, 0x33000000u, 0x33000001u, 0x387fc000u, 0x38800000u, 0x477fefffu,
+                              0x477ff000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa00000u,
+                              0x3f808000u, 0x3f818000u, 0x3f807fffu, 0x00000001u, 0x3fff8000u})
+            x.push_back(std::bit_cast<float>(bits));
+        std::uniform_int_distribution<uint32_t> any;
+        while (x.size() < 4099) x.push_back(std::bit_cast<float>(any(rng)));  // odd length: scalar tail too
+        for (GgmlType t : {GgmlType::F16, GgmlType::BF16}) {
+            std::vector<uint16_t> fast(x.size()), slow(x.size());
+            // For F16 this also checks f32ToF16 against the F16C instruction.
+            for (size_t i = 0; i < x.size(); ++i) slow[i] = t == GgmlType::F16 ? f32ToF16(x[i]) : f32ToBf16(x[i]);
+            (t == GgmlType::F16 ? weir::kernels::detail::convertRowF16 : weir::kernels::detail::convertRowBF16)(
+                x.data(), fast.data(), int64_t(x.size()));
+            for (size_t i = 0; i < x.size(); ++i)
+                if (fast[i] != slow[i])
+                    QFAIL(qPrintable(QString("%1: 0x%2 -> avx2 0x%3, scalar 0x%4").arg(typeName(t))
+                                         .arg(std::bit_cast<uint32_t>(x[i]), 8, 16, QChar('0'))
+                                         .arg(fast[i], 4, 16, QChar('0')).arg(slow[i], 4, 16, QChar('0'))));
         }
     }
 
