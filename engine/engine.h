@@ -33,6 +33,8 @@ struct EngineOptions {
     int32_t maxContext = 0;              // longest context one request may reach; 0 = model's
     KvDtype kvDtype = KvDtype::F16;      // --kv-cache-dtype
     int32_t maxWaiting = 64;             // wait-queue limit; beyond it submit() fails at once
+    bool checkIntegrityEveryStep = false; // full pool/tree check after every step (tests, soak);
+                                         // otherwise it runs whenever the engine goes idle
 };
 
 struct GenerateRequest {
@@ -117,6 +119,10 @@ public:
     void cancel(uint64_t id);
 
     CacheStatus cacheStatus() const;     // snapshot, safe from any thread
+
+    // Evicts every cached prefix that no running request uses, freeing its
+    // pages, and returns once done (from any thread, event sinks included).
+    void clearPrefixCache();
 
     struct Impl;
 private:
