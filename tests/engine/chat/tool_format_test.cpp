@@ -84,7 +84,9 @@ Value clockTool() {
 }
 
 std::string render(const ChatTemplate& t, const Value& messages, const Value& tools, ToolChoice choice = {}) {
-    return ToolFormat::detect(t).render(t, messages, tools, choice, ChatRenderOptions{});
+    ChatRenderOptions options;
+    options.now = 1751370045;  // strftime_now() as in the reference script
+    return ToolFormat::detect(t).render(t, messages, tools, choice, options);
 }
 
 size_t count(const std::string& s, const std::string& needle) {
@@ -206,14 +208,14 @@ private slots:
         const Value tool = Value::parseJson(R"({"type": "function", "function": {"name": "get_current_weather",
             "description": "Gets the current weather in a given location.",
             "parameters": {"type": "object", "properties": {
-              "location": {"type": "string", "description": "The city and state, e.g. \"San Francisco, CA\" or \"Tokyo, JP\""},
+              "location": {"type": "string", "description": "The city and state, e.g. 'San Francisco, CA' or 'Tokyo, JP'"},
               "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "The unit to return the temperature in."}},
               "required": ["location"]}}})");
         const std::string trigger = "You are a model that can do function calling with the following functions";
         const std::string declaration =
             "<start_function_declaration>declaration:get_current_weather{description:<escape>Gets the current weather in "
             "a given location.<escape>,parameters:{properties:{location:{description:<escape>The city and state, e.g. "
-            "\"San Francisco, CA\" or \"Tokyo, JP\"<escape>,type:<escape>STRING<escape>},unit:{description:<escape>The "
+            "'San Francisco, CA' or 'Tokyo, JP'<escape>,type:<escape>STRING<escape>},unit:{description:<escape>The "
             "unit to return the temperature in.<escape>,enum:[<escape>celsius<escape>,<escape>fahrenheit<escape>],type:"
             "<escape>STRING<escape>}},required:[<escape>location<escape>],type:<escape>OBJECT<escape>}}"
             "<end_function_declaration>";
@@ -256,12 +258,13 @@ private slots:
         QVERIFY(offer.find("\"name\": \"get_weather\"") != std::string::npos);
         QVERIFY(offer.find("\"name\": \"get_time\"") != std::string::npos);
         QVERIFY(offer.find("```tool_call") != std::string::npos);
-        QVERIFY(offer.size() > 30 && offer.substr(offer.size() - 30).find("Weather in Paris?<end_of_turn>\n<start_of_turn>model\n") != std::string::npos);
+        const std::string tail = "Weather in Paris?<end_of_turn>\n<start_of_turn>model\n";
+        QVERIFY(offer.size() > tail.size() && offer.compare(offer.size() - tail.size(), tail.size(), tail) == 0);
 
         // Parallel calls, two results, an answer and a new question.
         Value calls = callMsg("get_weather", R"({"city": "Paris"})");
-        Value second = Value::parseJson(R"({"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "{\"timezone\": \"Europe/Paris\"}"}})");
-        calls.get("tool_calls");
+        const Value secondCalls = *callMsg("get_time", R"({"timezone": "Europe/Paris"})", "call_2").get("tool_calls");
+        const Value second = secondCalls.asList()[0];
         Value callList = *calls.get("tool_calls");
         callList.append(second);
         calls.set("tool_calls", callList);
