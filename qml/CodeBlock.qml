@@ -56,6 +56,7 @@ Rectangle {
 
     TextEdit {
         id: body
+        objectName: "codeBody"
         x: 14
         y: header.height + 10
         width: parent.width - 28

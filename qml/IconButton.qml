@@ -12,6 +12,7 @@ AbstractButton {
     property real iconSize: 18
     property bool primary: false
     property bool danger: false
+    property bool highlighted: false
 
     implicitHeight: 32
     implicitWidth: text.length > 0 ? contentRow.implicitWidth + 20 : 32

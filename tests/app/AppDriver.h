@@ -13,8 +13,11 @@
 
 namespace weir::desktop::testing {
 
+// Items declared in the window's QML are QObject children of the window.
 inline QQuickItem* findItem(QQuickWindow* window, const char* name) {
-    return window->contentItem()->findChild<QQuickItem*>(QString::fromLatin1(name));
+    QQuickItem* item = window->findChild<QQuickItem*>(QString::fromLatin1(name));
+    if (!item) qWarning("no item named %s in the window", name);
+    return item;
 }
 
 // Clicks the centre of a visible item.

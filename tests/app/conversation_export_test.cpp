@@ -140,7 +140,10 @@ private slots:
         Storage s(dir.path());
         QVERIFY(s.open());
         const qint64 id = s.importConversation(doc.conversation, doc.messages, doc.toolCalls);
-        QCOMPARE(s.messages(id)[0].state, MessageState::Interrupted);
+        QVERIFY(id > 0);
+        const auto messages = s.messages(id);
+        QCOMPARE(messages.size(), 1);
+        QCOMPARE(messages[0].state, MessageState::Interrupted);
     }
 };
 

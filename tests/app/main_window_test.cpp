@@ -49,13 +49,14 @@ private slots:
 
     void twoConversationsStreamAtOnce() {
         ChatController* chat = app_->chat();
+        QObject scope;  // the lambdas below die with this test function
         QSet<qint64> streaming, ended;
         bool overlapped = false;
-        connect(chat, &ChatController::replyTokens, this, [&](qint64 conv, int) {
+        connect(chat, &ChatController::replyTokens, &scope, [&](qint64 conv, int) {
             streaming.insert(conv);
             if (streaming.size() >= 2 && ended.isEmpty()) overlapped = true;
         });
-        connect(chat, &ChatController::replyEnded, this, [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
+        connect(chat, &ChatController::replyEnded, &scope, [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
 
         const char* prompts[] = {"Write a Python function that doubles a number",
                                  "Explain what a sliding window layer is"};

@@ -79,8 +79,10 @@ private slots:
         QCOMPARE(band[4], used[1]);
 
         // Samples older than a minute drop out (one is kept for the left edge).
+        // (samples at 30 and 60 s stay: 60 is inside the minute, 30 draws its left edge).
         m.addSnapshot(status(0, 0, 0, 0), 100.0);
-        QCOMPARE(m.sampleCount(), 2);
+        QCOMPARE(m.sampleCount(), 3);
+        QCOMPARE(m.line(QStringLiteral("full"), 1, 600, 100).first().x(), 0.0);  // clamped to the left edge
         QVERIFY(m.updatesPerSecond() > 0);
     }
 

@@ -56,13 +56,14 @@ private slots:
 
     void twoConversationsStreamAtOnceAndAreStored() {
         ChatController* chat = app_->chat();
+        QObject scope;  // the lambdas below die with this test function
         QSet<qint64> streaming, ended;
         bool overlapped = false;
-        auto c1 = connect(chat, &ChatController::replyTokens, this, [&](qint64 conv, int) {
+        auto c1 = connect(chat, &ChatController::replyTokens, &scope, [&](qint64 conv, int) {
             streaming.insert(conv);
             if (streaming.size() >= 2 && ended.isEmpty()) overlapped = true;
         });
-        auto c2 = connect(chat, &ChatController::replyEnded, this,
+        auto c2 = connect(chat, &ChatController::replyEnded, &scope,
                           [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
         const char* prompts[] = {"Write a short Python function that checks whether a number is prime, with an example.",
                                  "Describe a river at dawn in a few sentences."};
@@ -135,15 +136,16 @@ private slots:
 
     void longestFrameWhileFourStream() {
         ChatController* chat = app_->chat();
+        QObject scope;  // the lambdas below die with this test function
         QVERIFY(clickItem(window_, findItem(window_, "navPoolMonitor")));  // toggles back to chat below
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
         QSet<qint64> ended, streaming;
         int maxConcurrent = 0;
-        connect(chat, &ChatController::replyTokens, this, [&](qint64 conv, int) {
+        connect(chat, &ChatController::replyTokens, &scope, [&](qint64 conv, int) {
             streaming.insert(conv);
             maxConcurrent = std::max(maxConcurrent, chat->generatingCount());
         });
-        connect(chat, &ChatController::replyEnded, this, [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
+        connect(chat, &ChatController::replyEnded, &scope, [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
         FrameMeter meter(window_);
         QElapsedTimer clock;
         clock.start();

@@ -37,6 +37,7 @@ void appendText(QList<MessagePart>& parts, QString text) {
     // Whitespace-only text between blocks would draw as an empty paragraph.
     if (text.trimmed().isEmpty()) return;
     while (text.endsWith(u'\n')) text.chop(1);
+    while (text.startsWith(u'\n')) text.remove(0, 1);
     parts.append({MessagePart::Text, text, {}, true});
 }
 

@@ -11,7 +11,8 @@ namespace weir::desktop {
 
 EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
                            std::shared_ptr<std::atomic<quint64>> generation)
-    : factory_(std::move(factory)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)) {
+    : factory_(std::move(factory)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)),
+      statusTimer_(this) {  // parented, so it moves to the engine host thread with us
     statusTimer_.setInterval(250);
     connect(&statusTimer_, &QTimer::timeout, this, &EngineWorker::pollStatus);
 }

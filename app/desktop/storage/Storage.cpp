@@ -36,6 +36,9 @@ namespace {
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
+// A null QString binds as SQL NULL; the text columns are NOT NULL.
+QVariant text(const QString& s) { return s.isNull() ? QVariant(QString(QStringLiteral(""))) : QVariant(s); }
+
 const char* kConversationColumns =
     "id, title, created_at, updated_at, deleted_at, system_prompt, temperature, top_p, top_k, max_tokens, seed";
 const char* kMessageColumns =
@@ -185,7 +188,7 @@ qint64 Storage::createConversation(const QString& title, const ConversationSetti
     q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
                              " top_p, top_k, max_tokens, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
-    for (const QVariant& v : {QVariant(title), QVariant(now), QVariant(now), QVariant(s.systemPrompt),
+    for (const QVariant& v : {text(title), QVariant(now), QVariant(now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
                               QVariant(s.seed)})
         q.addBindValue(v);
@@ -215,7 +218,7 @@ std::optional<ConversationRecord> Storage::conversation(qint64 id) {
 bool Storage::renameConversation(qint64 id, const QString& title) {
     QSqlQuery q(db());
     q.prepare(QStringLiteral("UPDATE conversations SET title = ? WHERE id = ?"));
-    q.addBindValue(title);
+    q.addBindValue(text(title));
     q.addBindValue(id);
     if (!q.exec()) return fail(QStringLiteral("cannot rename conversation %1").arg(id), q.lastError().text());
     return q.numRowsAffected() == 1;
@@ -225,7 +228,7 @@ bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) 
     QSqlQuery q(db());
     q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
                              " max_tokens = ?, seed = ? WHERE id = ?"));
-    for (const QVariant& v : {QVariant(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
+    for (const QVariant& v : {text(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
                               QVariant(s.maxTokens), QVariant(s.seed), QVariant(id)})
         q.addBindValue(v);
     if (!q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError().text());
@@ -272,10 +275,11 @@ QList<qint64> Storage::searchConversations(const QString& text) {
     QSqlQuery q(db());
     // LIKE is case-insensitive for ASCII in SQLite; good enough for a search box.
     q.prepare(QStringLiteral(
-        "SELECT c.id FROM conversations c WHERE c.deleted_at = 0 AND (c.title LIKE ?1 ESCAPE '\\' OR EXISTS"
-        " (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ?1 ESCAPE '\\'))"
+        "SELECT c.id FROM conversations c WHERE c.deleted_at = 0 AND (c.title LIKE :p1 ESCAPE '\\' OR EXISTS"
+        " (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE :p2 ESCAPE '\\'))"
         " ORDER BY c.updated_at DESC, c.id DESC"));
-    q.addBindValue(pattern);
+    q.bindValue(QStringLiteral(":p1"), pattern);
+    q.bindValue(QStringLiteral(":p2"), pattern);
     if (!q.exec()) return fail(QStringLiteral("search failed"), q.lastError().text()), out;
     while (q.next()) out.append(q.value(0).toLongLong());
     return out;
@@ -286,14 +290,22 @@ qint64 Storage::appendMessage(const MessageRecord& m) {
     q.prepare(QStringLiteral(
         "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
         " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at)"
-        " VALUES (?1, (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = ?1),"
-        " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)"));
+        " VALUES (:conv, (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = :conv2),"
+        " :role, :content, :state, :error, :prompt, :completion, :cached, :tps, :ttft, :created, :updated)"));
     const qint64 now = m.createdAt ? m.createdAt : nowMs();
-    for (const QVariant& v : {QVariant(m.conversationId), QVariant(m.role), QVariant(m.content),
-                              QVariant(messageStateName(m.state)), QVariant(m.error), QVariant(m.promptTokens),
-                              QVariant(m.completionTokens), QVariant(m.cachedTokens), QVariant(m.tokensPerSecond),
-                              QVariant(m.timeToFirstTokenMs), QVariant(now)})
-        q.addBindValue(v);
+    q.bindValue(QStringLiteral(":conv"), m.conversationId);
+    q.bindValue(QStringLiteral(":conv2"), m.conversationId);
+    q.bindValue(QStringLiteral(":role"), text(m.role));
+    q.bindValue(QStringLiteral(":content"), text(m.content));
+    q.bindValue(QStringLiteral(":state"), messageStateName(m.state));
+    q.bindValue(QStringLiteral(":error"), text(m.error));
+    q.bindValue(QStringLiteral(":prompt"), m.promptTokens);
+    q.bindValue(QStringLiteral(":completion"), m.completionTokens);
+    q.bindValue(QStringLiteral(":cached"), m.cachedTokens);
+    q.bindValue(QStringLiteral(":tps"), m.tokensPerSecond);
+    q.bindValue(QStringLiteral(":ttft"), m.timeToFirstTokenMs);
+    q.bindValue(QStringLiteral(":created"), now);
+    q.bindValue(QStringLiteral(":updated"), now);
     if (!q.exec()) return fail(QStringLiteral("cannot save a message"), q.lastError().text()), 0;
     const qint64 id = q.lastInsertId().toLongLong();
     touchConversation(m.conversationId);
@@ -322,7 +334,7 @@ std::optional<MessageRecord> Storage::message(qint64 id) {
 bool Storage::saveProgress(qint64 messageId, const QString& content) {
     QSqlQuery q(db());
     q.prepare(QStringLiteral("UPDATE messages SET content = ?, updated_at = ? WHERE id = ?"));
-    q.addBindValue(content);
+    q.addBindValue(text(content));
     q.addBindValue(nowMs());
     q.addBindValue(messageId);
     if (!q.exec()) return fail(QStringLiteral("cannot save reply %1").arg(messageId), q.lastError().text());
@@ -334,7 +346,7 @@ bool Storage::updateMessage(const MessageRecord& m) {
     q.prepare(QStringLiteral("UPDATE messages SET content = ?, state = ?, error = ?, prompt_tokens = ?,"
                              " completion_tokens = ?, cached_tokens = ?, tokens_per_second = ?, ttft_ms = ?,"
                              " updated_at = ? WHERE id = ?"));
-    for (const QVariant& v : {QVariant(m.content), QVariant(messageStateName(m.state)), QVariant(m.error),
+    for (const QVariant& v : {text(m.content), QVariant(messageStateName(m.state)), text(m.error),
                               QVariant(m.promptTokens), QVariant(m.completionTokens), QVariant(m.cachedTokens),
                               QVariant(m.tokensPerSecond), QVariant(m.timeToFirstTokenMs), QVariant(nowMs()),
                               QVariant(m.id)})
@@ -357,8 +369,8 @@ qint64 Storage::addToolCall(const ToolCallRecord& c) {
     QSqlQuery q(db());
     q.prepare(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
                              " VALUES (?, ?, ?, ?, ?, ?)"));
-    for (const QVariant& v : {QVariant(c.messageId), QVariant(c.callId), QVariant(c.name), QVariant(c.arguments),
-                              QVariant(c.result), QVariant(c.createdAt ? c.createdAt : nowMs())})
+    for (const QVariant& v : {QVariant(c.messageId), text(c.callId), text(c.name), text(c.arguments),
+                              text(c.result), QVariant(c.createdAt ? c.createdAt : nowMs())})
         q.addBindValue(v);
     if (!q.exec()) return fail(QStringLiteral("cannot save a tool call"), q.lastError().text()), 0;
     return q.lastInsertId().toLongLong();
@@ -399,8 +411,8 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
                              " top_p, top_k, max_tokens, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     const auto& s = conv.settings;
-    for (const QVariant& v : {QVariant(conv.title), QVariant(conv.createdAt ? conv.createdAt : now),
-                              QVariant(conv.updatedAt ? conv.updatedAt : now), QVariant(s.systemPrompt),
+    for (const QVariant& v : {text(conv.title), QVariant(conv.createdAt ? conv.createdAt : now),
+                              QVariant(conv.updatedAt ? conv.updatedAt : now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
                               QVariant(s.seed)})
         q.addBindValue(v);
@@ -415,8 +427,8 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         // An imported reply cannot still be generating.
         const MessageState state = m.state == MessageState::Streaming ? MessageState::Interrupted : m.state;
-        for (const QVariant& v : {QVariant(id), QVariant(i), QVariant(m.role), QVariant(m.content),
-                                  QVariant(messageStateName(state)), QVariant(m.error), QVariant(m.promptTokens),
+        for (const QVariant& v : {QVariant(id), QVariant(i), text(m.role), text(m.content),
+                                  QVariant(messageStateName(state)), text(m.error), QVariant(m.promptTokens),
                                   QVariant(m.completionTokens), QVariant(m.cachedTokens), QVariant(m.tokensPerSecond),
                                   QVariant(m.timeToFirstTokenMs), QVariant(m.createdAt ? m.createdAt : now),
                                   QVariant(m.updatedAt ? m.updatedAt : now)})

@@ -17,8 +17,12 @@ TestCase {
         const label = findChild(block, "codeLanguage")
         compare(label.text, "Python")
         block.code = "def f():\n    return 1"
-        tryVerify(() => block.children.some(c => c.textDocument !== undefined && c.text === "def f():\n    return 1"))
+        const body = findChild(block, "codeBody")
+        compare(body.text, "def f():\n    return 1")   // appended to what was shown
+        block.code = "something else"
+        compare(body.text, "something else")          // replaced when it does not continue
 
+        waitForRendering(block)
         const copy = findChild(block, "copyCodeButton")
         compare(copy.text, "Copy")
         mouseClick(copy)
