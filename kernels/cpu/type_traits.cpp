@@ -71,7 +71,8 @@ uint16_t f32ToF16(float f) {
     std::memcpy(&x, &f, 4);
     const uint32_t sign = (x >> 16) & 0x8000;
     const uint32_t absx = x & 0x7fffffff;
-    if (absx >= 0x7f800000) return uint16_t(sign | 0x7c00 | (absx > 0x7f800000 ? 0x200 : 0));
+    if (absx > 0x7f800000) return uint16_t(sign | 0x7e00 | ((absx >> 13) & 0x3ff));  // quiet NaN, payload kept as F16C does
+    if (absx == 0x7f800000) return uint16_t(sign | 0x7c00);
     if (absx >= 0x477ff000) return uint16_t(sign | 0x7c00);  // rounds past the largest half
     if (absx < 0x38800000) {  // below the smallest normal half: subnormal or zero
         if (absx < 0x33000000) return uint16_t(sign);

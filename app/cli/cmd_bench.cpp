@@ -1,0 +1,100 @@
+// weir-cli bench: prefill and decode speed of the model alone (no scheduler,
+// no tokenizer), as JSON. Prefill runs --pp tokens as one sequence in batches
+// of --batch; decode then runs --tg greedy steps on top of that context.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/cli/cli_json.h"
+#include "app/cli/command.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/models/simple_kv_cache.h"
+#include "engine/util/error.h"
+
+namespace weir::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int32_t argmax(const float* v, int32_t n) {
+    return int32_t(std::max_element(v, v + n) - v);
+}
+
+KvDtype parseKvDtype(const std::string& s) {
+    if (s == "f16") return KvDtype::F16;
+    if (s == "q8_0") return KvDtype::Q8_0;
+    if (s == "f32") return KvDtype::F32;
+    throw Error("--kv-cache-dtype must be f16, q8_0 or f32, got '" + s + "'");
+}
+
+int run(const std::vector<std::string>& argv) {
+    Args args(argv);
+    const std::string modelPath = args.value("-m", defaultModelPath());
+    const long long pp = args.intValue("--pp", 256);
+    const long long tg = args.intValue("--tg", 64);
+    const int threads = int(args.intValue("--threads", 0));
+    const long long batchSize = args.intValue("--batch", 512);
+    const KvDtype kvType = parseKvDtype(args.value("--kv-cache-dtype", "f16"));
+    args.rejectUnknown();
+    if (pp < 1 || tg < 0 || batchSize < 1) throw Error("--pp and --batch must be >= 1, --tg >= 0");
+
+    const auto t0 = Clock::now();
+    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath);
+    auto model = loadModel(file);
+    const double loadMs = secondsSince(t0) * 1000.0;
+    const ModelConfig& cfg = model->config();
+    if (pp + tg > cfg.nCtxTrain) throw Error("--pp + --tg exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
+
+    kernels::ThreadPool pool(threads);
+    SimpleKvCache kv(cfg, 1, int32_t(pp + tg), 16, kvType);
+    std::vector<float> logits;
+    Batch batch;
+
+    // Deterministic token ids spread over the vocabulary (like llama-bench's random prompt).
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    auto nextToken = [&] {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return int32_t((state >> 33) % uint64_t(cfg.nVocab));
+    };
+
+    const auto tp = Clock::now();
+    for (long long start = 0; start < pp; start += batchSize) {
+        batch.tokens.clear();
+        const long long end = std::min(pp, start + batchSize);
+        for (long long i = start; i < end; ++i) batch.add(nextToken(), 0, int32_t(i), i + 1 == pp);
+        model->forward(batch, kv, logits, pool);
+    }
+    const double prefillS = secondsSince(tp);
+
+    const auto td = Clock::now();
+    int32_t next = argmax(logits.data(), cfg.nVocab);
+    for (long long i = 0; i < tg; ++i) {
+        batch.tokens.clear();
+        batch.add(next, 0, int32_t(pp + i), true);
+        model->forward(batch, kv, logits, pool);
+        next = argmax(logits.data(), cfg.nVocab);
+    }
+    const double decodeS = secondsSince(td);
+
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
+                "\"kv_cache_dtype\":\"%s\",\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
+                "\"peak_rss_mb\":%s}\n",
+                jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), pool.size(), pp, tg, batchSize,
+                kvDtypeName(kvType), jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
+                jsonNumber(tg > 0 ? double(tg) / decodeS : 0.0).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str());
+    return 0;
+}
+
+Command reg{"bench", "prefill/decode speed as JSON: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|f32]", &run};
+
+} // namespace
+} // namespace weir::cli

@@ -1,0 +1,32 @@
+// weir-cli make-synthetic: writes the small random model GGUF the
+// reference tests use (same bytes for the same options).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/cli/command.h"
+#include "engine/models/synthetic_model.h"
+#include "engine/util/error.h"
+
+namespace weir::cli {
+namespace {
+
+int run(const std::vector<std::string>& argv) {
+    Args args(argv);
+    SyntheticModelSpec spec;
+    spec.architecture = args.value("--arch", spec.architecture);
+    spec.seed = uint64_t(args.intValue("--seed", int64_t(spec.seed)));
+    spec.nLayer = int32_t(args.intValue("--layers", spec.nLayer));
+    const auto rest = args.rest();
+    if (rest.size() != 1 || rest[0].rfind("-", 0) == 0)
+        throw Error("usage: weir-cli make-synthetic OUT.gguf [--arch llama|qwen2|gemma3] [--seed S] [--layers N]");
+    writeSyntheticModel(spec, rest[0]);
+    std::printf("wrote %s (%s, %d layers, seed %llu)\n", rest[0].c_str(), spec.architecture.c_str(), spec.nLayer,
+                (unsigned long long)spec.seed);
+    return 0;
+}
+
+Command reg{"make-synthetic", "write a small random model GGUF: OUT [--arch llama|qwen2|gemma3] [--seed S] [--layers N]", &run};
+
+} // namespace
+} // namespace weir::cli

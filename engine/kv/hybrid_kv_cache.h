@@ -1,0 +1,168 @@
+#pragma once
+// The hybrid paged KV cache: a full pool (full-attention layers), a window pool
+// (sliding-window layers), the prefix tree that shares full pages across
+// sequences and turns, and the K/V storage of every layer. It implements
+// KvAccess, so the model reads and writes through the page tables kept here.
+//
+// Use from one thread (the engine thread). Typical life of a request:
+//   PrefixMatch m = cache.matchPrefix(prompt);          // admission estimate
+//   StepNeed n = cache.need(m, chunk);                  // same rule as allocate()
+//   int32_t s = cache.openSequence(requestId);
+//   cache.attachPrefix(s, prompt);                      // reuses m.reuseTokens
+//   loop: cache.releaseOutOfWindow(s);                  // every E decode steps
+//         if (cache.allocate(s, n) != KvResult::Ok) { defer / preempt }
+//         model.forward(batch with seq = s, cache, ...);
+//         cache.cachePrefix(s, computedTokens);         // optional, after prefill / at the end
+//   cache.closeSequence(s);                             // finish or cancel
+//
+// Nothing here throws after construction; failures are KvResult values and
+// violations are recorded in log() (never silently repaired).
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/kv/kv_sizing.h"
+#include "engine/kv/kv_types.h"
+#include "engine/models/kv_access.h"
+#include "engine/models/model_config.h"
+
+namespace weir::kv {
+
+struct KvLayerSpec {
+    bool sliding = false;   // served by the window pool
+    int64_t rowElems = 0;   // n_head_kv * head_dim of this layer
+};
+
+struct KvCacheConfig {
+    int32_t pageSize = 16;
+    int32_t window = 0;                  // W; 0 = no window pool (all layers full)
+    int64_t fullTokens = 0;              // capacities, rounded up to whole pages
+    int64_t windowTokens = 0;
+    int64_t fullFloorTokens = 0;         // resize() never goes below these
+    int64_t windowFloorTokens = 0;
+    KvDtype dtype = KvDtype::F16;
+    std::vector<KvLayerSpec> layers;     // empty: bookkeeping only, no K/V storage (tests)
+
+    // Config for a model with the sizes of a checked plan.
+    static KvCacheConfig fromPlan(const PoolPlan& plan, const ModelConfig& model);
+};
+
+// Result of looking a prompt up in the prefix tree. Only whole pages match,
+// and never the prompt's last token (its logits must be computed).
+struct PrefixMatch {
+    int64_t cachedTokens = 0;            // longest cached prefix (full pool)
+    int64_t reuseTokens = 0;             // usable prefix: the W-1 tokens before it still
+                                         // have window KV (== cachedTokens without a window)
+    int64_t windowRecomputeTokens = 0;   // cachedTokens - reuseTokens: tombstoned window
+                                         // content; the scheduler prefills from reuseTokens
+};
+
+struct SequenceInfo {
+    uint64_t request = 0;
+    int64_t length = 0;                  // positions that have slots in both pools
+    int64_t fullTokens = 0;              // tokens' worth of full pages referenced
+    int64_t windowTokens = 0;            // tokens' worth of window pages referenced
+    int64_t windowStart = 0;             // window pages below this were released (page-aligned)
+    int64_t prefixHitTokens = 0;         // reused from the tree at attach
+};
+
+struct ResizeResult {
+    KvResult result = KvResult::Ok;
+    int64_t capacityTokens = 0;          // the pool's capacity afterwards
+    int64_t evictedPages = 0;            // cached pages evicted to make room
+    std::string message;                 // why it was refused or clamped
+};
+
+class PagePool;
+class WindowPool;
+class RadixTree;
+class KvStorage;
+
+class HybridKvCache final : public KvAccess {
+public:
+    // Throws weir::Error for an unreadable dtype or storage that cannot be
+    // allocated.
+    explicit HybridKvCache(const KvCacheConfig& config);
+    ~HybridKvCache() override;
+    HybridKvCache(const HybridKvCache&) = delete;
+    HybridKvCache& operator=(const HybridKvCache&) = delete;
+
+    // --- KvAccess (used by Model::forward) ---
+    int32_t pageSize() const override;
+    KvLayerStorage layer(int32_t layer) const override;
+    std::span<const int32_t> pageTable(int32_t layer, int32_t seq) const override;
+
+    bool hasWindow() const;
+    int32_t window() const;
+
+    // --- sequences ---
+    // A new, empty sequence for `request` (non-zero); returns its id (the
+    // `seq` of BatchToken and pageTable), or -1 for request 0.
+    int32_t openSequence(uint64_t request);
+    // Drops every reference the sequence holds (finish or cancel). Pages also
+    // held by the prefix tree stay cached. Unknown ids are ignored.
+    void closeSequence(int32_t seq);
+    // A new sequence for `request` that shares the parent's complete pages; the
+    // parent's partly filled last page is copied. Returns the child's id, or
+    // -1 when a page for the copy could not be had.
+    int32_t forkSequence(int32_t parent, uint64_t request);
+
+    // --- prefix sharing ---
+    PrefixMatch matchPrefix(std::span<const int32_t> prompt) const;
+    // Matches again and makes an empty sequence reference the usable prefix
+    // (its full pages, and window pages of its last window only). The
+    // sequence's length becomes reuseTokens.
+    PrefixMatch attachPrefix(int32_t seq, std::span<const int32_t> prompt);
+    // Offers the complete pages of tokens[0, tokens.size()) (whose KV has been
+    // computed) to the tree. Call after a prefill and/or when a request ends.
+    // Returns the number of pages newly cached.
+    int64_t cachePrefix(int32_t seq, std::span<const int32_t> tokens);
+
+    // --- allocation ---
+    StepNeed need(int32_t seq, int64_t newTokens) const;
+    StepNeed need(const PrefixMatch& match, int64_t newTokens) const;  // before openSequence
+    // Gives positions [length, length + newTokens) slots in both pools,
+    // evicting unreferenced cached pages (LRU) when the free lists are short.
+    // All or nothing: OutOfFullPages / OutOfWindowPages leave everything held
+    // unchanged.
+    KvResult allocate(int32_t seq, int64_t newTokens);
+    // Releases the sequence's window pages wholly before its window (boundary
+    // floor_P(length - W + 1), page-aligned, never moving back). Returns the
+    // number of window pages released.
+    int64_t releaseOutOfWindow(int32_t seq);
+
+    // Pages in each pool: free, evictable (cached, referenced only by the
+    // tree) and available = free + evictable (what allocate() can reach).
+    int64_t freePages(PoolKind pool) const;
+    int64_t evictablePages(PoolKind pool) const;
+    int64_t availablePages(PoolKind pool) const;
+    int64_t capacityPages(PoolKind pool) const;
+    // Evicts up to `pages` unreferenced cached pages (LRU); returns how many.
+    int64_t evict(PoolKind pool, int64_t pages);
+
+    // Grows, or shrinks down to what is in use (cached pages evicted first);
+    // refuses below the pool's floor. Running sequences are never dropped;
+    // their pages may move (call between forward passes only).
+    ResizeResult resize(PoolKind pool, int64_t tokens);
+
+    // Full recount of both pools, the tree and every sequence. Returns true
+    // when everything is consistent; each violation is recorded in log().
+    bool checkIntegrity();
+    // Cheap O(1) counter checks (free + owned + cached == capacity, ...).
+    bool checkCounters();
+    const IntegrityLog& log() const;
+
+    // --- status ---
+    void fillStatus(CacheStatus& out) const;   // full, window, integrity, prefix hits
+    SequenceInfo sequenceInfo(int32_t seq) const;
+    uint64_t prefixHitTokens() const;          // total over all attaches
+
+    struct Impl;
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace weir::kv

@@ -1,0 +1,95 @@
+#include "engine/kv/kv_storage.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/util/error.h"
+
+namespace weir::kv {
+
+void KvStorage::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
+
+// calloc: large blocks come from the OS as zero pages, touched only when used.
+static uint8_t* zeroed(size_t bytes) {
+    return static_cast<uint8_t*>(std::calloc(bytes ? bytes : 1, 1));
+}
+
+KvStorage::KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std::vector<LayerSpec> layers)
+    : dtype_(dtype), pageSize_(pageSize), capacityPages_(0) {
+    for (const LayerSpec& spec : layers) {
+        if (spec.rowElems <= 0 || (dtype == KvDtype::Q8_0 && spec.rowElems % 32 != 0))
+            throw Error("kv storage: layer " + std::to_string(spec.layer) + " row of " +
+                        std::to_string(spec.rowElems) + " values cannot be stored as " + kvDtypeName(dtype) +
+                        (dtype == KvDtype::Q8_0 ? " (needs a multiple of 32)" : ""));
+        Layer l;
+        l.spec = spec;
+        l.rowBytes = kvRowBytes(dtype, spec.rowElems);
+        if (spec.layer >= int32_t(slotOfLayer_.size())) slotOfLayer_.resize(size_t(spec.layer) + 1, -1);
+        slotOfLayer_[size_t(spec.layer)] = int32_t(layers_.size());
+        layers_.push_back(std::move(l));
+    }
+    if (!resize(capacityPages))
+        throw Error("kv storage: cannot allocate " + std::to_string(bytesPerToken() * size_t(capacityPages) *
+                                                                    size_t(pageSize) >> 20) +
+                    " MiB for " + std::to_string(capacityPages * int64_t(pageSize)) +
+                    " tokens; lower --kv-reserve-tokens / --swa-tokens or use --kv-cache-dtype q8_0");
+}
+
+size_t KvStorage::bytesPerToken() const {
+    size_t b = 0;
+    for (const Layer& l : layers_) b += 2 * l.rowBytes;
+    return b;
+}
+
+bool KvStorage::servesLayer(int32_t layer) const {
+    return layer >= 0 && layer < int32_t(slotOfLayer_.size()) && slotOfLayer_[size_t(layer)] >= 0;
+}
+
+KvLayerStorage KvStorage::layer(int32_t layer) const {
+    KvLayerStorage out;
+    out.dtype = dtype_;
+    if (!servesLayer(layer)) return out;
+    const Layer& l = layers_[size_t(slotOfLayer_[size_t(layer)])];
+    out.k = l.k.get();
+    out.v = l.v.get();
+    out.rowElems = l.spec.rowElems;
+    out.rowBytes = l.rowBytes;
+    return out;
+}
+
+void KvStorage::copyPage(int32_t from, int32_t to) {
+    if (from == to || from < 0 || to < 0 || from >= capacityPages_ || to >= capacityPages_) return;
+    for (Layer& l : layers_) {
+        const size_t pageBytes = l.rowBytes * size_t(pageSize_);
+        std::memcpy(l.k.get() + size_t(to) * pageBytes, l.k.get() + size_t(from) * pageBytes, pageBytes);
+        std::memcpy(l.v.get() + size_t(to) * pageBytes, l.v.get() + size_t(from) * pageBytes, pageBytes);
+    }
+}
+
+bool KvStorage::resize(int32_t capacityPages) {
+    if (capacityPages < 0) return false;
+    std::vector<Buffer> fresh;
+    for (const Layer& l : layers_) {
+        const size_t bytes = l.rowBytes * size_t(pageSize_) * size_t(capacityPages);
+        for (int i = 0; i < 2; ++i) {
+            fresh.emplace_back(zeroed(bytes));
+            if (!fresh.back()) return false;
+        }
+    }
+    const int32_t keep = std::min(capacityPages, capacityPages_);
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        Layer& l = layers_[i];
+        const size_t keepBytes = l.rowBytes * size_t(pageSize_) * size_t(keep);
+        if (keepBytes) {
+            std::memcpy(fresh[2 * i].get(), l.k.get(), keepBytes);
+            std::memcpy(fresh[2 * i + 1].get(), l.v.get(), keepBytes);
+        }
+        l.k = std::move(fresh[2 * i]);
+        l.v = std::move(fresh[2 * i + 1]);
+    }
+    capacityPages_ = capacityPages;
+    return true;
+}
+
+} // namespace weir::kv

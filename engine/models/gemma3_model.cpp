@@ -1,0 +1,89 @@
+// Gemma 3: what its GGUF metadata and tensors look like and how they map
+// onto the shared Transformer (see shared/reference/gemma-gguf.md §3).
+#include <cmath>
+#include <string>
+
+#include "engine/models/architectures.h"
+#include "engine/models/model_config_loader.h"
+#include "engine/models/transformer.h"
+#include "engine/util/error.h"
+
+namespace weir {
+
+static ModelConfig gemma3Config(const gguf::GgufFile& file) {
+    const ModelMetadata meta(file, "gemma3");
+    ModelConfig c = readBaseConfig(file, meta, 1e-6f);
+    c.ropeStyle = RopeStyle::NeoX;
+
+    // Sliding layers: an explicit per-layer pattern array, or a period n where
+    // the last layer of every n is global (default 6: layers 5, 11, 17 ... global).
+    const int64_t window = meta.intOr("attention.sliding_window", 0);
+    c.slidingWindow = window > 0 ? int32_t(window) : 0;
+    c.layerSlides.assign(size_t(c.nLayer), false);
+    if (c.slidingWindow > 0) {
+        const gguf::Value* pat = meta.find("attention.sliding_window_pattern");
+        if (pat && pat->asArray()) {
+            const auto& items = pat->asArray()->items;
+            if (items.size() != size_t(c.nLayer))
+                throw Error(file.path() + ": " + meta.key("attention.sliding_window_pattern") + " has " + std::to_string(items.size()) +
+                            " entries for " + std::to_string(c.nLayer) + " layers");
+            for (size_t il = 0; il < items.size(); ++il) c.layerSlides[il] = items[il].asInt().value_or(0) != 0;
+        } else {
+            const int64_t period = pat ? pat->asInt().value_or(6) : 6;
+            if (period <= 0) throw Error(file.path() + ": bad " + meta.key("attention.sliding_window_pattern"));
+            for (int32_t il = 0; il < c.nLayer; ++il) c.layerSlides[size_t(il)] = il % period < period - 1;
+        }
+    }
+
+    const float globalBase = float(meta.floatOr("rope.freq_base", 10000.0));
+    const float globalScale = readLinearRopeScale(file, meta);
+    const float localBase = float(meta.floatOr("rope.freq_base_swa", 10000.0));
+    for (int32_t il = 0; il < c.nLayer; ++il) {
+        const bool s = c.layerSlides[size_t(il)];
+        c.ropeBase.push_back(s ? localBase : globalBase);
+        c.ropeScale.push_back(s ? 1.0f : globalScale);
+    }
+    // Query pre-attention scalar: head size, except the 27B which uses n_embd / n_head.
+    c.attnScale = c.nLayer == 62 ? 1.0f / std::sqrt(float(c.nEmbd / c.nHead)) : 1.0f / std::sqrt(float(c.headDimK));
+    checkConfig(file, c);
+    return c;
+}
+
+std::unique_ptr<Model> loadGemma3(std::shared_ptr<const gguf::GgufFile> file) {
+    ModelConfig c = gemma3Config(*file);
+    auto tensors = std::make_unique<ModelTensors>(*file);
+    ModelTensors& t = *tensors;
+    const int64_t E = c.nEmbd, V = c.nVocab, F = c.nFf, hd = c.headDimK;
+    const int64_t qDim = c.nHead * hd, kvDim = c.nHeadKv * hd;
+
+    TransformerWeights w;
+    w.tokEmbd = t.matrix("token_embd.weight", E, V);
+    w.outputNorm = t.vector("output_norm.weight", E);
+    w.output = t.has("output.weight") ? t.matrix("output.weight", E, V) : w.tokEmbd;
+    for (int32_t il = 0; il < c.nLayer; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        LayerWeights L;
+        L.attnNorm = t.vector(p + "attn_norm.weight", E);
+        L.wq = t.matrix(p + "attn_q.weight", E, qDim);
+        L.wk = t.matrix(p + "attn_k.weight", E, kvDim);
+        L.wv = t.matrix(p + "attn_v.weight", E, kvDim);
+        L.wo = t.matrix(p + "attn_output.weight", qDim, E);
+        L.qNorm = t.vector(p + "attn_q_norm.weight", hd);
+        L.kNorm = t.vector(p + "attn_k_norm.weight", hd);
+        L.postAttnNorm = t.vector(p + "post_attention_norm.weight", E);
+        L.ffnNorm = t.vector(p + "ffn_norm.weight", E);
+        L.gate = t.matrix(p + "ffn_gate.weight", E, F);
+        L.up = t.matrix(p + "ffn_up.weight", E, F);
+        L.down = t.matrix(p + "ffn_down.weight", F, E);
+        L.postFfnNorm = t.vector(p + "post_ffw_norm.weight", E);
+        w.layers.push_back(L);
+    }
+
+    TransformerOptions opt;
+    opt.embedScale = std::sqrt(float(E));
+    opt.activation = FfnActivation::GeluTanh;
+    opt.scaleQueryFirst = true;
+    return std::make_unique<Transformer>(std::move(file), std::move(c), std::move(w), opt, std::move(tensors));
+}
+
+} // namespace weir

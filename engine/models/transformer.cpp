@@ -1,0 +1,290 @@
+#include "engine/models/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "engine/util/error.h"
+
+namespace weir {
+
+using kernels::ThreadPool;
+
+namespace {
+
+kernels::GgmlType kvRowType(KvDtype d) {
+    switch (d) {
+    case KvDtype::F16: return kernels::GgmlType::F16;
+    case KvDtype::Q8_0: return kernels::GgmlType::Q8_0;
+    case KvDtype::F32: return kernels::GgmlType::F32;
+    default: return kernels::GgmlType::Q8_1;  // marks "unsupported"
+    }
+}
+
+void addBias(float* y, const float* b, int64_t n, int64_t width) {
+    if (!b) return;
+    for (int64_t r = 0; r < n; ++r) kernels::addInPlace(y + r * width, b, width);
+}
+
+// Runs fn(row) for rows [0, n): on the pool when there is enough work.
+template <class Fn>
+void forRows(ThreadPool& pool, int64_t n, Fn&& fn) {
+    if (n < 4 || pool.size() == 1) {
+        for (int64_t r = 0; r < n; ++r) fn(r);
+        return;
+    }
+    pool.parallelFor(n, [&fn](int64_t b, int64_t e, int) {
+        for (int64_t r = b; r < e; ++r) fn(r);
+    });
+}
+
+void grow(std::vector<float>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+}
+
+} // namespace
+
+Transformer::Transformer(std::shared_ptr<const gguf::GgufFile> file, ModelConfig config, TransformerWeights weights,
+                         TransformerOptions options, std::unique_ptr<ModelTensors> tensors)
+    : file_(std::move(file)), config_(std::move(config)), w_(std::move(weights)), opt_(options), tensors_(std::move(tensors)) {
+    // One RoPE setting per distinct (base, scale) pair across layers.
+    layerRope_.resize(size_t(config_.nLayer));
+    for (int32_t il = 0; il < config_.nLayer; ++il) {
+        kernels::RopeParams p;
+        p.neox = config_.ropeStyle == RopeStyle::NeoX;
+        p.nRot = config_.nRot;
+        p.base = config_.ropeBase[size_t(il)];
+        p.freqScale = config_.ropeScale[size_t(il)];
+        p.freqFactors = w_.ropeFreqs;
+        size_t kind = 0;
+        while (kind < ropeKinds_.size() && (ropeKinds_[kind].base != p.base || ropeKinds_[kind].freqScale != p.freqScale)) ++kind;
+        if (kind == ropeKinds_.size()) ropeKinds_.push_back(p);
+        layerRope_[size_t(il)] = int32_t(kind);
+    }
+}
+
+void Transformer::reserve(int64_t n, int threads) {
+    const ModelConfig& c = config_;
+    if (n > capTokens_) {
+        capTokens_ = n;
+        const size_t N = size_t(n);
+        grow(x_, N * c.nEmbd);
+        grow(h_, N * c.nEmbd);
+        grow(o_, N * c.nEmbd);
+        grow(q_, N * c.nHead * c.headDimK);
+        grow(k_, N * c.nHeadKv * c.headDimK);
+        grow(v_, N * c.nHeadKv * c.headDimV);
+        grow(attn_, N * c.nHead * c.headDimV);
+        grow(gate_, N * c.nFf);
+        grow(up_, N * c.nFf);
+        grow(act_, N * c.nFf);
+        grow(ropeCs_, ropeKinds_.size() * N * size_t(c.nRot));
+        if (attnCost_.size() < N * c.nHead + 1) attnCost_.resize(N * c.nHead + 1);
+        if (outRows_.capacity() < N) outRows_.reserve(N);
+    }
+    grow(attnScratch_, size_t(threads) * kernels::attendScratchFloats(c.headDimK, c.headDimV));
+}
+
+void Transformer::checkBatch(const Batch& batch, const KvAccess& kv) const {
+    const ModelConfig& c = config_;
+    const int32_t ps = kv.pageSize();
+    if (ps <= 0) throw Error("KV cache page size must be positive");
+    // One layer of each kind is enough: layers of a kind share a pool and its page tables.
+    int32_t probe[2] = {-1, -1};
+    for (int32_t il = 0; il < c.nLayer; ++il) {
+        const int kind = c.layerSlides[size_t(il)] ? 1 : 0;
+        if (probe[kind] < 0) probe[kind] = il;
+        const KvLayerStorage st = kv.layer(il);
+        if (!st.k || !st.v) throw Error("KV cache has no storage for layer " + std::to_string(il));
+        if (kvRowType(st.dtype) == kernels::GgmlType::Q8_1)
+            throw Error(std::string("KV cache dtype ") + kvDtypeName(st.dtype) + " is not supported by the CPU attention");
+        if (st.rowElems != c.kvRowElems() || st.rowBytes < kvRowBytes(st.dtype, st.rowElems))
+            throw Error("KV cache rows of layer " + std::to_string(il) + " do not match the model (" +
+                        std::to_string(st.rowElems) + " elements, model needs " + std::to_string(c.kvRowElems()) + ")");
+    }
+    for (size_t i = 0; i < batch.tokens.size(); ++i) {
+        const BatchToken& t = batch.tokens[i];
+        if (t.token < 0 || t.token >= c.nVocab)
+            throw Error("batch token " + std::to_string(i) + ": id " + std::to_string(t.token) + " outside the vocabulary");
+        if (t.pos < 0 || t.seq < 0) throw Error("batch token " + std::to_string(i) + ": negative position or sequence");
+        for (int kind = 0; kind < 2; ++kind) {
+            if (probe[kind] < 0) continue;
+            const auto table = kv.pageTable(probe[kind], t.seq);
+            const int32_t first = kind ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
+            const size_t last = size_t(t.pos / ps);
+            if (table.size() <= last)
+                throw Error("sequence " + std::to_string(t.seq) + " has no KV page for position " + std::to_string(t.pos));
+            for (size_t p = size_t(first / ps); p <= last; ++p)
+                if (table[p] < 0)
+                    throw Error("sequence " + std::to_string(t.seq) + ": KV page " + std::to_string(p) + " released but still needed at position " +
+                                std::to_string(t.pos));
+        }
+    }
+}
+
+void Transformer::normRows(const float* x, const float* w, float* y, int64_t n, int64_t width, ThreadPool& pool) {
+    const float eps = config_.normEps;
+    forRows(pool, n, [&](int64_t r) { kernels::rmsNorm(x + r * width, w, y + r * width, width, eps); });
+}
+
+void Transformer::prepareRope(const Batch& batch) {
+    const size_t n = batch.tokens.size(), nRot = size_t(config_.nRot);
+    for (size_t kind = 0; kind < ropeKinds_.size(); ++kind)
+        for (size_t i = 0; i < n; ++i)
+            kernels::ropeAngles(ropeKinds_[kind], batch.tokens[i].pos, ropeCs_.data() + (kind * n + i) * nRot);
+}
+
+void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, ThreadPool& pool) {
+    const ModelConfig& c = config_;
+    const LayerWeights& L = w_.layers[size_t(il)];
+    const int64_t n = int64_t(batch.tokens.size());
+    const int64_t hd = c.headDimK, hdv = c.headDimV;
+    const int64_t qDim = c.nHead * hd, kDim = c.nHeadKv * hd, vDim = c.nHeadKv * hdv;
+    const KvLayerStorage st = kv.layer(il);
+    const kernels::GgmlType kvType = kvRowType(st.dtype);
+    const int32_t ps = kv.pageSize();
+    const bool slides = c.layerSlides[size_t(il)];
+    const float* cs = ropeCs_.data() + size_t(layerRope_[size_t(il)]) * size_t(n) * size_t(c.nRot);
+    const bool neox = c.ropeStyle == RopeStyle::NeoX;
+
+    addBias(q_.data(), L.bq, n, qDim);
+    addBias(k_.data(), L.bk, n, kDim);
+    addBias(v_.data(), L.bv, n, vDim);
+
+    // Per token: head norms, RoPE, query scaling, then K/V into the cache.
+    forRows(pool, n, [&](int64_t i) {
+        float* q = q_.data() + i * qDim;
+        float* k = k_.data() + i * kDim;
+        const float* v = v_.data() + i * vDim;
+        if (L.qNorm)
+            for (int64_t h = 0; h < c.nHead; ++h) kernels::rmsNorm(q + h * hd, L.qNorm, q + h * hd, hd, c.normEps);
+        if (L.kNorm)
+            for (int64_t h = 0; h < c.nHeadKv; ++h) kernels::rmsNorm(k + h * hd, L.kNorm, k + h * hd, hd, c.normEps);
+        const float* angles = cs + i * c.nRot;
+        kernels::ropeApply(q, c.nHead, hd, c.nRot, neox, angles);
+        kernels::ropeApply(k, c.nHeadKv, hd, c.nRot, neox, angles);
+        if (opt_.scaleQueryFirst) kernels::scaleInPlace(q, c.attnScale, qDim);
+        const BatchToken& t = batch.tokens[size_t(i)];
+        const auto table = kv.pageTable(il, t.seq);
+        const int64_t row = int64_t(table[size_t(t.pos / ps)]) * ps + t.pos % ps;
+        kernels::storeKvRow(kvType, k, st.k + row * int64_t(st.rowBytes), kDim);
+        kernels::storeKvRow(kvType, v, st.v + row * int64_t(st.rowBytes), vDim);
+    });
+
+    // Attention per (token, head). Prefill tokens see different numbers of
+    // keys, so threads get equal shares of keys rather than of items.
+    const int64_t items = n * c.nHead;
+    int64_t* cost = attnCost_.data();
+    cost[0] = 0;
+    for (int64_t it = 0; it < items; ++it) {
+        const BatchToken& t = batch.tokens[size_t(it / c.nHead)];
+        const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
+        cost[it + 1] = cost[it] + (t.pos - first + 1) + 8;  // + fixed per-item overhead
+    }
+    const int parts = int(std::min<int64_t>(pool.size(), items));
+    const int64_t total = cost[items];
+    const size_t scratchPer = kernels::attendScratchFloats(hd, hdv);
+    const int64_t group = c.nHead / c.nHeadKv;
+    const float scoreScale = opt_.scaleQueryFirst ? 1.0f : c.attnScale;
+    auto work = [&](int64_t pb, int64_t pe, int thread) {
+        float* scratch = attnScratch_.data() + size_t(thread) * scratchPer;
+        for (int64_t part = pb; part < pe; ++part) {
+            const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+            // Items whose cost range starts in [lo, hi).
+            int64_t it = std::lower_bound(cost, cost + items, lo) - cost;
+            for (; it < items && cost[it] < hi; ++it) {
+                const int64_t i = it / c.nHead, h = it % c.nHead, kvh = h / group;
+                const BatchToken& t = batch.tokens[size_t(i)];
+                const auto table = kv.pageTable(il, t.seq);
+                kernels::PagedRows kr, vr;
+                kr.base = st.k;
+                vr.base = st.v;
+                kr.rowBytes = vr.rowBytes = st.rowBytes;
+                kr.offset = kvRowBytes(st.dtype, kvh * hd);
+                vr.offset = kvRowBytes(st.dtype, kvh * hdv);
+                kr.pages = vr.pages = table.data();
+                kr.pageSize = vr.pageSize = ps;
+                kr.type = vr.type = kvType;
+                const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
+                kernels::attendHead(q_.data() + i * qDim + h * hd, hd, hdv, kr, vr, first, t.pos, scoreScale,
+                                    attn_.data() + i * c.nHead * hdv + h * hdv, scratch);
+            }
+        }
+    };
+    if (parts <= 1) work(0, 1, 0);
+    else pool.parallelFor(parts, work);
+}
+
+void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits, ThreadPool& pool) {
+    logits.clear();
+    int64_t n = int64_t(batch.tokens.size());
+    if (n == 0) return;
+    checkBatch(batch, kv);
+    reserve(n, pool.size());
+    const ModelConfig& c = config_;
+    const int64_t E = c.nEmbd;
+
+    outRows_.clear();
+    for (int64_t i = 0; i < n; ++i)
+        if (batch.tokens[size_t(i)].wantLogits) outRows_.push_back(int32_t(i));
+    const int64_t nOut = int64_t(outRows_.size());
+
+    float* x = x_.data();
+    forRows(pool, n, [&](int64_t i) {
+        kernels::getRow(w_.tokEmbd, batch.tokens[size_t(i)].token, x + i * E);
+        if (opt_.embedScale != 0.0f) kernels::scaleInPlace(x + i * E, opt_.embedScale, E);
+    });
+    prepareRope(batch);
+
+    const int64_t attnDim = c.nHead * c.headDimV;
+    for (int32_t il = 0; il < c.nLayer; ++il) {
+        const LayerWeights& L = w_.layers[size_t(il)];
+        normRows(x, L.attnNorm, h_.data(), n, E, pool);
+        kernels::matmul(L.wq, h_.data(), n, q_.data(), pool);
+        kernels::matmul(L.wk, h_.data(), n, k_.data(), pool);
+        kernels::matmul(L.wv, h_.data(), n, v_.data(), pool);
+        attentionLayer(il, batch, kv, pool);
+
+        if (il == c.nLayer - 1 && nOut < n) {
+            // Only rows that produce logits matter past the last attention.
+            if (nOut == 0) return;
+            for (int64_t r = 0; r < nOut; ++r) {
+                const int64_t src = outRows_[size_t(r)];
+                if (src == r) continue;
+                std::memcpy(attn_.data() + r * attnDim, attn_.data() + src * attnDim, size_t(attnDim) * 4);
+                std::memcpy(x + r * E, x + src * E, size_t(E) * 4);
+            }
+            n = nOut;
+        }
+
+        kernels::matmul(L.wo, attn_.data(), n, o_.data(), pool);
+        addBias(o_.data(), L.bo, n, E);
+        if (L.postAttnNorm) normRows(o_.data(), L.postAttnNorm, o_.data(), n, E, pool);
+        kernels::addInPlace(x, o_.data(), n * E);
+
+        normRows(x, L.ffnNorm, h_.data(), n, E, pool);
+        kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool);
+        kernels::matmul(L.up, h_.data(), n, up_.data(), pool);
+        const int64_t F = c.nFf;
+        forRows(pool, n, [&](int64_t r) {
+            if (opt_.activation == FfnActivation::GeluTanh)
+                kernels::gegluF16Table(gate_.data() + r * F, up_.data() + r * F, act_.data() + r * F, F);
+            else
+                kernels::swiglu(gate_.data() + r * F, up_.data() + r * F, act_.data() + r * F, F);
+        });
+        kernels::matmul(L.down, act_.data(), n, o_.data(), pool);
+        if (L.postFfnNorm) normRows(o_.data(), L.postFfnNorm, o_.data(), n, E, pool);
+        kernels::addInPlace(x, o_.data(), n * E);
+    }
+    if (nOut == 0) return;
+    if (n != nOut) {  // no layers ran the compaction
+        for (int64_t r = 0; r < nOut; ++r) std::memmove(x + r * E, x + int64_t(outRows_[size_t(r)]) * E, size_t(E) * 4);
+        n = nOut;
+    }
+    normRows(x, w_.outputNorm, h_.data(), nOut, E, pool);
+    logits.resize(size_t(nOut) * size_t(c.nVocab));
+    kernels::matmul(w_.output, h_.data(), nOut, logits.data(), pool);
+}
+
+} // namespace weir

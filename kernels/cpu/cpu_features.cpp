@@ -1,0 +1,74 @@
+#include "kernels/cpu/cpu_features.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace weir::kernels {
+
+const CpuFeatures& cpuFeatures() {
+    static const CpuFeatures f = [] {
+        CpuFeatures c;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        c.avx2 = __builtin_cpu_supports("avx2");
+        c.fma = __builtin_cpu_supports("fma");
+        c.f16c = __builtin_cpu_supports("f16c");
+        c.avx512f = __builtin_cpu_supports("avx512f");
+        c.avx512bw = __builtin_cpu_supports("avx512bw");
+        c.avx512vl = __builtin_cpu_supports("avx512vl");
+        c.avx512vnni = __builtin_cpu_supports("avx512vnni");
+#endif
+        return c;
+    }();
+    return f;
+}
+
+const char* kernelPathName(KernelPath p) {
+    switch (p) {
+    case KernelPath::Scalar: return "scalar";
+    case KernelPath::Avx2: return "avx2";
+    }
+    return "?";
+}
+
+static bool canRun(KernelPath p) {
+    const CpuFeatures& f = cpuFeatures();
+    switch (p) {
+    case KernelPath::Scalar: return true;
+    case KernelPath::Avx2: return f.avx2 && f.fma && f.f16c;
+    }
+    return false;
+}
+
+KernelPath bestKernelPath() {
+    return canRun(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar;
+}
+
+static KernelPath defaultPath() {
+    const char* env = std::getenv("WEIR_KERNELS");
+    if (env && std::strcmp(env, "scalar") == 0) return KernelPath::Scalar;
+    return bestKernelPath();
+}
+
+// -1: not chosen yet; otherwise a KernelPath value.
+static std::atomic<int> g_path{-1};
+
+KernelPath activeKernelPath() {
+    int p = g_path.load(std::memory_order_relaxed);
+    if (p < 0) {
+        p = int(defaultPath());
+        g_path.store(p, std::memory_order_relaxed);
+    }
+    return KernelPath(p);
+}
+
+bool forceKernelPath(KernelPath p) {
+    if (!canRun(p)) return false;
+    g_path.store(int(p), std::memory_order_relaxed);
+    return true;
+}
+
+void resetKernelPath() { g_path.store(int(defaultPath()), std::memory_order_relaxed); }
+
+} // namespace weir::kernels

@@ -1,0 +1,91 @@
+#pragma once
+// Internal: the per-type pieces matmul(), dequantizeRow() and dotRowF32() are
+// assembled from. Each weight type has a dequantizer, an activation format
+// (what llama.cpp's CPU backend converts the f32 input to before multiplying),
+// and a row-dot kernel per implementation path.
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/ggml_types.h"
+
+namespace weir::kernels::detail {
+
+// Converts n elements (a multiple of the block size) of a stored row to f32.
+using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
+
+// Converts an f32 row of n elements to the activation format.
+using ConvertRowFn = void (*)(const float* x, void* dst, int64_t n);
+
+// Bytes one converted activation row of n elements takes in matmul's buffer.
+// For Q8_0 and Q8_1 the blocks are followed (at a 32-byte aligned offset) by
+// their scales as f32: d[nb], then s[nb] for Q8_1, so kernels need no f16
+// conversion per block and row. Other formats are stored as-is.
+size_t actRowBytes(GgmlType actType, int64_t n);
+size_t actScalesOffset(int64_t nBlocks, size_t blockBytes);
+
+// Dot products of one weight row (k elements) with nx (1..4) activation rows:
+// out[j * outStride] = <w, act_j> where act_j starts at act + j * actStride bytes.
+// Reading the weight row once for several activation rows is what makes a
+// batched matmul compute-bound instead of memory-bound.
+using RowDotFn = void (*)(const void* w, const void* act, size_t actStride, int nx, int64_t k,
+                          float* out, size_t outStride);
+
+constexpr int kMaxDotRows = 4;
+
+struct TypeOps {
+    DequantizeFn dequantize;
+    GgmlType actType;      // F32, F16, BF16, Q8_0, Q8_1 or Q8_K
+    ConvertRowFn convert;  // f32 -> actType
+    RowDotFn dotScalar;    // portable kernel
+};
+
+// Ops for a weight type, or nullptr if we cannot multiply it.
+const TypeOps* typeOps(GgmlType type);
+
+// The AVX2+FMA+F16C kernel for a weight type, or nullptr. Only call the
+// result when the AVX2 path is active (cpu_features.h).
+RowDotFn avx2Dot(GgmlType type);
+
+// --- per-family entry points (quant_legacy.cpp, quant_k.cpp, row_float.cpp) ---
+void dequantizeQ4_0(const void* src, float* dst, int64_t n);
+void dequantizeQ4_1(const void* src, float* dst, int64_t n);
+void dequantizeQ5_0(const void* src, float* dst, int64_t n);
+void dequantizeQ5_1(const void* src, float* dst, int64_t n);
+void dequantizeQ8_0(const void* src, float* dst, int64_t n);
+void dequantizeQ4_K(const void* src, float* dst, int64_t n);
+void dequantizeQ5_K(const void* src, float* dst, int64_t n);
+void dequantizeQ6_K(const void* src, float* dst, int64_t n);
+void dequantizeF32(const void* src, float* dst, int64_t n);
+void dequantizeF16(const void* src, float* dst, int64_t n);
+void dequantizeBF16(const void* src, float* dst, int64_t n);
+
+// Two plain Q8_0 rows (dotQ8_0 in quantize.h).
+float dotQ8_0RowsScalar(const void* a, const void* b, int64_t n);
+float dotQ8_0RowsAvx2(const void* a, const void* b, int64_t n);
+
+void dotScalarQ4_0(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ4_1(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ5_0(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ5_1(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ8_0(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ4_K(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ5_K(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarQ6_K(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarF32(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarF16(const void*, const void*, size_t, int, int64_t, float*, size_t);
+void dotScalarBF16(const void*, const void*, size_t, int, int64_t, float*, size_t);
+
+// Activation conversions. The unsuffixed ones pick the active kernel path;
+// the *Avx2 ones (quantize_act_avx2.cpp) write the same bytes as the scalar code.
+void convertRowF32(const float* x, void* dst, int64_t n);
+void convertRowF16(const float* x, void* dst, int64_t n);
+void convertRowBF16(const float* x, void* dst, int64_t n);
+void convertActQ8_0(const float* x, void* dst, int64_t n);  // blocks + f32 scales
+void convertActQ8_1(const float* x, void* dst, int64_t n);
+void quantizeQ8_0Avx2(const float* x, void* dst, int64_t n);
+void quantizeQ8_1Avx2(const float* x, void* dst, int64_t n);
+void quantizeQ8_KAvx2(const float* x, void* dst, int64_t n);
+void convertRowF16Avx2(const float* x, void* dst, int64_t n);
+void convertRowBF16Avx2(const float* x, void* dst, int64_t n);
+
+} // namespace weir::kernels::detail

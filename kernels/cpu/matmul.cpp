@@ -1,0 +1,91 @@
+// matmul(): converts the activations once (kernel_table.h says to what), then
+// runs a row-dot kernel over tiles of (activation rows x weight rows) on the
+// pool. Each kernel call reads one weight row for up to four activation rows.
+#include "kernels/cpu/matmul.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/util/error.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/kernel_table.h"
+
+namespace weir::kernels {
+
+namespace {
+
+// A tile is up to kTileRows weight rows times kTileActs activation rows. The
+// activation rows of a tile (64 rows of K int8 values) stay in L2 while the
+// weight rows stream past; tiles are numbered activation-tile-major so each
+// thread's contiguous share mostly reuses one activation tile.
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileActs = 64;
+
+// Below this many activation rows the conversion is not worth a pool round trip.
+constexpr int64_t kParallelConvertRows = 8;
+
+detail::RowDotFn pickDot(GgmlType type, const detail::TypeOps& ops) {
+    if (activeKernelPath() == KernelPath::Avx2)
+        if (detail::RowDotFn f = detail::avx2Dot(type)) return f;
+    return ops.dotScalar;
+}
+
+} // namespace
+
+bool matmulSupports(GgmlType type, int64_t cols) {
+    const TypeTraits* t = typeTraits(type);
+    return detail::typeOps(type) && t && cols > 0 && cols % t->blockElems == 0;
+}
+
+void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool) {
+    if (!matmulSupports(w.type, w.cols)) {
+        const TypeTraits* t = typeTraits(w.type);
+        throw Error("matmul: cannot multiply " + std::string(t ? t->name : "unknown type") + " weights with rows of " +
+                    std::to_string(w.cols) + " elements");
+    }
+    if (M <= 0 || w.rows <= 0) return;
+    const detail::TypeOps& ops = *detail::typeOps(w.type);
+    const detail::RowDotFn dot = pickDot(w.type, ops);
+    const int64_t K = w.cols, N = w.rows;
+
+    // 1. Activations in the weight type's partner format.
+    const uint8_t* act;
+    size_t actStride;
+    if (ops.actType == GgmlType::F32) {
+        act = reinterpret_cast<const uint8_t*>(x);
+        actStride = size_t(K) * sizeof(float);
+    } else {
+        thread_local std::vector<uint8_t> scratch;
+        actStride = detail::actRowBytes(ops.actType, K);
+        if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
+        uint8_t* buf = scratch.data();
+        auto convertRows = [&](int64_t b, int64_t e, int) {
+            for (int64_t m = b; m < e; ++m) ops.convert(x + m * K, buf + size_t(m) * actStride, K);
+        };
+        if (M >= kParallelConvertRows && pool.size() > 1)
+            pool.parallelFor(M, convertRows);
+        else
+            convertRows(0, M, 0);
+        act = buf;
+    }
+
+    // 2. Integer (or float) dot products over tiles.
+    const int64_t nTiles = (N + kTileRows - 1) / kTileRows;
+    const int64_t mTiles = (M + kTileActs - 1) / kTileActs;
+    const auto* wdata = static_cast<const uint8_t*>(w.data);
+    pool.parallelFor(nTiles * mTiles, [&](int64_t begin, int64_t end, int) {
+        for (int64_t item = begin; item < end; ++item) {
+            const int64_t m0 = (item / nTiles) * kTileActs, m1 = std::min(M, m0 + kTileActs);
+            const int64_t n0 = (item % nTiles) * kTileRows, n1 = std::min(N, n0 + kTileRows);
+            for (int64_t m = m0; m < m1; m += detail::kMaxDotRows) {
+                const int nx = int(std::min<int64_t>(detail::kMaxDotRows, m1 - m));
+                const uint8_t* a = act + size_t(m) * actStride;
+                for (int64_t n = n0; n < n1; ++n)
+                    dot(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
+            }
+        }
+    });
+}
+
+} // namespace weir::kernels

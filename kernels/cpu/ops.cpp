@@ -1,0 +1,323 @@
+// Transformer row operations; see ops.h. Scalar code here, the hot inner
+// loops also in ops_avx2.cpp behind a runtime CPU check.
+#include "kernels/cpu/ops.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/ops_simd.h"
+
+namespace weir::kernels {
+
+static std::atomic<bool> forceScalar{false};
+
+void opsForceScalar(bool force) { forceScalar = force; }
+
+bool opsHaveAvx2() {
+    static const bool has = [] {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("f16c");
+#else
+        return false;
+#endif
+    }();
+    return has && !forceScalar.load(std::memory_order_relaxed);
+}
+
+void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);
+    const float mean = float(sum / double(n));
+    const float s = 1.0f / std::sqrt(mean + eps);
+    // Scale first, weight second: two roundings, as two separate ops would do.
+    if (w) {
+        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * s) * w[i];
+    } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+    }
+}
+
+void ropeAngles(const RopeParams& p, int32_t pos, float* cs) {
+    // theta_i = pos * base^(-2i/nRot), stepped by repeated multiplication.
+    const float step = std::pow(p.base, -2.0f / float(p.nRot));
+    float theta = float(pos);
+    for (int32_t i = 0; i < p.nRot / 2; ++i) {
+        const float ff = p.freqFactors ? p.freqFactors[i] : 1.0f;
+        const float t = p.freqScale * (theta / ff);
+        cs[2 * i] = std::cos(t);
+        cs[2 * i + 1] = std::sin(t);
+        theta *= step;
+    }
+}
+
+void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs) {
+    const int32_t half = nRot / 2;
+    for (int64_t h = 0; h < nHeads; ++h) {
+        float* v = x + h * headDim;
+        if (neox) {
+            for (int32_t i = 0; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1];
+                const float a = v[i], b = v[i + half];
+                v[i] = a * c - b * s;
+                v[i + half] = a * s + b * c;
+            }
+        } else {
+            for (int32_t i = 0; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1];
+                const float a = v[2 * i], b = v[2 * i + 1];
+                v[2 * i] = a * c - b * s;
+                v[2 * i + 1] = a * s + b * c;
+            }
+        }
+    }
+}
+
+float geluTanh(float x) {
+    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+    constexpr float kCoef = 0.044715f;
+    return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x)));
+}
+
+// gelu at every f16 value, rounded to f16 (built once).
+static const uint16_t* geluTable() {
+    static const uint16_t* table = [] {
+        static uint16_t t[65536];
+        for (uint32_t i = 0; i < 65536; ++i) t[i] = f32ToF16(geluTanh(f16ToF32(uint16_t(i))));
+        return t;
+    }();
+    return table;
+}
+
+void gegluF16Table(const float* gate, const float* up, float* y, int64_t n) {
+    const uint16_t* table = geluTable();
+    if (opsHaveAvx2()) {
+        ops_avx2::gegluF16Table(gate, up, y, n, table);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        if (g <= -10.0f) y[i] = 0.0f;
+        else if (g >= 10.0f) y[i] = g * up[i];
+        else y[i] = f16ToF32(table[f32ToF16(g)]) * up[i];
+    }
+}
+
+void swiglu(const float* gate, const float* up, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        y[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+}
+
+void softmax(float* x, int64_t n) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = (x[i] == -std::numeric_limits<float>::infinity()) ? 0.0f : std::exp(x[i] - m);
+        sum += x[i];
+    }
+    const float inv = sum > 0.0 ? float(1.0 / sum) : 0.0f;
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void addInPlace(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void scaleInPlace(float* y, float s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] *= s;
+}
+
+namespace {
+
+struct BlockQ8_0 {
+    uint16_t d;
+    int8_t qs[32];
+};
+static_assert(sizeof(BlockQ8_0) == 34);
+
+void toF16Row(const float* x, uint16_t* y, int64_t n) {
+    if (opsHaveAvx2() && n % 8 == 0) {
+        ops_avx2::toF16(x, y, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) y[i] = f32ToF16(x[i]);
+}
+
+float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) {
+    if (opsHaveAvx2() && n % 32 == 0) return ops_avx2::dotF16(a, b, n);
+    float acc[32] = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int j = 0; j < 32; ++j) acc[j] += f16ToF32(a[i + j]) * f16ToF32(b[i + j]);
+    double sum = 0.0;
+    for (int j = 0; j < 32; ++j) sum += acc[j];
+    for (; i < n; ++i) sum += double(f16ToF32(a[i]) * f16ToF32(b[i]));
+    return float(sum);
+}
+
+float dotF32(const float* a, const float* b, int64_t n) {
+    if (opsHaveAvx2() && n % 32 == 0) return ops_avx2::dotF32(a, b, n);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(a[i] * b[i]);
+    return float(sum);
+}
+
+float dotQ8_0(const void* a, const void* b, int64_t n) {
+    if (opsHaveAvx2()) return ops_avx2::dotQ8_0(a, b, n);
+    const auto* x = static_cast<const BlockQ8_0*>(a);
+    const auto* y = static_cast<const BlockQ8_0*>(b);
+    float sum = 0.0f;
+    for (int64_t blk = 0; blk < n / 32; ++blk) {
+        int32_t s = 0;
+        for (int j = 0; j < 32; ++j) s += int32_t(x[blk].qs[j]) * int32_t(y[blk].qs[j]);
+        sum += f16ToF32(x[blk].d) * f16ToF32(y[blk].d) * float(s);
+    }
+    return sum;
+}
+
+void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n) {
+    if (opsHaveAvx2() && n % 32 == 0) {
+        ops_avx2::madF16(y, x, v, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) y[i] = f32ToF16(std::fma(f16ToF32(x[i]), v, f16ToF32(y[i])));
+}
+
+void scaleF16(uint16_t* y, float v, int64_t n) {
+    if (opsHaveAvx2() && n % 32 == 0) {
+        ops_avx2::scaleF16(y, v, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) y[i] = f32ToF16(f16ToF32(y[i]) * v);
+}
+
+void madF32(float* y, const float* x, float v, int64_t n) {
+    if (opsHaveAvx2()) {
+        ops_avx2::madF32(y, x, v, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) y[i] = std::fma(x[i], v, y[i]);
+}
+
+void rowToF32(GgmlType type, const void* src, float* dst, int64_t n) {
+    if (type == GgmlType::F32) {
+        std::memcpy(dst, src, size_t(n) * 4);
+    } else if (type == GgmlType::F16 && opsHaveAvx2() && n % 8 == 0) {
+        ops_avx2::fromF16(static_cast<const uint16_t*>(src), dst, n);
+    } else if (type == GgmlType::F16) {
+        const auto* h = static_cast<const uint16_t*>(src);
+        for (int64_t i = 0; i < n; ++i) dst[i] = f16ToF32(h[i]);
+    } else {  // Q8_0
+        const auto* b = static_cast<const BlockQ8_0*>(src);
+        for (int64_t blk = 0; blk < n / 32; ++blk) {
+            const float d = f16ToF32(b[blk].d);
+            for (int j = 0; j < 32; ++j) dst[blk * 32 + j] = float(b[blk].qs[j]) * d;
+        }
+    }
+}
+
+void kvQuantizeQ8_0(const float* x, void* dst, int64_t n) {
+    if (opsHaveAvx2()) {
+        ops_avx2::quantizeQ8_0(x, dst, n);
+        return;
+    }
+    auto* b = static_cast<BlockQ8_0*>(dst);
+    for (int64_t blk = 0; blk < n / 32; ++blk) {
+        const float* v = x + blk * 32;
+        float amax = 0.0f;
+        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
+        const float d = amax / 127.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        b[blk].d = f32ToF16(d);
+        for (int j = 0; j < 32; ++j) b[blk].qs[j] = int8_t(std::nearbyint(v[j] * id));
+    }
+}
+
+} // namespace
+
+bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n) {
+    switch (type) {
+    case GgmlType::F32: std::memcpy(dst, x, size_t(n) * 4); return true;
+    case GgmlType::F16: toF16Row(x, static_cast<uint16_t*>(dst), n); return true;
+    case GgmlType::Q8_0:
+        if (n % 32) return false;
+        kvQuantizeQ8_0(x, dst, n);
+        return true;
+    default: return false;
+    }
+}
+
+size_t attendScratchFloats(int64_t dk, int64_t dv) {
+    // converted query (up to dk floats), f32 accumulator (dv), converted V row (dv),
+    // f16 accumulator (dv/2 floats, rounded up).
+    return size_t(dk + 2 * dv + (dv + 1) / 2 + 16);
+}
+
+void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
+                int32_t first, int32_t last, float scale, float* out, float* scratch) {
+    float* qConv = scratch;                 // dk floats of room for the converted query
+    float* acc32 = scratch + dk;            // dv
+    float* vRow = acc32 + dv;               // dv
+    auto* acc16 = reinterpret_cast<uint16_t*>(vRow + dv);
+    const bool f16V = v.type == GgmlType::F16;
+
+    // The query in K's dot-product type, as llama.cpp converts it.
+    const void* qk = q;
+    if (k.type == GgmlType::F16) {
+        toF16Row(q, reinterpret_cast<uint16_t*>(qConv), dk);
+        qk = qConv;
+    } else if (k.type == GgmlType::Q8_0) {
+        kvQuantizeQ8_0(q, qConv, dk);
+        qk = qConv;
+    }
+    if (f16V) std::memset(acc16, 0, size_t(dv) * 2);
+    else std::memset(acc32, 0, size_t(dv) * 4);
+
+    float m = -std::numeric_limits<float>::infinity();
+    float sum = 0.0f;
+    for (int32_t p = first; p <= last; ++p) {
+        const uint8_t* kr = k.row(p);
+        float s;
+        switch (k.type) {
+        case GgmlType::F16:
+            s = dotF16(reinterpret_cast<const uint16_t*>(kr), static_cast<const uint16_t*>(qk), dk);
+            break;
+        case GgmlType::Q8_0: s = dotQ8_0(kr, qk, dk); break;
+        default: s = dotF32(reinterpret_cast<const float*>(kr), q, dk); break;
+        }
+        s *= scale;
+        // Online softmax: rescale what we have when a new maximum appears.
+        float ms = 1.0f, vs = 1.0f;
+        if (s > m) {
+            const float old = m;
+            m = s;
+            ms = std::exp(old - m);
+            if (f16V) scaleF16(acc16, ms, dv);
+            else scaleInPlace(acc32, ms, dv);
+        } else {
+            vs = std::exp(s - m);
+        }
+        const uint8_t* vr = v.row(p);
+        if (f16V) {
+            madF16(acc16, reinterpret_cast<const uint16_t*>(vr), vs, dv);
+        } else if (v.type == GgmlType::F32) {
+            madF32(acc32, reinterpret_cast<const float*>(vr), vs, dv);
+        } else {
+            rowToF32(v.type, vr, vRow, dv);
+            madF32(acc32, vRow, vs, dv);
+        }
+        sum = sum * ms + vs;
+    }
+    if (f16V) rowToF32(GgmlType::F16, acc16, acc32, dv);
+    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+    for (int64_t i = 0; i < dv; ++i) out[i] = acc32[i] * inv;
+}
+
+} // namespace weir::kernels

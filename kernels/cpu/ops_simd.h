@@ -1,0 +1,30 @@
+#pragma once
+// Inner loops of ops.cpp that have an AVX2 (+FMA, F16C) version in
+// ops_avx2.cpp. Only call the ops_avx2:: functions when opsHaveAvx2() is true.
+#include <cstdint>
+
+namespace weir::kernels {
+
+bool opsHaveAvx2();
+// Tests: force the scalar paths (false restores detection).
+void opsForceScalar(bool force);
+
+namespace ops_avx2 {
+// Sum of a[i]*b[i] over f16 vectors, f32 accumulation in 4 x 8 lanes (n % 32 == 0).
+float dotF16(const uint16_t* a, const uint16_t* b, int64_t n);
+// y = f16(f32(y) + f32(x) * v)
+void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n);
+// y = f16(f32(y) * v)
+void scaleF16(uint16_t* y, float v, int64_t n);
+// y += x * v
+void madF32(float* y, const float* x, float v, int64_t n);
+float dotF32(const float* a, const float* b, int64_t n);
+void toF16(const float* x, uint16_t* y, int64_t n);
+void fromF16(const uint16_t* x, float* y, int64_t n);
+// Q8_0 x Q8_0 dot product of n elements (n % 32 == 0).
+float dotQ8_0(const void* a, const void* b, int64_t n);
+void quantizeQ8_0(const float* x, void* dst, int64_t n);
+void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
+} // namespace ops_avx2
+
+} // namespace weir::kernels

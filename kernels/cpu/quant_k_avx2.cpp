@@ -1,0 +1,167 @@
+// AVX2 row-dot kernels for Q4_K, Q5_K, Q6_K against Q8_K activations (math
+// in quant_k.cpp). Per super-block: unsigned weight bytes times signed
+// activation bytes (maddubs), weighted by the integer sub-block scales
+// (madd), summed in int32; the minima (Q4_K/Q5_K) and Q6_K's -32 offset come
+// from the activation block's bsums.
+#include <type_traits>
+
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/simd_avx2.h"
+
+namespace weir::kernels::detail {
+
+namespace {
+
+using namespace blocks;
+using namespace avx2;
+
+const Q8_K* actRow(const void* act, size_t actStride, int r) {
+    return reinterpret_cast<const Q8_K*>(static_cast<const uint8_t*>(act) + r * actStride);
+}
+
+// Sums of the activation block's bsums in pairs: 8 int16, one per 32-element sub-block.
+inline __m128i subBlockSums(const Q8_K& x) {
+    const __m256i b = load(x.bsums);
+    return _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+// Q4_K and Q5_K share everything but the fifth bit.
+template <class Block, int NX>
+void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
+    constexpr bool kFiveBits = std::is_same_v<Block, Q5_K>;
+    const auto* wb = static_cast<const Block*>(w);
+    const Q8_K* xb[NX];
+    __m256 acc[NX];
+    #pragma GCC unroll 4
+    for (int r = 0; r < NX; ++r) {
+        xb[r] = actRow(act, actStride, r);
+        acc[r] = _mm256_setzero_ps();
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const Block& b = wb[i];
+        uint8_t sc[8], mn[8];
+        for (int s = 0; s < 8; ++s) kScaleMin(b.scales, s, sc[s], mn[s]);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+        const float dw = f16(b.d), dminw = f16(b.dmin);
+
+        __m256i sumi[NX];
+        #pragma GCC unroll 4
+        for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
+        __m256i hbits;
+        if constexpr (kFiveBits) hbits = load(b.qh);
+        for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c+1 (high)
+            const __m256i bits = load(b.qs + 32 * c);
+            __m256i lo = _mm256_and_si256(bits, low4);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+            if constexpr (kFiveBits) {
+                // Bit s of qh[l] moves to bit 4 of the byte (the 16-bit shifts never
+                // carry a neighbour's bit into position 4).
+                const __m256i b4 = _mm256_set1_epi8(0x10);
+                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c), 4), b4));
+                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c + 1), 4), b4));
+            }
+            const __m256i scLo = _mm256_set1_epi16(sc[2 * c]), scHi = _mm256_set1_epi16(sc[2 * c + 1]);
+            #pragma GCC unroll 4
+            for (int r = 0; r < NX; ++r) {
+                const int8_t* q8 = xb[r][i].qs + 64 * c;
+                const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), scLo);
+                const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(q8 + 32)), scHi);
+                sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
+            }
+        }
+        #pragma GCC unroll 4
+        for (int r = 0; r < NX; ++r) {
+            const float dx = xb[r][i].d;
+            const __m128i m32 = _mm_madd_epi16(mins, subBlockSums(xb[r][i]));  // 4 int32
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
+}
+
+template <int NX>
+void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
+    const auto* wb = static_cast<const Q6_K*>(w);
+    const Q8_K* xb[NX];
+    __m256 acc[NX];
+    #pragma GCC unroll 4
+    for (int r = 0; r < NX; ++r) {
+        xb[r] = actRow(act, actStride, r);
+        acc[r] = _mm256_setzero_ps();
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const Q6_K& b = wb[i];
+        const float dw = f16(b.d);
+        const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+
+        __m256i sumi[NX];
+        #pragma GCC unroll 4
+        for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
+        for (int h = 0; h < 2; ++h) {  // halves of 128 elements
+            const __m256i ql0 = load(b.ql + 64 * h), ql1 = load(b.ql + 64 * h + 32);
+            const __m256i qh = load(b.qh + 32 * h);
+            // Part p (32 elements): low nibbles of ql0/ql1 for p = 0/1, high nibbles
+            // for p = 2/3; bits 2p, 2p+1 of qh on top.
+            for (int part = 0; part < 4; ++part) {
+                const __m256i bits = part & 1 ? ql1 : ql0;
+                const __m256i low = _mm256_and_si256(part < 2 ? bits : _mm256_srli_epi16(bits, 4), low4);
+                const __m256i high = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * part), 4), _mm256_set1_epi8(0x30));
+                const __m256i q = _mm256_or_si256(low, high);
+                // 32 elements = groups g and g+1: int16 lanes 0-7 take scale g, 8-15 scale g+1.
+                const int g = 8 * h + 2 * part;
+                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(b.scales[g + 1]), _mm_set1_epi16(b.scales[g]));
+                #pragma GCC unroll 4
+                for (int r = 0; r < NX; ++r) {
+                    const __m256i p = _mm256_maddubs_epi16(q, load(xb[r][i].qs + 128 * h + 32 * part));
+                    sumi[r] = _mm256_add_epi32(sumi[r], _mm256_madd_epi16(p, sc));
+                }
+            }
+        }
+        #pragma GCC unroll 4
+        for (int r = 0; r < NX; ++r) {
+            // q - 32: subtract 32 * sum_g scale_g * bsum_g.
+            const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(scales16, load(xb[r][i].bsums)), 5);
+            const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi[r], offset));
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xb[r][i].d * dw), v, acc[r]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
+}
+
+template <class Block>
+void dotRowsScaleMin(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out, size_t outStride) {
+    switch (nx) {
+    case 1: dotScaleMin<Block, 1>(w, act, actStride, k, out, outStride); break;
+    case 2: dotScaleMin<Block, 2>(w, act, actStride, k, out, outStride); break;
+    case 3: dotScaleMin<Block, 3>(w, act, actStride, k, out, outStride); break;
+    default: dotScaleMin<Block, 4>(w, act, actStride, k, out, outStride); break;
+    }
+}
+
+void dotRowsQ6(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out, size_t outStride) {
+    switch (nx) {
+    case 1: dotQ6<1>(w, act, actStride, k, out, outStride); break;
+    case 2: dotQ6<2>(w, act, actStride, k, out, outStride); break;
+    case 3: dotQ6<3>(w, act, actStride, k, out, outStride); break;
+    default: dotQ6<4>(w, act, actStride, k, out, outStride); break;
+    }
+}
+
+} // namespace
+
+RowDotFn avx2DotK(GgmlType type) {
+    switch (type) {
+    case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K>;
+    case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K>;
+    case GgmlType::Q6_K: return dotRowsQ6;
+    default: return nullptr;
+    }
+}
+
+} // namespace weir::kernels::detail

@@ -1,0 +1,172 @@
+// Renders every case of tests/data/templates/expected.json (written by
+// tests/reference/make_template_reference.py with python jinja2) and requires
+// byte-identical output, or an error where jinja2 failed.
+#include <QtTest>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/chat/chat_template.h"
+#include "engine/chat/jinja_template.h"
+
+using weir::jinja::Value;
+
+namespace {
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string dataDir() { return qEnvironmentVariable("WEIR_TEST_DATA").toStdString() + "/templates/"; }
+
+const Value& expected() {
+    static const Value data = Value::parseJson(readFile(dataDir() + "expected.json"));
+    return data;
+}
+
+QByteArray bytes(const std::string& s) { return QByteArray(s.data(), static_cast<qsizetype>(s.size())); }
+
+// The real template text, or Weir's built-in one for "builtin-<family>".
+std::unique_ptr<weir::ChatTemplate> makeTemplate(const std::string& templateName, const std::string& bos,
+                                                 const std::string& eos) {
+    const std::string prefix = "builtin-";
+    if (templateName.rfind(prefix, 0) == 0) return weir::ChatTemplate::builtin(templateName.substr(prefix.size()), bos, eos);
+    return weir::ChatTemplate::create(readFile(dataDir() + templateName), bos, eos);
+}
+
+// Messages whose keys start with role, content (a string): these can also go
+// through the ChatMessage API with the other keys as extra fields.
+bool asChatMessages(const Value& messages, std::vector<weir::ChatMessage>& out) {
+    for (const auto& m : messages.asList()) {
+        const auto& entries = m.asDict().entries;
+        if (entries.size() < 2 || entries[0].first != "role" || entries[1].first != "content" ||
+            !entries[0].second.isString() || !entries[1].second.isString())
+            return false;
+        weir::ChatMessage msg{entries[0].second.asString(), entries[1].second.asString(), Value()};
+        if (entries.size() > 2) {
+            msg.fields = Value::dict();
+            for (size_t i = 2; i < entries.size(); ++i) msg.fields.set(entries[i].first, entries[i].second);
+        }
+        out.push_back(std::move(msg));
+    }
+    return true;
+}
+
+}  // namespace
+
+class JinjaReferenceTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        QVERIFY2(expected().isDict(), "expected.json did not load");
+        QVERIFY(expected().get("families")->asList().size() >= 8);
+        QVERIFY(expected().get("snippets")->asList().size() >= 100);
+    }
+
+    void snippets_data() {
+        QTest::addColumn<int>("index");
+        const auto& list = expected().get("snippets")->asList();
+        for (size_t i = 0; i < list.size(); ++i)
+            QTest::newRow(list[i].get("name")->asString().c_str()) << static_cast<int>(i);
+    }
+
+    void snippets() {
+        QFETCH(int, index);
+        const Value& c = expected().get("snippets")->asList()[index];
+        const Value& context = *expected().get("snippet_context");
+        weir::jinja::RenderOptions options;
+        options.fixedNow = expected().get("now")->asInt();
+        const std::string source = c.get("template")->asString();
+        if (const Value* out = c.get("output")) {
+            std::string got;
+            try {
+                got = weir::jinja::Template(source).render(context, options);
+            } catch (const weir::Error& e) {
+                QFAIL(qPrintable(QString("jinja2 renders this, we failed: ") + e.what()));
+            }
+            QCOMPARE(bytes(got), bytes(out->asString()));
+            return;
+        }
+        const bool raised = c.get("raised")->truthy();
+        try {
+            std::string got = weir::jinja::Template(source).render(context, options);
+            QFAIL(qPrintable("jinja2 fails here (" + QString::fromStdString(c.get("error")->asString()) +
+                             ") but we rendered: " + QString::fromStdString(got)));
+        } catch (const weir::jinja::TemplateRaised& e) {
+            QVERIFY2(raised, e.what());
+            QCOMPARE(QString::fromStdString(e.templateMessage()), QString::fromStdString(c.get("error")->asString()));
+        } catch (const weir::Error& e) {
+            QVERIFY2(!raised, e.what());
+            QVERIFY2(QString(e.what()).startsWith("chat template: line "), e.what());
+        }
+    }
+
+    void conversations_data() {
+        QTest::addColumn<int>("family");
+        QTest::addColumn<int>("index");
+        const auto& families = expected().get("families")->asList();
+        for (size_t f = 0; f < families.size(); ++f) {
+            const auto& cases = families[f].get("cases")->asList();
+            for (size_t i = 0; i < cases.size(); ++i) {
+                std::string row = families[f].get("family")->asString() + "/" + cases[i].get("name")->asString();
+                QTest::newRow(row.c_str()) << static_cast<int>(f) << static_cast<int>(i);
+            }
+        }
+    }
+
+    void conversations() {
+        QFETCH(int, family);
+        QFETCH(int, index);
+        const Value& fam = expected().get("families")->asList()[family];
+        const Value& c = fam.get("cases")->asList()[index];
+        const Value& ctx = *c.get("context");
+
+        weir::ChatRenderOptions options;
+        options.now = expected().get("now")->asInt();
+        options.addGenerationPrompt = ctx.get("add_generation_prompt")->truthy();
+        options.parseToolCallArguments = !c.get("raw_arguments");
+        options.variables = Value::dict();
+        for (const auto& e : ctx.asDict().entries) {
+            if (e.first == "tools") options.tools = e.second;
+            else if (e.first != "messages" && e.first != "add_generation_prompt" && e.first != "bos_token" &&
+                     e.first != "eos_token")
+                options.variables.set(e.first, e.second);
+        }
+        auto tmpl = makeTemplate(fam.get("template")->asString(), ctx.get("bos_token")->asString(),
+                                 ctx.get("eos_token")->asString());
+        const Value& messages = *ctx.get("messages");
+
+        if (const Value* out = c.get("output")) {
+            std::string got;
+            try {
+                got = tmpl->renderValues(messages, options);
+            } catch (const weir::Error& e) {
+                QFAIL(qPrintable(QString("jinja2 renders this, we failed: ") + e.what()));
+            }
+            QCOMPARE(bytes(got), bytes(out->asString()));
+            std::vector<weir::ChatMessage> chat;
+            if (asChatMessages(messages, chat)) QCOMPARE(bytes(tmpl->render(chat, options)), bytes(out->asString()));
+            return;
+        }
+        const bool raised = c.get("raised")->truthy();
+        try {
+            std::string got = tmpl->renderValues(messages, options);
+            QFAIL(qPrintable("jinja2 fails here (" + QString::fromStdString(c.get("error")->asString()) +
+                             ") but we rendered: " + QString::fromStdString(got)));
+        } catch (const weir::jinja::TemplateRaised& e) {
+            QVERIFY2(raised, e.what());
+            QCOMPARE(QString::fromStdString(e.templateMessage()), QString::fromStdString(c.get("error")->asString()));
+        } catch (const weir::Error& e) {
+            QVERIFY2(!raised, e.what());
+            QVERIFY2(QString(e.what()).startsWith("chat template: line "), e.what());
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(JinjaReferenceTest)
+#include "jinja_reference_test.moc"

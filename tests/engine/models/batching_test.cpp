@@ -1,0 +1,233 @@
+// The logits of a sequence do not depend on how it is batched: alone in one
+// prefill, prefilled in chunks of varying size, or interleaved with other
+// sequences in mixed batches (prefill chunks and decode steps together).
+// Runs on small synthetic models (a Gemma 3 one with a 16-token window, so
+// sequences cross the window) and, when present, on the default model.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/models/simple_kv_cache.h"
+#include "engine/models/synthetic_model.h"
+
+using namespace weir;
+
+namespace {
+
+std::vector<int32_t> tokensFor(int32_t seed, int32_t n, int32_t vocab) {
+    std::vector<int32_t> t;
+    uint32_t x = uint32_t(seed) * 2654435761u + 12345u;
+    for (int32_t i = 0; i < n; ++i) {
+        x = x * 1664525u + 1013904223u;
+        t.push_back(3 + int32_t((x >> 8) % uint32_t(vocab - 3)));
+    }
+    return t;
+}
+
+// Logits for every position of `seqs`, each run with the batching `plan`:
+// plan(step) gives, for every sequence, how many of its next tokens go into
+// the batch of that step (0 = none this time). Rows are [seq][pos][vocab].
+using Plan = std::function<int32_t(int step, size_t seq)>;
+
+std::vector<std::vector<float>> runPlan(Model& m, const std::vector<std::vector<int32_t>>& seqs, const Plan& plan,
+                                        kernels::ThreadPool& pool, bool interleave) {
+    const int32_t V = m.config().nVocab;
+    size_t maxLen = 0;
+    for (const auto& s : seqs) maxLen = std::max(maxLen, s.size());
+    SimpleKvCache kv(m.config(), int32_t(seqs.size()), int32_t(maxLen), 8);
+    std::vector<std::vector<float>> out(seqs.size());
+    std::vector<size_t> done(seqs.size(), 0);
+    std::vector<float> logits;
+    for (int step = 0;; ++step) {
+        Batch b;
+        std::vector<std::pair<size_t, size_t>> take;  // (seq, count)
+        for (size_t s = 0; s < seqs.size(); ++s) {
+            const size_t n = std::min(seqs[s].size() - done[s], size_t(std::max(0, plan(step, s))));
+            if (n) take.push_back({s, n});
+        }
+        if (take.empty()) {
+            bool finished = true;
+            for (size_t s = 0; s < seqs.size(); ++s) finished &= done[s] == seqs[s].size();
+            if (finished) break;
+            continue;
+        }
+        // Either sequence after sequence, or round-robin one token at a time
+        // (positions of each sequence stay in order either way).
+        std::vector<size_t> order;  // batch row -> seq
+        if (interleave) {
+            std::vector<size_t> left;
+            for (auto& [s, n] : take) left.push_back(n);
+            for (bool any = true; any;) {
+                any = false;
+                for (size_t i = 0; i < take.size(); ++i)
+                    if (left[i]) { order.push_back(take[i].first); --left[i]; any = true; }
+            }
+        } else {
+            for (auto& [s, n] : take) order.insert(order.end(), n, s);
+        }
+        for (size_t s : order) {
+            b.add(seqs[s][done[s]], int32_t(s), int32_t(done[s]), true);
+            ++done[s];
+        }
+        m.forward(b, kv, logits, pool);
+        for (size_t r = 0; r < order.size(); ++r)
+            out[order[r]].insert(out[order[r]].end(), logits.begin() + long(r) * V, logits.begin() + long(r + 1) * V);
+    }
+    return out;
+}
+
+double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return INFINITY;
+    double d = 0;
+    for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::fabs(a[i] - b[i])) / std::max(1.0, double(std::fabs(a[i]))));
+    return d;
+}
+
+} // namespace
+
+class BatchingTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+    void checkModel(Model& m, int32_t len) {
+        kernels::ThreadPool pool(2);
+        const int32_t V = m.config().nVocab;
+        std::vector<std::vector<int32_t>> seqs = {tokensFor(1, len, V), tokensFor(2, len * 2 / 3, V), tokensFor(3, len / 2, V)};
+        // Reference: each sequence alone, whole prompt in one batch.
+        std::vector<std::vector<float>> alone;
+        for (const auto& s : seqs) alone.push_back(runPlan(m, {s}, [](int step, size_t) { return step == 0 ? 1 << 20 : 0; }, pool, false)[0]);
+
+        // Alone, chunks of 1, 2, 3, 5, 8, ... tokens.
+        for (size_t i = 0; i < seqs.size(); ++i) {
+            const auto c = runPlan(m, {seqs[i]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, pool, false)[0];
+            const double d = maxDiff(alone[i], c);
+            qInfo("seq %zu chunked: max rel diff %.2e", i, d);
+            QVERIFY2(d < 1e-4, qPrintable(QString("chunked prefill differs by %1").arg(d)));
+        }
+        // All together: different chunk sizes per sequence, some sequences
+        // pausing, decode-like single tokens mixed with chunks; both orders.
+        for (bool interleave : {false, true}) {
+            const auto mixed = runPlan(m, seqs, [](int step, size_t s) {
+                if (s == 1 && step % 4 == 2) return 0;     // skips a step now and then
+                if (step > 3) return int(1 + (s + step) % 2);  // decode-like
+                return int(2 + 3 * s + step);
+            }, pool, interleave);
+            for (size_t i = 0; i < seqs.size(); ++i) {
+                const double d = maxDiff(alone[i], mixed[i]);
+                qInfo("seq %zu mixed (interleave %d): max rel diff %.2e", i, int(interleave), d);
+                QVERIFY2(d < 1e-4, qPrintable(QString("mixed batch differs by %1").arg(d)));
+            }
+        }
+    }
+
+    std::unique_ptr<Model> synthetic(const SyntheticModelSpec& spec) {
+        const QString path = dir_.filePath(QString::fromStdString(spec.architecture) + ".gguf");
+        writeSyntheticModel(spec, path.toStdString());
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path.toStdString());
+        return loadModel(f);
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(dir_.isValid()); }
+
+    void syntheticLlama() {
+        auto m = synthetic(SyntheticModelSpec{});
+        checkModel(*m, 40);
+    }
+
+    void syntheticGemma3CrossesWindow() {
+        SyntheticModelSpec s;
+        s.architecture = "gemma3";
+        s.nLayer = 3;
+        s.ropeBase = 1e6f;
+        auto m = synthetic(s);
+        QVERIFY(m->config().anySliding());
+        QCOMPARE(m->config().slidingWindow, 16);
+        checkModel(*m, 45);  // ~3 windows
+    }
+
+    void slidingLayersIgnoreKeysOutsideTheWindow() {
+        // Overwrite the cache rows of positions that fell out of the window
+        // with garbage: sliding layers must not notice, so logits at the end
+        // stay the same as long as the global layers' rows are intact.
+        SyntheticModelSpec s;
+        s.architecture = "gemma3";
+        s.nLayer = 3;
+        auto m = synthetic(s);
+        const ModelConfig& c = m->config();
+        kernels::ThreadPool pool(1);
+        const auto toks = tokensFor(9, 40, c.nVocab);
+        auto run = [&](bool scribble) {
+            SimpleKvCache kv(c, 1, 40, 8);
+            std::vector<float> logits;
+            Batch b;
+            for (int32_t i = 0; i < 39; ++i) b.add(toks[size_t(i)], 0, i, false);
+            m->forward(b, kv, logits, pool);
+            if (scribble) {
+                for (int32_t il = 0; il < c.nLayer; ++il) {
+                    if (!c.layerSlides[size_t(il)]) continue;
+                    const KvLayerStorage st = kv.layer(il);
+                    const auto table = kv.pageTable(il, 0);
+                    for (int32_t p = 0; p < 39 - c.slidingWindow + 1; ++p) {  // outside the last token's window
+                        const int64_t row = int64_t(table[size_t(p / 8)]) * 8 + p % 8;
+                        std::memset(st.k + row * int64_t(st.rowBytes), 0x7b, st.rowBytes);
+                        std::memset(st.v + row * int64_t(st.rowBytes), 0x3c, st.rowBytes);
+                    }
+                }
+            }
+            b.tokens.clear();
+            b.add(toks[39], 0, 39, true);
+            m->forward(b, kv, logits, pool);
+            return logits;
+        };
+        const auto clean = run(false), scribbled = run(true);
+        QCOMPARE(maxDiff(clean, scribbled), 0.0);
+    }
+
+    void kvDtypesAgreeRoughly() {
+        // q8_0 and f32 caches give logits close to the f16 cache's.
+        auto m = synthetic(SyntheticModelSpec{});
+        kernels::ThreadPool pool(2);
+        const auto toks = tokensFor(5, 30, m->config().nVocab);
+        std::vector<std::vector<float>> out;
+        for (KvDtype d : {KvDtype::F16, KvDtype::F32, KvDtype::Q8_0}) {
+            SimpleKvCache kv(m->config(), 1, 30, 16, d);
+            Batch b;
+            for (int32_t i = 0; i < 30; ++i) b.add(toks[size_t(i)], 0, i, i == 29);
+            std::vector<float> logits;
+            m->forward(b, kv, logits, pool);
+            out.push_back(logits);
+        }
+        // Differences relative to the largest logit: storage rounding moves
+        // logits a little (the model amplifies it), a wrong row would move them a lot.
+        auto rel = [&](const std::vector<float>& a, const std::vector<float>& b) {
+            double d = 0, mx = 0;
+            for (size_t i = 0; i < a.size(); ++i) {
+                d = std::max(d, double(std::fabs(a[i] - b[i])));
+                mx = std::max(mx, double(std::fabs(a[i])));
+            }
+            return d / mx;
+        };
+        const double f32 = rel(out[0], out[1]), q8 = rel(out[0], out[2]);
+        qInfo("f16 vs f32 KV: %.2e, f16 vs q8_0 KV: %.2e (of the largest logit)", f32, q8);
+        QVERIFY(f32 > 0.0);  // different storage does change something ...
+        QVERIFY(f32 < 5e-2);  // ... but not much
+        QVERIFY(q8 < 1e-1);
+    }
+
+    void defaultModel() {
+        const QString path = qEnvironmentVariable("WEIR_MODEL");
+        if (path.isEmpty() || !QFile::exists(path)) QSKIP("default model not present (WEIR_MODEL)");
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path.toStdString());
+        auto m = loadModel(f);
+        checkModel(*m, 12);
+    }
+};
+
+QTEST_APPLESS_MAIN(BatchingTest)
+#include "batching_test.moc"

@@ -1,0 +1,229 @@
+// loadModel(): configuration read from metadata, and refusals (unsupported
+// architecture, missing or mis-shaped tensors, bad metadata) that name the problem.
+#include <QtTest>
+
+#include <functional>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/models/model.h"
+#include "engine/models/simple_kv_cache.h"
+#include "engine/models/synthetic_model.h"
+#include "engine/util/error.h"
+
+using namespace weir;
+
+namespace {
+
+// Copies a parsed file into a writer, letting `keep` drop or replace entries.
+struct Rewrite {
+    std::function<bool(const std::string& key, gguf::Value& v)> metadata = [](const std::string&, gguf::Value&) { return true; };
+    std::function<bool(const gguf::TensorInfo& t, std::vector<int64_t>& ne)> tensor = [](const gguf::TensorInfo&, std::vector<int64_t>&) { return true; };
+};
+
+std::vector<uint8_t> rewrite(const std::vector<uint8_t>& bytes, const Rewrite& r) {
+    auto f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "in");
+    gguf::GgufWriter w;
+    for (const auto& kv : f->metadata()) {
+        gguf::Value v = kv.value;
+        if (r.metadata(kv.key, v)) w.add(kv.key, v);
+    }
+    for (const auto& t : f->tensors()) {
+        std::vector<int64_t> ne(t.ne, t.ne + std::max<uint32_t>(1, t.nDims));
+        const std::vector<int64_t> orig = ne;
+        if (!r.tensor(t, ne)) continue;
+        if (ne == orig) {
+            w.addTensor(t.name, t.type, ne, t.data, size_t(t.nbytes));
+        } else {  // new shape: fresh bytes of the right size
+            int64_t n = 1;
+            for (int64_t d : ne) n *= d;
+            std::vector<uint8_t> data(kernels::rowBytes(t.type, ne[0]) * size_t(n / ne[0]), 0);
+            w.addTensor(t.name, t.type, ne, std::move(data));
+        }
+    }
+    return w.toBytes();
+}
+
+// loadModel on bytes; returns the error text ("" when it loads).
+std::string loadError(const std::vector<uint8_t>& bytes) {
+    try {
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "test.gguf");
+        loadModel(f);
+        return "";
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
+} // namespace
+
+class ModelLoaderTest : public QObject {
+    Q_OBJECT
+    std::vector<uint8_t> synth_;
+
+private slots:
+    void initTestCase() { synth_ = makeSyntheticModel(SyntheticModelSpec{}); }
+
+    void syntheticLlamaConfig() {
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
+        auto m = loadModel(f);
+        const ModelConfig& c = m->config();
+        QCOMPARE(c.architecture, std::string("llama"));
+        QCOMPARE(c.nLayer, 2);
+        QCOMPARE(c.nEmbd, 256);
+        QCOMPARE(c.nFf, 512);
+        QCOMPARE(c.nHead, 4);
+        QCOMPARE(c.nHeadKv, 2);
+        QCOMPARE(c.headDimK, 64);
+        QCOMPARE(c.nVocab, 512);
+        QCOMPARE(c.nRot, 64);
+        QVERIFY(c.ropeStyle == RopeStyle::Normal);
+        QVERIFY(!c.anySliding());
+        QCOMPARE(c.ropeBase.size(), size_t(2));
+        QCOMPARE(c.ropeBase[1], 10000.0f);
+        QVERIFY(std::fabs(c.attnScale - 0.125f) < 1e-7f);
+        QVERIFY(std::fabs(c.normEps - 1e-5f) < 1e-12f);
+    }
+
+    void qwen2UsesNeox() {
+        SyntheticModelSpec s;
+        s.architecture = "qwen2";
+        const auto bytes = makeSyntheticModel(s);
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "q");
+        auto m = loadModel(f);
+        QVERIFY(m->config().ropeStyle == RopeStyle::NeoX);
+        QCOMPARE(m->config().architecture, std::string("qwen2"));
+    }
+
+    void gemma3DefaultModelConfig() {
+        const QString path = qEnvironmentVariable("WEIR_MODEL");
+        if (path.isEmpty() || !QFile::exists(path)) QSKIP("default model not present (WEIR_MODEL)");
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path.toStdString());
+        QVERIFY(!f->findTensor("output.weight"));  // tied to token_embd
+        auto m = loadModel(f);
+        const ModelConfig& c = m->config();
+        // Gemma 3 270M as documented (shared/reference/gemma-gguf.md §4).
+        QCOMPARE(c.architecture, std::string("gemma3"));
+        QCOMPARE(c.nLayer, 18);
+        QCOMPARE(c.nEmbd, 640);
+        QCOMPARE(c.nFf, 2048);
+        QCOMPARE(c.nHead, 4);
+        QCOMPARE(c.nHeadKv, 1);
+        QCOMPARE(c.headDimK, 256);
+        QCOMPARE(c.nVocab, 262144);
+        QCOMPARE(c.slidingWindow, 512);
+        QCOMPARE(c.nCtxTrain, 32768);
+        QVERIFY(c.ropeStyle == RopeStyle::NeoX);
+        QCOMPARE(c.attnScale, 1.0f / 16.0f);
+        for (int il = 0; il < 18; ++il) {
+            const bool global = il == 5 || il == 11 || il == 17;
+            QCOMPARE(bool(c.layerSlides[size_t(il)]), !global);
+            QCOMPARE(c.ropeBase[size_t(il)], global ? 1e6f : 1e4f);
+            QCOMPARE(c.ropeScale[size_t(il)], 1.0f);
+        }
+        QCOMPARE(c.quantization, std::string("Q4_K_M"));
+    }
+
+    void refusesUnsupportedArchitecture() {
+        Rewrite r;
+        r.metadata = [](const std::string& k, gguf::Value& v) {
+            if (k == "general.architecture") v = gguf::makeString("mamba");
+            return true;
+        };
+        const std::string e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("unsupported architecture 'mamba'") != std::string::npos, e.c_str());
+    }
+
+    void refusesMissingArchitectureKey() {
+        Rewrite r;
+        r.metadata = [](const std::string& k, gguf::Value&) { return k != "general.architecture"; };
+        const std::string e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("general.architecture") != std::string::npos, e.c_str());
+    }
+
+    void refusesMissingTensor() {
+        Rewrite r;
+        r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>&) { return t.name != "blk.1.ffn_up.weight"; };
+        const std::string e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("missing tensor blk.1.ffn_up.weight") != std::string::npos, e.c_str());
+    }
+
+    void refusesMisshapedTensor() {
+        Rewrite r;
+        r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>& ne) {
+            if (t.name == "blk.0.attn_k.weight") ne[1] += 32;
+            return true;
+        };
+        const std::string e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("blk.0.attn_k.weight") != std::string::npos && e.find("expected [256, 128]") != std::string::npos, e.c_str());
+    }
+
+    void refusesMisshapedNorm() {
+        Rewrite r;
+        r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>& ne) {
+            if (t.name == "output_norm.weight") ne[0] = 128;
+            return true;
+        };
+        const std::string e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("output_norm.weight") != std::string::npos, e.c_str());
+    }
+
+    void refusesMissingOrBadMetadata() {
+        Rewrite r;
+        r.metadata = [](const std::string& k, gguf::Value&) { return k != "llama.block_count"; };
+        std::string e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("llama.block_count") != std::string::npos, e.c_str());
+
+        r.metadata = [](const std::string& k, gguf::Value& v) {
+            if (k == "llama.attention.head_count_kv") v = gguf::makeU32(3);
+            return true;
+        };
+        e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("head_count_kv") != std::string::npos, e.c_str());
+
+        r.metadata = [](const std::string& k, gguf::Value& v) {
+            if (k == "llama.embedding_length") v = gguf::makeString("wide");
+            return true;
+        };
+        e = loadError(rewrite(synth_, r));
+        QVERIFY2(e.find("llama.embedding_length") != std::string::npos, e.c_str());
+
+        // The rewrite itself keeps a file loadable.
+        QCOMPARE(loadError(rewrite(synth_, Rewrite{})), std::string());
+    }
+
+    void refusesUnsupportedRopeScaling() {
+        auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+        gguf::GgufWriter w;
+        for (const auto& kv : f->metadata()) w.add(kv.key, kv.value);
+        w.addString("llama.rope.scaling.type", "yarn");
+        for (const auto& t : f->tensors())
+            w.addTensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + std::max<uint32_t>(1, t.nDims)), t.data, size_t(t.nbytes));
+        const std::string e = loadError(w.toBytes());
+        QVERIFY2(e.find("yarn") != std::string::npos, e.c_str());
+    }
+
+    void forwardRefusesBadBatches() {
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
+        auto m = loadModel(f);
+        kernels::ThreadPool pool(1);
+        SimpleKvCache kv(m->config(), 2, 32, 16);
+        std::vector<float> logits;
+        Batch b;
+        b.add(512, 0, 0, true);  // outside the 512-token vocabulary
+        QVERIFY_THROWS_EXCEPTION(Error, m->forward(b, kv, logits, pool));
+        b.tokens.clear();
+        b.add(5, 0, 32, true);   // beyond the pages the cache gave the sequence
+        QVERIFY_THROWS_EXCEPTION(Error, m->forward(b, kv, logits, pool));
+        b.tokens.clear();
+        b.add(5, 2, 0, true);    // unknown sequence
+        QVERIFY_THROWS_EXCEPTION(Error, m->forward(b, kv, logits, pool));
+        b.tokens.clear();
+        b.add(5, 1, 0, true);
+        m->forward(b, kv, logits, pool);
+        QCOMPARE(logits.size(), size_t(512));
+    }
+};
+
+QTEST_APPLESS_MAIN(ModelLoaderTest)
+#include "model_loader_test.moc"

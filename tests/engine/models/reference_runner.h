@@ -1,0 +1,176 @@
+#pragma once
+// Shared by the model reference tests: loads a greedy reference recorded from
+// llama.cpp (tests/reference/make_model_reference.py) and replays its prompts
+// through our model, one sequence at a time or all at once in mixed batches.
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QString>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/models/simple_kv_cache.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace weir::testing {
+
+struct ReferenceCase {
+    std::vector<int32_t> prompt;
+    std::vector<int32_t> generated;
+    std::vector<float> top1Logit;  // logit of the chosen token at each step
+};
+
+struct Reference {
+    QString modelSha256;
+    std::vector<ReferenceCase> cases;
+};
+
+inline Reference loadReference(const QString& path) {
+    Reference r;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return r;
+    const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    r.modelSha256 = root.value("model_sha256").toString();
+    for (const QJsonValue& cv : root.value("cases").toArray()) {
+        const QJsonObject c = cv.toObject();
+        ReferenceCase rc;
+        for (const QJsonValue& v : c.value("prompt_ids").toArray()) rc.prompt.push_back(v.toInt());
+        for (const QJsonValue& v : c.value("generated").toArray()) rc.generated.push_back(v.toInt());
+        for (const QJsonValue& v : c.value("top5").toArray()) rc.top1Logit.push_back(float(v.toArray().at(0).toArray().at(1).toDouble()));
+        r.cases.push_back(std::move(rc));
+    }
+    return r;
+}
+
+inline QString fileSha256(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(&f);
+    return QString::fromLatin1(h.result().toHex());
+}
+
+// What our model produced for one case.
+struct Run {
+    std::vector<int32_t> tokens;
+    std::vector<float> top1Logit;
+};
+
+inline int32_t argmax(const float* v, int32_t n) { return int32_t(std::max_element(v, v + n) - v); }
+
+// One prompt alone: prefill in one batch, then greedy steps.
+inline Run runAlone(Model& model, const ReferenceCase& c, kernels::ThreadPool& pool, KvDtype dtype = KvDtype::F16) {
+    const ModelConfig& cfg = model.config();
+    const int32_t steps = int32_t(c.generated.size());
+    SimpleKvCache kv(cfg, 1, int32_t(c.prompt.size()) + steps, 16, dtype);
+    Batch b;
+    for (size_t i = 0; i < c.prompt.size(); ++i) b.add(c.prompt[i], 0, int32_t(i), i + 1 == c.prompt.size());
+    std::vector<float> logits;
+    Run r;
+    model.forward(b, kv, logits, pool);
+    int32_t pos = int32_t(c.prompt.size());
+    for (int32_t s = 0; s < steps; ++s) {
+        const int32_t t = argmax(logits.data(), cfg.nVocab);
+        r.tokens.push_back(t);
+        r.top1Logit.push_back(logits[size_t(t)]);
+        if (s + 1 == steps) break;
+        b.tokens.clear();
+        b.add(t, 0, pos++, true);
+        model.forward(b, kv, logits, pool);
+    }
+    return r;
+}
+
+// Every case at once, one sequence each, in mixed batches: each step takes a
+// prefill chunk (sizes vary per sequence and step) from sequences still
+// prefilling and one decode token from the others.
+inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>& cases, kernels::ThreadPool& pool) {
+    const ModelConfig& cfg = model.config();
+    size_t maxLen = 0;
+    for (const auto& c : cases) maxLen = std::max(maxLen, c.prompt.size() + c.generated.size());
+    SimpleKvCache kv(cfg, int32_t(cases.size()), int32_t(maxLen), 16);
+    std::vector<Run> runs(cases.size());
+    std::vector<size_t> prefilled(cases.size(), 0);
+    std::vector<int32_t> pending(cases.size(), -1);  // next token to feed once prefill is done
+    std::vector<int32_t> logitRowOf(cases.size(), -1);
+    Batch b;
+    std::vector<float> logits;
+    for (int iter = 0;; ++iter) {
+        b.tokens.clear();
+        std::fill(logitRowOf.begin(), logitRowOf.end(), -1);
+        int32_t row = 0;
+        for (size_t s = 0; s < cases.size(); ++s) {
+            const ReferenceCase& c = cases[s];
+            if (prefilled[s] < c.prompt.size()) {
+                const size_t chunk = 1 + (s * 5 + size_t(iter) * 3) % 9;  // 1..9 tokens
+                const size_t end = std::min(c.prompt.size(), prefilled[s] + chunk);
+                for (size_t i = prefilled[s]; i < end; ++i) b.add(c.prompt[i], int32_t(s), int32_t(i), i + 1 == c.prompt.size());
+                if (end == c.prompt.size()) logitRowOf[s] = row++;
+                prefilled[s] = end;
+            } else if (pending[s] >= 0) {
+                const int32_t pos = int32_t(c.prompt.size() + runs[s].tokens.size() - 1);
+                b.add(pending[s], int32_t(s), pos, true);
+                logitRowOf[s] = row++;
+                pending[s] = -1;
+            }
+        }
+        if (b.tokens.empty()) break;
+        model.forward(b, kv, logits, pool);
+        for (size_t s = 0; s < cases.size(); ++s) {
+            if (logitRowOf[s] < 0) continue;
+            const float* l = logits.data() + size_t(logitRowOf[s]) * size_t(cfg.nVocab);
+            const int32_t t = argmax(l, cfg.nVocab);
+            runs[s].tokens.push_back(t);
+            runs[s].top1Logit.push_back(l[t]);
+            if (runs[s].tokens.size() < cases[s].generated.size()) pending[s] = t;
+        }
+    }
+    return runs;
+}
+
+// Steps until the first token that differs from the reference (all = match).
+inline size_t matchingSteps(const ReferenceCase& c, const Run& r) {
+    size_t i = 0;
+    while (i < c.generated.size() && i < r.tokens.size() && c.generated[i] == r.tokens[i]) ++i;
+    return i;
+}
+
+// Largest relative difference of the chosen token's logit over the matching steps.
+inline double worstTop1RelDiff(const ReferenceCase& c, const Run& r, size_t steps) {
+    double worst = 0;
+    for (size_t i = 0; i < steps; ++i) {
+        const double ref = c.top1Logit[i];
+        worst = std::max(worst, std::fabs(r.top1Logit[i] - ref) / std::max(1.0, std::fabs(ref)));
+    }
+    return worst;
+}
+
+// Compares every case; prints a per-case line and fails on any difference.
+inline void expectMatches(const Reference& ref, const std::vector<Run>& runs, const char* label) {
+    size_t fullMatches = 0, stepsMatched = 0, stepsTotal = 0;
+    double worst = 0;
+    for (size_t i = 0; i < ref.cases.size(); ++i) {
+        const size_t m = matchingSteps(ref.cases[i], runs[i]);
+        const double d = worstTop1RelDiff(ref.cases[i], runs[i], m);
+        qInfo("%s case %zu: %zu/%zu steps match, worst top-1 logit rel diff %.2e", label, i, m, ref.cases[i].generated.size(), d);
+        fullMatches += m == ref.cases[i].generated.size();
+        stepsMatched += m;
+        stepsTotal += ref.cases[i].generated.size();
+        worst = std::max(worst, d);
+    }
+    qInfo("%s: %zu/%zu cases identical, %zu/%zu steps before any divergence, worst top-1 rel diff %.2e", label, fullMatches,
+          ref.cases.size(), stepsMatched, stepsTotal, worst);
+    QCOMPARE(fullMatches, ref.cases.size());
+    QVERIFY2(worst < 1e-2, qPrintable(QString("top-1 logit differs by %1 relative").arg(worst)));
+}
+
+} // namespace weir::testing

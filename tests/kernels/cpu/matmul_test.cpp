@@ -1,0 +1,310 @@
+// matmul() on both kernel paths (forced through the test hook) against
+// references built from dequantizeRow (checked against the gguf package in
+// quant_rows_test) and the activation quantizers (checked against python).
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "engine/util/error.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quantize.h"
+#include "quant_test_util.h"
+
+using namespace weir::kernels;
+using namespace weirtest;
+
+namespace {
+
+// The activation format llama.cpp's CPU backend pairs with each weight type.
+GgmlType actFormat(GgmlType w) {
+    switch (w) {
+    case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: return w;
+    case GgmlType::Q4_1: case GgmlType::Q5_1: return GgmlType::Q8_1;
+    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return GgmlType::Q8_K;
+    default: return GgmlType::Q8_0;
+    }
+}
+
+float halfAt(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return f16ToF32(h);
+}
+
+// x as the kernel sees it after conversion (xq), and for every element the
+// largest error that conversion may introduce (err), from the formulas in
+// quantize.h: Q8_0/Q8_1 |x - q*f16(d)| <= d/2 + 127*d*2^-11 with d = amax/127;
+// Q8_K <= |d|/2; F16 and BF16 round to nearest with 11 and 8 significant bits.
+struct ConvertedRow {
+    std::vector<float> xq, err;
+    // Q8_1 only: per block, s - sum(xq), where s = f16(d * sum(q)) is what the
+    // kernel multiplies the weight block's minimum m with in place of sum(xq).
+    std::vector<double> sCorrection;
+};
+
+ConvertedRow convertRow(GgmlType act, const float* x, int64_t k) {
+    ConvertedRow c;
+    c.xq.resize(size_t(k));
+    c.err.resize(size_t(k));
+    switch (act) {
+    case GgmlType::F32:
+        std::memcpy(c.xq.data(), x, size_t(k) * 4);
+        break;
+    case GgmlType::F16:
+    case GgmlType::BF16:
+        for (int64_t i = 0; i < k; ++i) {
+            const bool h = act == GgmlType::F16;
+            c.xq[size_t(i)] = h ? f16ToF32(f32ToF16(x[i])) : bf16ToF32(f32ToBf16(x[i]));
+            c.err[size_t(i)] = std::fabs(x[i]) * (h ? 0x1p-11f : 0x1p-8f) + (h ? 6e-8f : 0.0f);
+        }
+        break;
+    case GgmlType::Q8_0:
+    case GgmlType::Q8_1: {
+        const bool one = act == GgmlType::Q8_1;
+        const size_t bb = one ? kQ8_1BlockBytes : kQ8_0BlockBytes;
+        std::vector<uint8_t> q(size_t(k / 32) * bb);
+        (one ? quantizeRowQ8_1 : quantizeRowQ8_0)(x, q.data(), k);
+        for (int64_t b = 0; b < k / 32; ++b) {
+            const uint8_t* blk = q.data() + size_t(b) * bb;
+            const float d = halfAt(blk);
+            const auto* qs = reinterpret_cast<const int8_t*>(blk + (one ? 4 : 2));
+            float amax = 0;
+            double sum = 0;
+            for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+            for (int j = 0; j < 32; ++j) {
+                c.xq[size_t(b * 32 + j)] = float(qs[j]) * d;
+                c.err[size_t(b * 32 + j)] = amax / 127.0f * 0.57f;
+                sum += c.xq[size_t(b * 32 + j)];
+            }
+            if (one) c.sCorrection.push_back(double(halfAt(blk + 2)) - sum);
+        }
+        break;
+    }
+    case GgmlType::Q8_K: {
+        std::vector<uint8_t> q(size_t(k / 256) * kQ8_KBlockBytes);
+        quantizeRowQ8_K(x, q.data(), k);
+        for (int64_t b = 0; b < k / 256; ++b) {
+            const uint8_t* blk = q.data() + size_t(b) * kQ8_KBlockBytes;
+            float d;
+            std::memcpy(&d, blk, 4);
+            const auto* qs = reinterpret_cast<const int8_t*>(blk + 4);
+            for (int j = 0; j < 256; ++j) {
+                c.xq[size_t(b * 256 + j)] = float(qs[j]) * d;
+                c.err[size_t(b * 256 + j)] = std::fabs(d) * 0.51f;
+            }
+        }
+        break;
+    }
+    default: break;
+    }
+    return c;
+}
+
+struct Case {
+    std::vector<uint8_t> weights;  // rows at `stride` bytes
+    size_t stride = 0;
+    std::vector<float> x;          // M x K
+    WeightView view() const { return {type, weights.data(), k, n, stride}; }
+    GgmlType type;
+    int64_t m, k, n;
+};
+
+Case makeCase(GgmlType type, int64_t m, int64_t k, int64_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    Case c;
+    c.type = type;
+    c.m = m;
+    c.k = k;
+    c.n = n;
+    c.stride = rowBytes(type, k) + 24;  // padding between rows: the stride must be honoured
+    c.weights.assign(c.stride * size_t(n), 0xAB);
+    for (int64_t r = 0; r < n; ++r) {
+        const std::vector<uint8_t> row = randomRow(type, k, rng);
+        std::memcpy(c.weights.data() + size_t(r) * c.stride, row.data(), row.size());
+    }
+    // Activations with a different scale per row and a few outliers, like hidden states.
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    c.x.resize(size_t(m * k));
+    for (int64_t i = 0; i < m; ++i) {
+        const float scale = std::pow(10.0f, float(i % 5) - 2.0f);
+        for (int64_t j = 0; j < k; ++j) c.x[size_t(i * k + j)] = normal(rng) * scale * (j % 97 == 3 ? 20.0f : 1.0f);
+    }
+    return c;
+}
+
+} // namespace
+
+class MatmulTest : public QObject {
+    Q_OBJECT
+    std::unique_ptr<ThreadPool> pool1_, pool3_;
+
+    static bool canUse(KernelPath p) {
+        if (p == KernelPath::Scalar) return true;
+        const CpuFeatures& f = cpuFeatures();
+        return f.avx2 && f.fma && f.f16c;
+    }
+
+private slots:
+    void initTestCase() {
+        pool1_ = std::make_unique<ThreadPool>(1);
+        pool3_ = std::make_unique<ThreadPool>(3);
+    }
+    void cleanup() { resetKernelPath(); }
+
+    void dispatch_reportsAndSwitchesPath() {
+        const CpuFeatures& f = cpuFeatures();
+        qInfo("CPU: avx2=%d fma=%d f16c=%d avx512f=%d avx512vnni=%d; best path %s, active path %s", f.avx2, f.fma,
+              f.f16c, f.avx512f, f.avx512vnni, kernelPathName(bestKernelPath()), kernelPathName(activeKernelPath()));
+        QCOMPARE(bestKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
+        if (qEnvironmentVariable("WEIR_KERNELS") != "scalar") QCOMPARE(activeKernelPath(), bestKernelPath());
+        QVERIFY(forceKernelPath(KernelPath::Scalar));
+        QCOMPARE(activeKernelPath(), KernelPath::Scalar);
+        QCOMPARE(forceKernelPath(KernelPath::Avx2), canUse(KernelPath::Avx2));
+        QCOMPARE(activeKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
+        if (!canUse(KernelPath::Avx2)) QSKIP("this CPU has no AVX2+FMA+F16C: only the scalar path is tested");
+    }
+
+    void matmul_matchesReference_data() {
+        QTest::addColumn<int>("path");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("m");
+        QTest::addColumn<int>("k");
+        QTest::addColumn<int>("n");
+        for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
+            for (GgmlType t : allTypes()) {
+                const int64_t be = typeTraits(t)->blockElems;
+                // (M, K in blocks or elements, N): single row, odd batches, a batch past one
+                // 64-row activation tile, odd N so weight tiles end part-way.
+                struct Shape { int m, k, n; };
+                const std::vector<Shape> shapes =
+                    be == 256 ? std::vector<Shape>{{1, 256, 37}, {3, 768, 19}, {17, 512, 33}, {70, 256, 5}}
+                    : be == 32 ? std::vector<Shape>{{1, 96, 37}, {3, 320, 19}, {17, 64, 33}, {70, 96, 5}}
+                               : std::vector<Shape>{{1, 37, 37}, {3, 67, 19}, {17, 16, 33}, {70, 40, 5}};
+                for (const Shape& s : shapes)
+                    QTest::addRow("%s/%s/M%d_K%d_N%d", kernelPathName(p), typeName(t), s.m, s.k, s.n)
+                        << int(p) << int(t) << s.m << s.k << s.n;
+            }
+        }
+    }
+
+    void matmul_matchesReference() {
+        QFETCH(int, path);
+        QFETCH(int, type);
+        QFETCH(int, m);
+        QFETCH(int, k);
+        QFETCH(int, n);
+        const auto kp = KernelPath(path);
+        if (!canUse(kp)) QSKIP("kernel path not supported by this CPU");
+        QVERIFY(forceKernelPath(kp));
+        const auto t = GgmlType(type);
+        const Case c = makeCase(t, m, k, n, unsigned(type * 1000 + m * 10 + n));
+
+        std::vector<float> y1(size_t(m * n), NAN), y3(size_t(m * n), NAN);
+        matmul(c.view(), c.x.data(), m, y1.data(), *pool1_);
+        matmul(c.view(), c.x.data(), m, y3.data(), *pool3_);
+        // Each output comes from one kernel call whatever the thread count.
+        QVERIFY(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
+
+        const GgmlType act = actFormat(t);
+        const bool hasMin = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
+        std::vector<float> w(static_cast<size_t>(k));
+        double worstTight = 0, worstLoose = 0;
+        for (int i = 0; i < m; ++i) {
+            const ConvertedRow xr = convertRow(act, c.x.data() + size_t(i) * size_t(k), k);
+            for (int r = 0; r < n; ++r) {
+                const uint8_t* wrow = c.weights.data() + size_t(r) * c.stride;
+                dequantizeRow(t, wrow, w.data(), k);
+                double quantized = 0, exact = 0, mag = 0, bound = 0;
+                for (int j = 0; j < k; ++j) {
+                    quantized += double(w[size_t(j)]) * xr.xq[size_t(j)];
+                    exact += double(w[size_t(j)]) * c.x[size_t(i * k + j)];
+                    mag += std::fabs(double(w[size_t(j)]) * xr.xq[size_t(j)]);
+                    bound += std::fabs(double(w[size_t(j)])) * xr.err[size_t(j)];
+                }
+                // Q4_1/Q5_1: the kernel takes m * s for m * sum(xq) (llama.cpp's Q8_1 trick).
+                if (hasMin) {
+                    for (int b = 0; b < k / 32; ++b) {
+                        const double mb = halfAt(wrow + size_t(b) * size_t(typeTraits(t)->blockBytes) + 2);
+                        quantized += mb * xr.sCorrection[size_t(b)];
+                        mag += std::fabs(mb * xr.sCorrection[size_t(b)]);
+                    }
+                }
+                // What is left is the float rounding of the kernel's sums.
+                const double tight = 5e-6 * mag + 1e-30;
+                const double got = y1[size_t(i * n + r)];
+                const double errTight = std::fabs(got - quantized), errLoose = std::fabs(got - exact);
+                worstTight = std::max(worstTight, errTight / tight);
+                worstLoose = std::max(worstLoose, errLoose / (bound + tight));
+                if (errTight > tight || errLoose > bound + tight)
+                    QFAIL(qPrintable(QString("y[%1][%2] = %3; with quantized activations %4 (tolerance %5); "
+                                             "f32 dot %6 (tolerance %7)")
+                                         .arg(i).arg(r).arg(got, 0, 'g', 9).arg(quantized, 0, 'g', 9).arg(tight)
+                                         .arg(exact, 0, 'g', 9).arg(bound + tight)));
+            }
+        }
+        qInfo("worst error / tolerance: %.3f against quantized activations, %.3f against f32", worstTight, worstLoose);
+    }
+
+    void matmul_scalarAndAvx2Agree() {
+        if (!canUse(KernelPath::Avx2)) QSKIP("no AVX2 on this CPU");
+        for (GgmlType t : allTypes()) {
+            const int64_t k = typeTraits(t)->blockElems == 256 ? 512 : 128;
+            const Case c = makeCase(t, 5, k, 21, 99);
+            std::vector<float> ys(5 * 21), ya(5 * 21);
+            QVERIFY(forceKernelPath(KernelPath::Scalar));
+            matmul(c.view(), c.x.data(), 5, ys.data(), *pool3_);
+            QVERIFY(forceKernelPath(KernelPath::Avx2));
+            matmul(c.view(), c.x.data(), 5, ya.data(), *pool3_);
+            for (size_t i = 0; i < ys.size(); ++i) {
+                // Same integer sums; only the order of the f32 accumulation differs.
+                double mag = 0;
+                std::vector<float> w(static_cast<size_t>(k));
+                dequantizeRow(t, c.weights.data() + (i % 21) * c.stride, w.data(), k);
+                for (int64_t j = 0; j < k; ++j) mag += std::fabs(double(w[size_t(j)]) * c.x[size_t((i / 21) * k + j)]);
+                QVERIFY2(std::fabs(double(ys[i]) - ya[i]) <= 2e-5 * mag + 1e-30,
+                         qPrintable(QString("%1: scalar %2, avx2 %3").arg(typeName(t)).arg(ys[i]).arg(ya[i])));
+            }
+        }
+    }
+
+    void dotQ8_0_matchesQuantizedDot() {
+        for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
+            if (!canUse(p)) continue;
+            QVERIFY(forceKernelPath(p));
+            std::mt19937 rng(5);
+            std::normal_distribution<float> normal(0.0f, 1.0f);
+            const int64_t k = 256;
+            std::vector<float> a(static_cast<size_t>(k)), b(static_cast<size_t>(k));
+            for (auto& v : a) v = normal(rng);
+            for (auto& v : b) v = normal(rng) * 0.1f;
+            const ConvertedRow qa = convertRow(GgmlType::Q8_0, a.data(), k), qb = convertRow(GgmlType::Q8_0, b.data(), k);
+            std::vector<uint8_t> ba(size_t(k / 32) * kQ8_0BlockBytes), bb(ba.size());
+            quantizeRowQ8_0(a.data(), ba.data(), k);
+            quantizeRowQ8_0(b.data(), bb.data(), k);
+            double exact = 0, mag = 0;
+            for (int64_t j = 0; j < k; ++j) {
+                exact += double(qa.xq[size_t(j)]) * qb.xq[size_t(j)];
+                mag += std::fabs(double(qa.xq[size_t(j)]) * qb.xq[size_t(j)]);
+            }
+            QVERIFY(std::fabs(dotQ8_0(ba.data(), bb.data(), k) - exact) <= 2e-5 * mag);
+        }
+    }
+
+    void matmul_badInput_throws() {
+        const uint8_t zeros[256] = {};
+        float x[64] = {}, y[4];
+        const WeightView q2{GgmlType::Q2_K, zeros, 256, 1, 84};
+        QVERIFY(!matmulSupports(GgmlType::Q2_K, 256));
+        QVERIFY(!matmulSupports(GgmlType::Q4_K, 640));  // rows must hold whole super-blocks
+        QVERIFY(matmulSupports(GgmlType::Q5_0, 640));
+        QVERIFY_THROWS_EXCEPTION(weir::Error, matmul(q2, x, 1, y, *pool1_));
+        const WeightView odd{GgmlType::Q8_0, zeros, 48, 1, 34};
+        QVERIFY_THROWS_EXCEPTION(weir::Error, matmul(odd, x, 1, y, *pool1_));
+    }
+};
+
+QTEST_APPLESS_MAIN(MatmulTest)
+#include "matmul_test.moc"

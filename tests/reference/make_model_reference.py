@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Greedy reference runs of llama.cpp (through llama-cpp-python's low-level API)
+for the model forward-pass tests.
+
+For each prompt: tokenize it with llama.cpp (BOS added as the vocabulary says),
+prefill, then run `--steps` greedy steps, recording every generated id and the
+top-5 (id, logit) of the logits that chose it. llama.cpp runs with the settings
+its CPU path uses by default (f16 KV cache, flash attention "auto"), which are
+recorded in the output.
+
+  # default model, text prompts
+  .venv-ref/bin/python tests/reference/make_model_reference.py \
+      --model models/gemma-3-270m-q4_k_m.gguf --out tests/data/reference/gemma3_270m_greedy.json
+  # a model without a usable tokenizer: prompts given as token ids
+  .venv-ref/bin/python tests/reference/make_model_reference.py --model synth.gguf \
+      --prompt-ids-seed 7 --out tests/data/reference/llama_synthetic_greedy.json
+"""
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import random
+import sys
+
+import numpy as np
+import llama_cpp as L
+
+# Varied on purpose: plain prose, a question, code, a list, numbers, another
+# language, repetition, and the prompt weir-cli generate is checked with.
+DEFAULT_PROMPTS = [
+    "The capital of France is",
+    "Once upon a time, in a small village by the sea,",
+    "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+    "Q: What is the boiling point of water at sea level?\nA:",
+    "Here is a list of fruits:\n1. Apple\n2.",
+    "12 + 35 = 47, 18 + 21 = 39, 44 + 17 =",
+    "La vie est belle quand",
+    "The quick brown fox jumps over the lazy dog. The quick brown fox",
+    "<start_of_turn>user\nWrite a haiku about autumn.<end_of_turn>\n<start_of_turn>model\n",
+]
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def tokenize(vocab, text, parse_special):
+    data = text.encode("utf-8")
+    buf = (L.llama_token * (len(data) + 16))()
+    n = L.llama_tokenize(vocab, data, len(data), buf, len(buf), True, parse_special)
+    if n < 0:
+        raise SystemExit(f"tokenize failed for {text!r}")
+    return list(buf[:n])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--steps", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--n-ctx", type=int, default=1024)
+    ap.add_argument("--prompt-ids-seed", type=int, default=None,
+                    help="use random token-id prompts (for models without a real vocabulary)")
+    ap.add_argument("--prompt-count", type=int, default=8)
+    ap.add_argument("--prompt-text", action="append", default=None,
+                    help="replace the default text prompts (repeatable)")
+    args = ap.parse_args()
+
+    L.llama_backend_init()
+    mparams = L.llama_model_default_params()
+    model = L.llama_model_load_from_file(args.model.encode(), mparams)
+    if not model:
+        raise SystemExit(f"llama.cpp could not load {args.model}")
+    vocab = L.llama_model_get_vocab(model)
+    n_vocab = L.llama_vocab_n_tokens(vocab)
+
+    cparams = L.llama_context_default_params()
+    cparams.n_ctx = args.n_ctx
+    cparams.n_threads = args.threads
+    cparams.n_threads_batch = args.threads
+    # Left at llama.cpp's defaults on purpose (recorded below): type_k/type_v f16,
+    # flash_attn_type auto (enabled on the CPU backend), n_batch/n_ubatch.
+    ctx = L.llama_init_from_model(model, cparams)
+    if not ctx:
+        raise SystemExit("llama.cpp could not create a context")
+    settings = {
+        "n_ctx": cparams.n_ctx,
+        "n_batch": cparams.n_batch,
+        "n_ubatch": cparams.n_ubatch,
+        "n_threads": cparams.n_threads,
+        "n_threads_batch": cparams.n_threads_batch,
+        "type_k": {1: "f16", 0: "f32", 8: "q8_0"}.get(cparams.type_k, cparams.type_k),
+        "type_v": {1: "f16", 0: "f32", 8: "q8_0"}.get(cparams.type_v, cparams.type_v),
+        "flash_attn_type": {-1: "auto", 0: "disabled", 1: "enabled"}.get(cparams.flash_attn_type, cparams.flash_attn_type),
+        "swa_full": bool(cparams.swa_full),
+        "llama_cpp_python": L.__version__,
+        "system_info": L.llama_print_system_info().decode(errors="replace").strip(),
+    }
+
+    if args.prompt_ids_seed is not None:
+        rng = random.Random(args.prompt_ids_seed)
+        prompts = []
+        for i in range(args.prompt_count):
+            n = rng.randint(3, 40)
+            prompts.append((None, [rng.randrange(3, n_vocab) for _ in range(n)]))
+    else:
+        texts = args.prompt_text or DEFAULT_PROMPTS
+        # Text is user input: special tokens only parsed for the chat-formatted prompt.
+        prompts = [(t, tokenize(vocab, t, "<start_of_turn>" in t)) for t in texts]
+
+    mem = L.llama_get_memory(ctx)
+    batch = L.llama_batch_init(max(len(p[1]) for p in prompts) + 1, 0, 1)
+
+    def decode(ids, start_pos):
+        batch.n_tokens = len(ids)
+        for i, t in enumerate(ids):
+            batch.token[i] = t
+            batch.pos[i] = start_pos + i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = 1 if i == len(ids) - 1 else 0
+        rc = L.llama_decode(ctx, batch)
+        if rc != 0:
+            raise SystemExit(f"llama_decode failed: {rc}")
+        ptr = L.llama_get_logits_ith(ctx, len(ids) - 1)
+        return np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy()
+
+    cases = []
+    for text, ids in prompts:
+        L.llama_memory_clear(mem, True)
+        logits = decode(ids, 0)
+        gen, top5 = [], []
+        pos = len(ids)
+        for step in range(args.steps):
+            order = np.argsort(-logits, kind="stable")[:5]
+            top5.append([[int(i), round(float(logits[i]), 5)] for i in order])
+            tok = int(order[0])
+            gen.append(tok)
+            if step + 1 < args.steps:
+                logits = decode([tok], pos)
+                pos += 1
+        case = {"prompt_ids": ids, "generated": gen, "top5": top5}
+        if text is not None:
+            case = {"prompt": text, **case}
+        cases.append(case)
+        print(f"{len(ids):3d} prompt tokens -> {gen[:12]}...", file=sys.stderr)
+
+    L.llama_batch_free(batch)
+    L.llama_free(ctx)
+    L.llama_model_free(model)
+
+    out = {
+        "generator": "tests/reference/make_model_reference.py",
+        "model": os.path.basename(args.model),
+        "model_sha256": sha256(args.model),
+        "n_vocab": n_vocab,
+        "steps": args.steps,
+        "settings": settings,
+        "cases": cases,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(out, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"wrote {args.out}: {len(cases)} cases", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
