@@ -54,8 +54,8 @@ if [ "$missing_vocab" = 1 ]; then
   echo "setup: fetching tokenizer test vocabularies (llama-cpp-python $llama_cpp_sdist_version source archive)"
   sdist=".venv/sdist/llama_cpp_python-$llama_cpp_sdist_version.tar.gz"
   if [ ! -s "$sdist" ]; then
-    .venv/bin/pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
-      -d .venv/sdist "llama-cpp-python==$llama_cpp_sdist_version" || true
+    .venv/bin/python packaging/fetch_sdist.py llama-cpp-python \
+      "llama_cpp_python-$llama_cpp_sdist_version.tar.gz" .venv/sdist || true
   fi
   if [ -s "$sdist" ]; then
     mkdir -p models/vocab
