@@ -1,5 +1,6 @@
 // weir-cli chat-template [-m MODEL] [--template FILE] [--builtin gemma|llama3|chatml]
 //     [--messages FILE.json | --system TEXT -p PROMPT] [--tools FILE.json] [--no-generation-prompt]
+//     [--now EPOCH_SECONDS]
 // Renders a conversation with the model's chat template (or the built-in one
 // it falls back to) and prints the prompt text; what was chosen, the stop
 // strings and the BOS handling go to stderr.
@@ -36,6 +37,7 @@ int run(const std::vector<std::string>& argv) {
     const std::string system = args.value("--system", "");
     const std::string prompt = args.value("-p", "Hello!");
     const bool noGenerationPrompt = args.flag("--no-generation-prompt");
+    const long long now = args.intValue("--now", -1);
     args.rejectUnknown();
     if (!args.rest().empty()) throw Error("unexpected argument '" + args.rest()[0] + "'");
 
@@ -48,6 +50,7 @@ int run(const std::vector<std::string>& argv) {
 
     ChatRenderOptions options;
     options.addGenerationPrompt = !noGenerationPrompt;
+    if (now >= 0) options.now = now;  // strftime_now() then formats this instant (UTC)
     if (!toolsFile.empty()) options.tools = jinja::Value::parseJson(readText(toolsFile));
     jinja::Value messages;
     if (!messagesFile.empty()) {

@@ -429,6 +429,22 @@ bool isStrMethod(const std::string& n) {
 
 }  // namespace
 
+std::string htmlEscape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&#34;"; break;
+            case '\'': out += "&#39;"; break;
+            default: out.push_back(c);
+        }
+    }
+    return out;
+}
+
 // Python's "fmt % args" for the conversions templates use: %s %r %d %i %f %%.
 std::string percentFormat(const std::string& fmt, const ValueList& list) {
     size_t next = 0;
@@ -736,23 +752,11 @@ Value fSum(Interpreter& in, const Value& v, CallArgs& a) {
     return total;
 }
 
-Value fString(Interpreter&, const Value& v, CallArgs&) { return Value(v.str()); }
-Value fSafe(Interpreter&, const Value& v, CallArgs&) { return v.isString() ? v : Value(v.str()); }
-
-Value fEscape(Interpreter&, const Value& v, CallArgs&) {
-    std::string out;
-    for (char c : v.str()) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&#34;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out.push_back(c);
-        }
-    }
-    return Value(out);
-}
+Value fString(Interpreter&, const Value& v, CallArgs&) { return v.isString() ? v : Value(v.str()); }
+Value fSafe(Interpreter&, const Value& v, CallArgs&) { return v.isMarkup() ? v : Value::markup(v.str()); }
+// escape() leaves Markup alone; forceescape escapes it anyway.
+Value fEscape(Interpreter&, const Value& v, CallArgs&) { return v.isMarkup() ? v : Value::markup(htmlEscape(v.str())); }
+Value fForceescape(Interpreter&, const Value& v, CallArgs&) { return Value::markup(htmlEscape(v.str())); }
 
 std::optional<int64_t> parseIntText(std::string text, int base) {
     text = py::strip(text, true, true);
@@ -932,6 +936,7 @@ Value fTojson(Interpreter& in, const Value& v, CallArgs& a) {
 
 // map(filter, args...) or map(attribute='x', default=...)
 Value fMap(Interpreter& in, const Value& v, CallArgs& a) {
+    if (!v.truthy()) return Value::list();  // jinja2 maps nothing over a falsy value, even None
     std::vector<Value> items = iterateValue(v);
     ValueList out;
     const Value* attribute = nullptr;
@@ -961,6 +966,7 @@ Value fMap(Interpreter& in, const Value& v, CallArgs& a) {
 }
 
 Value selectOrReject(Interpreter& in, const Value& v, CallArgs& a, bool byAttr, bool select) {
+    if (!v.truthy()) return Value::list();  // as jinja2: a falsy value (None too) selects nothing
     std::vector<Value> items = iterateValue(v);
     size_t off = 0;
     Value attribute;
@@ -1001,7 +1007,7 @@ const std::unordered_map<std::string, FilterFn>& filterTable() {
     static const std::unordered_map<std::string, FilterFn> t = {
         {"abs", fAbs},           {"attr", fAttr},         {"capitalize", fCapitalize}, {"count", fLength},
         {"d", fDefault},         {"default", fDefault},   {"dictsort", fDictsort},     {"e", fEscape},
-        {"escape", fEscape},     {"first", fFirst},       {"float", fFloat},           {"format", fFormat},
+        {"escape", fEscape},     {"forceescape", fForceescape}, {"first", fFirst},       {"float", fFloat},           {"format", fFormat},
         {"indent", fIndent},     {"int", fInt},           {"items", fItems},           {"join", fJoin},
         {"last", fLast},         {"length", fLength},     {"list", fList},             {"lower", fLower},
         {"map", fMap},           {"max", fMax},           {"min", fMin},               {"reject", fReject},

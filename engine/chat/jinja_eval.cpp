@@ -571,6 +571,13 @@ Value Interpreter::evalBinary(const std::string& op, const Value& a, const Value
             return Value(r);
         }
         if (nums) return Value(a.asDouble() + b.asDouble());
+        if (a.isString() && b.isString() && (a.isMarkup() || b.isMarkup())) {
+            // Markup + str escapes the plain side (markupsafe).
+            std::string l = a.isMarkup() ? a.asString() : htmlEscape(a.asString());
+            std::string r = b.isMarkup() ? b.asString() : htmlEscape(b.asString());
+            checkSize(l.size() + r.size());
+            return Value::markup(l + r);
+        }
         if (a.isString() && b.isString()) {
             if (capturedBytes_ + a.asString().size() + b.asString().size() > options_.maxOutputBytes)
                 evalFail("string too large");

@@ -92,6 +92,8 @@ Value builtinMethod(const Value& self, const std::string& name);
 std::vector<Value> iterateValue(const Value& v);
 // Global functions: range, namespace, dict, raise_exception, strftime_now, joiner, cycler.
 void installBuiltinGlobals(std::unordered_map<std::string, Value>& globals, const RenderOptions& options);
+// markupsafe's escape(): & < > " ' as HTML entities.
+std::string htmlEscape(std::string_view s);
 // Python's "fmt % args" for %s %r %d %i %f %%.
 std::string percentFormat(const std::string& fmt, const ValueList& args);
 // strftime with English month and day names, independent of the C locale.

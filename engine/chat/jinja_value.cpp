@@ -253,6 +253,12 @@ std::string quoteString(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Construction and access
 
+Value Value::markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+}
+
 Value Value::undefined(std::string what) {
     Value v;
     v.data_ = std::move(what);

@@ -47,6 +47,10 @@ public:
     static Value dict();
     static Value namespaceObject();  // jinja's namespace(): attributes may be assigned
     static Value callable(std::string name, CallableFn fn);
+    // A string marked safe (markupsafe's Markup, made by |safe and |escape):
+    // adding a plain string to it HTML-escapes the plain one, as in jinja2.
+    static Value markup(std::string s);
+    bool isMarkup() const { return kind_ == Kind::String && markup_; }
 
     Kind kind() const { return kind_; }
     bool isUndefined() const { return kind_ == Kind::Undefined; }
@@ -111,6 +115,7 @@ public:
 
 private:
     Kind kind_ = Kind::Undefined;
+    bool markup_ = false;
     std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<struct ListData>,
                  std::shared_ptr<struct Dict>, std::shared_ptr<struct Callable>>
         data_;

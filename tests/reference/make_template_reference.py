@@ -402,6 +402,10 @@ SNIPPETS = [
                         "{{ 2.7 | round(0, 'floor') }} {{ lst | sum }} {{ users | sum(attribute='age') }} "
                         "{{ lst | min }} {{ lst | max }} {{ strs | max }} {{ users | max(attribute='age') }}"),
     ("indent", "{{ 'a\\nb\\n\\nc' | indent }}|{{ 'a\\nb' | indent(2, true) }}|{{ 'a\\n\\nb' | indent('> ', blank=true) }}"),
+    ("markup", "{{ '<b>' | safe + '<i>' }} {{ '<i>' + '&' | safe }} {{ ('<' | e) + '>' }} {{ '<' | e | e }} "
+               "{{ '<' | safe ~ '>' }} {{ ('a' | safe + '\"') | length }} {{ '<' | forceescape }}"),
+    ("falsy-map-select", "{{ z | map('upper') | list }} {{ z | selectattr('a') | list }} {{ 0 | reject | list }} "
+                         "{{ [] | map('nosuchfilter') | list }} {{ nope | select | list }}"),
     ("string-filters", "{{ 42 | string }} {{ '<a href=\"x\">&\\'' | escape }} {{ 'one two  three' | wordcount }} "
                        "{{ '%s-%d' | format('a', 3) }} {{ 'x' | safe }}"),
     ("attr-filter", "{{ users[0] | attr('name') }}|{{ 'abc' | attr('upper') is defined }}"),
