@@ -187,6 +187,7 @@ Rectangle {
         property bool good: false
         spacing: 2
         Layout.fillWidth: true
+        Layout.preferredWidth: 1
         Label {
             text: App.formatNumber(parent.value)
             font.pixelSize: Theme.titleSize + 2
