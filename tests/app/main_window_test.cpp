@@ -129,6 +129,18 @@ private slots:
         qInfo().noquote() << QStringLiteral("fake engine, 4 streams: ") + meter.summary();
     }
 
+    void modelAndAboutPages() {
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("model")));
+        QTRY_VERIFY(findItem(window_, "modelPage")->isVisible());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("model")).isEmpty());
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("about")));
+        QTRY_VERIFY(findItem(window_, "aboutPage")->isVisible());
+        QQuickItem* highlighter = findItem(window_, "highlighterName");
+        QVERIFY(highlighter->property("text").toString().contains(QStringLiteral("built-in")) ||
+                highlighter->property("text").toString().contains(QStringLiteral("KF6")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("about")).isEmpty());
+    }
+
     void darkPalette() {
         app_->chat()->select(app_->chat()->conversations()->idAt(app_->chat()->conversations()->count() - 1));
         QObject* context = app_->context();
