@@ -27,10 +27,12 @@ ColumnLayout {
         text: qsTr("Conversations generate side by side: start one, switch, start another. "
                    + "The pool monitor shows what they hold in the KV cache.")
     }
-    Flow {
+    GridLayout {
         Layout.fillWidth: true
         Layout.topMargin: 6
-        spacing: 8
+        columns: 2
+        columnSpacing: 8
+        rowSpacing: 8
         Repeater {
             model: [qsTr("Explain continuous batching in two paragraphs"),
                     qsTr("Write a Python function that merges two sorted lists"),
@@ -39,9 +41,11 @@ ColumnLayout {
             delegate: AbstractButton {
                 id: chip
                 required property string modelData
+                Layout.fillWidth: true
+                Layout.preferredWidth: 1
                 hoverEnabled: true
-                padding: 10
-                contentItem: Label { text: chip.modelData; color: Theme.text; font.pixelSize: Theme.smallSize + 1 }
+                padding: 12
+                contentItem: Label { text: chip.modelData; color: Theme.text; font.pixelSize: Theme.smallSize + 1; wrapMode: Text.Wrap }
                 background: Rectangle {
                     radius: Theme.radius
                     color: chip.hovered ? Theme.hover : Theme.surface

@@ -14,7 +14,7 @@ Rectangle {
     property var saved: App.settings.engine
     property var draft: Object.assign({}, saved)
     readonly property bool dirty: JSON.stringify(draft) !== JSON.stringify(saved)
-    readonly property bool blocked: advisor.windowBelowFloor || advisor.fullBelowFloor
+    readonly property bool blocked: advisor.problems.length > 0
 
     function set(key, value) {
         const d = Object.assign({}, draft)
@@ -107,7 +107,8 @@ Rectangle {
                         Label { text: qsTr("KV cache"); font.weight: Font.DemiBold; color: Theme.text }
                         SettingRow {
                             label: qsTr("KV dtype")
-                            help: qsTr("%1 per token in the window pool").arg(App.formatBytes(advisor.windowBytesPerToken))
+                            help: qsTr("%1 per token (both pools)").arg(App.formatBytes(advisor.windowBytesPerToken + advisor.fullBytesPerToken))
+                            warn: advisor.problems.indexOf("--kv-cache-dtype") >= 0
                             ComboBox {
                                 implicitWidth: 160
                                 model: ["f16", "q8_0", "f32", "fp8_e4m3"]
@@ -122,14 +123,15 @@ Rectangle {
                         }
                         SettingRow {
                             label: qsTr("Full pool")
-                            help: page.draft.fullPoolTokens === 0 ? qsTr("automatic") : qsTr("tokens \u00b7 %1").arg(App.formatBytes(page.draft.fullPoolTokens * advisor.fullBytesPerToken))
+                            help: (page.draft.fullPoolTokens === 0 ? qsTr("automatic: %1 tokens, max running \u00d7 context").arg(App.formatNumber(advisor.effectiveFullTokens))
+                                                                  : qsTr("tokens")) + " \u00b7 " + App.formatBytes(advisor.fullBytes)
                             warn: advisor.fullBelowFloor
                             NumberField { objectName: "fullPoolField"; from: 0; to: 100000000; stepSize: 1024; value: page.draft.fullPoolTokens; onEdited: function(v) { page.set("fullPoolTokens", v) } }
                         }
                         SettingRow {
                             label: qsTr("Window pool")
-                            help: page.draft.windowPoolTokens === 0 ? qsTr("automatic: the floor, %1 tokens").arg(App.formatNumber(advisor.windowFloor))
-                                                                    : qsTr("tokens \u00b7 %1").arg(App.formatBytes(advisor.windowBytes))
+                            help: (page.draft.windowPoolTokens === 0 ? qsTr("automatic: the floor, %1 tokens").arg(App.formatNumber(advisor.windowFloor))
+                                                                     : qsTr("tokens")) + " \u00b7 " + App.formatBytes(advisor.windowBytes)
                             warn: advisor.windowBelowFloor
                             NumberField { objectName: "windowPoolField"; from: 0; to: 100000000; stepSize: 1024; value: page.draft.windowPoolTokens; onEdited: function(v) { page.set("windowPoolTokens", v) } }
                         }
@@ -158,7 +160,7 @@ Rectangle {
                 Item { Layout.fillWidth: true }
                 Label {
                     visible: page.blocked
-                    text: qsTr("Fix the pool sizes above to apply")
+                    text: qsTr("The engine would refuse these settings")
                     color: Theme.danger
                     font.pixelSize: Theme.smallSize
                 }

@@ -9,7 +9,6 @@ Item {
     property color color: "black"
     property real size: 18
     property real lineWidth: 1.8
-    property bool filled: name === "stop"
 
     implicitWidth: size
     implicitHeight: size
@@ -45,24 +44,30 @@ Item {
         "database": "M5 6 Q5 3.5 12 3.5 Q19 3.5 19 6 Q19 8.5 12 8.5 Q5 8.5 5 6 V18 Q5 20.5 12 20.5 Q19 20.5 19 18 V6 M5 12 Q5 14.5 12 14.5 Q19 14.5 19 12"
     })
 
-    Shape {
-        width: 24
-        height: 24
-        scale: icon.size / 24
-        transformOrigin: Item.TopLeft
-        antialiasing: true
-        layer.enabled: true
-        layer.samples: 4
-        layer.smooth: true
-        layer.textureSize: Qt.size(Math.ceil(icon.size * 2), Math.ceil(icon.size * 2))
+    // Re-created when the name changes: a PathSvg whose path changes after
+    // the first frame is not always redrawn.
+    Repeater {
+        model: [icon.name]
+        delegate: Shape {
+            required property string modelData
+            width: 24
+            height: 24
+            scale: icon.size / 24
+            transformOrigin: Item.TopLeft
+            antialiasing: true
+            layer.enabled: true
+            layer.samples: 4
+            layer.smooth: true
+            layer.textureSize: Qt.size(Math.ceil(icon.size * 2), Math.ceil(icon.size * 2))
 
-        ShapePath {
-            strokeColor: icon.color
-            strokeWidth: icon.name === "more" ? 3.2 : icon.lineWidth
-            fillColor: icon.filled ? icon.color : "transparent"
-            capStyle: ShapePath.RoundCap
-            joinStyle: ShapePath.RoundJoin
-            PathSvg { path: icon.paths[icon.name] || "" }
+            ShapePath {
+                strokeColor: icon.color
+                strokeWidth: modelData === "more" ? 3.2 : icon.lineWidth
+                fillColor: modelData === "stop" ? icon.color : "transparent"
+                capStyle: ShapePath.RoundCap
+                joinStyle: ShapePath.RoundJoin
+                PathSvg { path: icon.paths[modelData] || "" }
+            }
         }
     }
 }

@@ -41,39 +41,41 @@ Item {
         spacing: 6
 
         // ---- user turn -------------------------------------------------
-        Rectangle {
-            visible: root.isUser && !root.editing
-            Layout.alignment: Qt.AlignRight
-            Layout.maximumWidth: root.columnWidth * 0.8
-            implicitWidth: userText.implicitWidth + 28
-            implicitHeight: userText.implicitHeight + 20
-            radius: 14
-            color: Theme.userBubble
-            TextEdit {
-                id: userText
-                x: 14; y: 10
-                width: Math.min(implicitWidth, root.columnWidth * 0.8 - 28)
-                text: root.isUser ? root.content : ""
-                textFormat: TextEdit.PlainText
-                wrapMode: TextEdit.Wrap
-                readOnly: true
-                selectByMouse: true
-                color: Theme.text
-                selectionColor: Theme.accent
-                font.pixelSize: Theme.baseSize
-            }
-        }
         RowLayout {
             visible: root.isUser && !root.editing
             Layout.alignment: Qt.AlignRight
-            opacity: hover.hovered ? 1 : 0
-            spacing: 2
-            IconButton { iconName: "copy"; iconSize: 15; implicitWidth: 28; implicitHeight: 28; tip: qsTr("Copy"); onClicked: App.chat.copyText(root.content) }
-            IconButton {
-                objectName: "editButton"
-                iconName: "pencil"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
-                tip: qsTr("Edit and resend")
-                onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+            spacing: 6
+            Row {
+                Layout.alignment: Qt.AlignVCenter
+                opacity: hover.hovered ? 1 : 0
+                spacing: 0
+                IconButton { iconName: "copy"; iconSize: 15; implicitWidth: 28; implicitHeight: 28; tip: qsTr("Copy"); onClicked: App.chat.copyText(root.content) }
+                IconButton {
+                    objectName: "editButton"
+                    iconName: "pencil"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
+                    tip: qsTr("Edit and resend")
+                    onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+                }
+            }
+            Rectangle {
+                Layout.maximumWidth: root.columnWidth * 0.8
+                implicitWidth: userText.implicitWidth + 28
+                implicitHeight: userText.implicitHeight + 20
+                radius: 14
+                color: Theme.userBubble
+                TextEdit {
+                    id: userText
+                    x: 14; y: 10
+                    width: Math.min(implicitWidth, root.columnWidth * 0.8 - 28)
+                    text: root.isUser ? root.content : ""
+                    textFormat: TextEdit.PlainText
+                    wrapMode: TextEdit.Wrap
+                    readOnly: true
+                    selectByMouse: true
+                    color: Theme.text
+                    selectionColor: Theme.accent
+                    font.pixelSize: Theme.baseSize
+                }
             }
         }
         Rectangle {

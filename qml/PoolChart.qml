@@ -18,7 +18,7 @@ Item {
     implicitHeight: 170
 
     // Y axis labels
-    Column {
+    Item {
         id: axis
         width: 34
         height: chart.plotHeight

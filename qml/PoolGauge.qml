@@ -9,7 +9,7 @@ AbstractButton {
     id: gauge
     visible: App.pools.hasData
     hoverEnabled: true
-    implicitWidth: 120
+    implicitWidth: 150
     implicitHeight: 32
 
     contentItem: ColumnLayout {
@@ -19,7 +19,7 @@ AbstractButton {
             delegate: RowLayout {
                 required property var modelData
                 spacing: 6
-                Label { text: modelData.label; color: Theme.faint; font.pixelSize: Theme.smallSize - 3; Layout.preferredWidth: 34 }
+                Label { text: modelData.label; color: Theme.faint; font.pixelSize: Theme.smallSize - 2; Layout.preferredWidth: 40 }
                 Rectangle {
                     Layout.fillWidth: true
                     height: 5; radius: 2.5

@@ -61,7 +61,7 @@ Rectangle {
                     GridLayout {
                         Layout.fillWidth: true
                         columns: page.width > 900 ? 6 : 3
-                        columnSpacing: 12
+                        columnSpacing: 40
                         rowSpacing: 12
                         Counter { label: qsTr("Deferrals"); value: App.pools.counters.deferrals; tip: qsTr("Admissions put off until enough pages are free") }
                         Counter { label: qsTr("Preemptions"); value: App.pools.counters.preemptions; warn: value > 0; tip: qsTr("Running requests sent back to the queue to free pages") }
@@ -187,6 +187,7 @@ Rectangle {
         property bool good: false
         spacing: 2
         Layout.fillWidth: true
+        Layout.preferredWidth: 1
         Label {
             text: App.formatNumber(parent.value)
             font.pixelSize: Theme.titleSize + 2

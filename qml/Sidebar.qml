@@ -157,7 +157,7 @@ Rectangle {
         implicitHeight: 34
         hoverEnabled: true
         highlighted: sidebar.page === page
-        onClicked: sidebar.navigate(sidebar.page === page ? "chat" : page)
+        onClicked: sidebar.navigate(page)
         contentItem: RowLayout {
             spacing: 10
             Icon { name: nav.iconName; size: 17; color: nav.highlighted ? Theme.accent : Theme.muted }

@@ -13,7 +13,7 @@ Rectangle {
     signal useMaxRunning(int n)
     signal useFullFloor()
 
-    readonly property bool warning: advisor.windowBelowFloor
+    readonly property bool warning: advisor.windowBelowFloor || advisor.problems.length > 0
     implicitHeight: column.implicitHeight + 32
     radius: Theme.radius
     color: warning ? Theme.dangerSoft : Theme.surface
@@ -33,17 +33,19 @@ Rectangle {
                 wrapMode: Text.Wrap
                 font.weight: Font.DemiBold
                 color: panel.warning ? Theme.danger : Theme.text
-                text: !panel.advisor.applicable ? qsTr("Window pool sizing (load a model with sliding-window layers to check)")
-                    : panel.warning ? qsTr("The window pool (%1 tokens) is below its floor for %2 running requests: %3 tokens")
-                                      .arg(App.formatNumber(panel.advisor.windowPoolTokens)).arg(panel.advisor.maxRunning)
+                text: !panel.advisor.hasModel ? qsTr("Pool sizing is checked once a model is loaded")
+                    : !panel.advisor.applicable ? qsTr("This model has no sliding-window layers: only the full pool is used")
+                    : panel.advisor.windowBelowFloor ? qsTr("The window pool (%1 tokens) is below its floor for %2 running requests: %3 tokens")
+                                      .arg(App.formatNumber(panel.advisor.effectiveWindowTokens)).arg(panel.advisor.maxRunning)
                                       .arg(App.formatNumber(panel.advisor.windowFloor))
+                    : panel.warning ? qsTr("These settings would not start the engine")
                     : qsTr("Window pool floor for %1 running requests: %2 tokens (%3)")
                         .arg(panel.advisor.maxRunning).arg(App.formatNumber(panel.advisor.windowFloor))
                         .arg(App.formatBytes(panel.advisor.windowFloor * panel.advisor.windowBytesPerToken))
             }
         }
         Label {
-            visible: panel.warning
+            visible: panel.advisor.windowBelowFloor
             Layout.fillWidth: true
             wrapMode: Text.Wrap
             color: Theme.text
@@ -66,7 +68,8 @@ Rectangle {
                     Layout.row: index
                     Layout.column: 0
                     text: modelData.label
-                    color: index === 4 ? Theme.text : Theme.muted
+                    color: modelData.part ? Theme.muted : Theme.text
+                    leftPadding: modelData.part ? 14 : 0
                     font.pixelSize: Theme.smallSize
                 }
             }
@@ -91,15 +94,15 @@ Rectangle {
                     Layout.row: index
                     Layout.column: 2
                     Layout.alignment: Qt.AlignRight
-                    text: (index > 0 && index < 4 ? "(" : "") + App.formatNumber(modelData.tokens) + (index > 0 && index < 4 ? ")" : "")
-                    color: index > 0 && index < 4 ? Theme.muted : Theme.text
+                    text: App.formatNumber(modelData.tokens)
+                    color: modelData.part ? Theme.muted : Theme.text
                     font.family: Theme.monoFamily
                     font.pixelSize: Theme.smallSize
                 }
             }
             Rectangle { Layout.row: 7; Layout.column: 0; Layout.columnSpan: 3; Layout.fillWidth: true; height: 1; color: Theme.border }
             Label { Layout.row: 8; Layout.column: 0; text: qsTr("Floor, rounded up to a page"); font.weight: Font.DemiBold; color: Theme.text; font.pixelSize: Theme.smallSize }
-            Label { Layout.row: 8; Layout.column: 1; text: qsTr("ceil_P(R\u00b7per request + K\u00b7C + P)"); color: Theme.faint; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize - 1 }
+            Label { Layout.row: 8; Layout.column: 1; text: qsTr("ceil_P(sum of the three above)"); color: Theme.faint; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize - 1 }
             Label { Layout.row: 8; Layout.column: 2; Layout.alignment: Qt.AlignRight; text: App.formatNumber(panel.advisor.windowFloor); font.weight: Font.DemiBold; color: panel.warning ? Theme.danger : Theme.text; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize }
         }
         Label {
@@ -112,7 +115,7 @@ Rectangle {
         }
 
         RowLayout {
-            visible: panel.warning
+            visible: panel.advisor.windowBelowFloor
             spacing: 8
             IconButton {
                 objectName: "useFloorButton"
@@ -134,6 +137,27 @@ Rectangle {
             }
         }
 
+        // What the engine would answer if these settings were applied.
+        Rectangle {
+            visible: panel.advisor.problems.length > 0
+            Layout.fillWidth: true
+            implicitHeight: engineSays.implicitHeight + 16
+            radius: Theme.smallRadius
+            color: Theme.codeBackground
+            border.color: Theme.border
+            Label {
+                id: engineSays
+                objectName: "engineRefusal"
+                x: 10; y: 8
+                width: parent.width - 20
+                text: qsTr("What the engine would answer:") + "\n" + panel.advisor.problems
+                wrapMode: Text.Wrap
+                color: Theme.text
+                font.family: Theme.monoFamily
+                font.pixelSize: Theme.smallSize - 1
+            }
+        }
+
         RowLayout {
             visible: panel.advisor.fullBelowFloor
             spacing: 8
@@ -143,7 +167,7 @@ Rectangle {
                 wrapMode: Text.Wrap
                 color: Theme.danger
                 text: qsTr("The full pool (%1 tokens) cannot hold one request of the longest allowed context: it needs %2.")
-                      .arg(App.formatNumber(panel.advisor.fullPoolTokens)).arg(App.formatNumber(panel.advisor.fullFloor))
+                      .arg(App.formatNumber(panel.advisor.effectiveFullTokens)).arg(App.formatNumber(panel.advisor.fullFloor))
             }
             IconButton { text: qsTr("Use %1").arg(App.formatNumber(panel.advisor.fullFloor)); onClicked: panel.useFullFloor() }
         }

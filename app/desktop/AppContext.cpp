@@ -19,7 +19,8 @@ AppContext* AppContext::create(QQmlEngine*, QJSEngine*) {
     return g_instance;
 }
 
-AppContext::AppContext(const Parts& parts, QObject* parent) : QObject(parent), parts_(parts) {}
+AppContext::AppContext(const Parts& parts, QObject* parent)
+    : QObject(parent), parts_(parts), themeOverride_(qEnvironmentVariable("WEIR_THEME")) {}
 
 AppContext::~AppContext() {
     if (g_instance == this) g_instance = nullptr;
@@ -28,7 +29,11 @@ AppContext::~AppContext() {
 QString AppContext::highlighterName() const { return CodeHighlighter::backendName(); }
 QString AppContext::version() const { return QStringLiteral(WEIR_VERSION); }
 QString AppContext::qtVersion() const { return QString::fromLatin1(qVersion()); }
-QString AppContext::themeOverride() const { return qEnvironmentVariable("WEIR_THEME"); }
+void AppContext::setThemeOverride(const QString& theme) {
+    if (theme == themeOverride_) return;
+    themeOverride_ = theme;
+    emit themeOverrideChanged();
+}
 
 void AppContext::loadModel(const QString& path) {
     if (path.isEmpty()) return;

@@ -27,7 +27,8 @@ class AppContext : public QObject {
     Q_PROPERTY(QString qtVersion READ qtVersion CONSTANT)
     Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
     Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
-    Q_PROPERTY(QString themeOverride READ themeOverride CONSTANT)
+    // "dark", "light" or "" (follow the system palette); starts from $WEIR_THEME.
+    Q_PROPERTY(QString themeOverride READ themeOverride WRITE setThemeOverride NOTIFY themeOverrideChanged)
     Q_PROPERTY(int interruptedAtStart READ interruptedAtStart CONSTANT)
 
 public:
@@ -56,7 +57,8 @@ public:
     QString qtVersion() const;
     QString dataDir() const { return parts_.dataDir; }
     QString databasePath() const { return parts_.databasePath; }
-    QString themeOverride() const;
+    QString themeOverride() const { return themeOverride_; }
+    void setThemeOverride(const QString& theme);
     int interruptedAtStart() const { return parts_.interruptedAtStart; }
 
     // Loads a model with the saved engine settings and remembers it.
@@ -70,8 +72,12 @@ public:
     Q_INVOKABLE QString formatCount(double n) const;  // 268M, 1.2k
     Q_INVOKABLE QString formatNumber(double n) const; // 12,345
 
+signals:
+    void themeOverrideChanged();
+
 private:
     Parts parts_;
+    QString themeOverride_;
 };
 
 } // namespace weir::desktop

@@ -43,6 +43,7 @@ public:
     ChatController* chat() const { return chat_; }
     PoolStatusModel* pools() const { return pools_; }
     AppSettings* settings() const { return settings_; }
+    AppContext* context() const { return context_; }
     QQmlApplicationEngine* qmlEngine() const { return qml_.get(); }
     QQuickWindow* window() const;
 

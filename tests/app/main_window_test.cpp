@@ -8,6 +8,7 @@
 #include <QTest>
 
 #include "AppDriver.h"
+#include "AppContext.h"
 #include "DesktopApp.h"
 #include "FakeEngineBackend.h"
 #include "chat/ChatController.h"
@@ -90,8 +91,7 @@ private slots:
         QTRY_VERIFY(findItem(window_, "poolMonitorPage")->isVisible());
         // Keep something running so the chart has a live shape.
         app_->chat()->sendTo(app_->chat()->newConversation(), QStringLiteral("Tell me a long story about rivers"));
-        QVERIFY(clickItem(window_, findItem(window_, "navPoolMonitor")));
-        QTRY_VERIFY(findItem(window_, "poolMonitorPage")->isVisible());
+        QVERIFY(findItem(window_, "poolMonitorPage")->isVisible());  // sending elsewhere keeps the page
         const int start = app_->pools()->revision();
         QTRY_VERIFY_WITH_TIMEOUT(app_->pools()->revision() >= start + 8, 30000);
         QVERIFY(app_->pools()->hasData());
@@ -114,6 +114,42 @@ private slots:
         QVERIFY(clickItem(window_, findItem(window_, "useFloorButton")));
         QTRY_VERIFY(!advisor->property("windowBelowFloor").toBool());
         QVERIFY(findItem(window_, "applyButton")->isEnabled());
+    }
+
+    // Not asserted (no timed assertions): printed for the record.
+    void frameTimesWhileFourStream() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QObject scope;
+        int ended = 0;
+        connect(chat, &ChatController::replyEnded, &scope, [&](qint64, qint64, const QString&) { ++ended; });
+        for (int i = 0; i < 4; ++i) QVERIFY(chat->sendTo(chat->newConversation(), QStringLiteral("stream number %1").arg(i)));
+        FrameMeter meter(window_);  // from here on, only streaming happens
+        QTRY_COMPARE_WITH_TIMEOUT(ended, 4, 60000);
+        qInfo().noquote() << QStringLiteral("fake engine, 4 streams: ") + meter.summary();
+    }
+
+    void modelAndAboutPages() {
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("model")));
+        QTRY_VERIFY(findItem(window_, "modelPage")->isVisible());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("model")).isEmpty());
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("about")));
+        QTRY_VERIFY(findItem(window_, "aboutPage")->isVisible());
+        QQuickItem* highlighter = findItem(window_, "highlighterName");
+        QVERIFY(highlighter->property("text").toString().contains(QStringLiteral("built-in")) ||
+                highlighter->property("text").toString().contains(QStringLiteral("KF6")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("about")).isEmpty());
+    }
+
+    void darkPalette() {
+        app_->chat()->select(app_->chat()->conversations()->idAt(app_->chat()->conversations()->count() - 1));
+        QObject* context = app_->context();
+        QVERIFY(context);
+        context->setProperty("themeOverride", QStringLiteral("dark"));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("chat-dark")).isEmpty());
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("monitor")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("pool-monitor-dark")).isEmpty());
+        context->setProperty("themeOverride", QString());
     }
 
     void cleanupTestCase() {

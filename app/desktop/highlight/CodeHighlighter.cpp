@@ -26,8 +26,8 @@ KSyntaxHighlighting::Repository& repository() {
 CodeHighlighter::CodeHighlighter(QObject* parent) : QObject(parent) {}
 
 CodeHighlighter::~CodeHighlighter() {
-    // The highlighter is a child of the document, which may outlive us.
-    if (highlighter_) highlighter_->deleteLater();
+    // The document may outlive us; it must not keep our highlighter.
+    delete highlighter_.data();
 }
 
 QString CodeHighlighter::backendName() {
@@ -71,11 +71,7 @@ bool CodeHighlighter::highlighting() const {
 }
 
 void CodeHighlighter::rebuild() {
-    if (highlighter_) {
-        highlighter_->setDocument(nullptr);
-        highlighter_->deleteLater();
-        highlighter_ = nullptr;
-    }
+    delete highlighter_.data();
     if (!document_ || !document_->textDocument()) return;
     QTextDocument* doc = document_->textDocument();
 #ifdef WEIR_HAVE_KF6_SYNTAX
@@ -89,7 +85,7 @@ void CodeHighlighter::rebuild() {
 void CodeHighlighter::apply() {
     if (!highlighter_) return;
 #ifdef WEIR_HAVE_KF6_SYNTAX
-    auto* h = static_cast<KSyntaxHighlighting::SyntaxHighlighter*>(highlighter_);
+    auto* h = static_cast<KSyntaxHighlighting::SyntaxHighlighter*>(highlighter_.data());
     auto def = repository().definitionForName(language_);
     if (!def.isValid()) def = repository().definitionForFileName(QStringLiteral("x.") + language_);
     h->setTheme(repository().defaultTheme(dark_ ? KSyntaxHighlighting::Repository::DarkTheme
@@ -97,7 +93,7 @@ void CodeHighlighter::apply() {
     h->setDefinition(def);
     h->rehighlight();
 #else
-    auto* h = static_cast<BuiltinHighlighter*>(highlighter_);
+    auto* h = static_cast<BuiltinHighlighter*>(highlighter_.data());
     h->setDark(dark_);
     h->setLanguage(language_);
 #endif

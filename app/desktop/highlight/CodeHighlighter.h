@@ -5,10 +5,9 @@
 #include <QObject>
 #include <QPointer>
 #include <QQuickTextDocument>
+#include <QSyntaxHighlighter>
 #include <QtQml/qqmlregistration.h>
 #include <memory>
-
-class QSyntaxHighlighter;
 
 namespace weir::desktop {
 
@@ -49,7 +48,8 @@ private:
     QPointer<QQuickTextDocument> document_;
     QString language_;
     bool dark_ = false;
-    QSyntaxHighlighter* highlighter_ = nullptr;  // owned by the QTextDocument
+    // A child of the QTextDocument, which may be destroyed before or after us.
+    QPointer<QSyntaxHighlighter> highlighter_;
 };
 
 } // namespace weir::desktop

@@ -4,27 +4,31 @@ import Weir
 
 // Sidebar: new conversations appear at the top, the search narrows the list,
 // the current one is highlighted.
-TestCase {
-    name: "Sidebar"
-    when: windowShown
+Item {
+    id: root
     width: 300; height: 700
 
-    Component { id: sidebarComponent; Sidebar { width: 280; height: 680 } }
+    TestCase {
+        name: "Sidebar"
+        when: windowShown
 
-    function test_newAndSearch() {
-        const sidebar = createTemporaryObject(sidebarComponent, this)
-        const list = findChild(sidebar, "conversationList")
-        const before = list.count
-        const id = App.chat.newConversation()
-        App.chat.rename(id, "Quokka facts")
-        compare(list.count, before + 1)
-        compare(App.chat.conversations.idAt(list.currentIndex), id)
+        Component { id: sidebarComponent; Sidebar { width: 280; height: 680 } }
 
-        const search = findChild(sidebar, "searchField")
-        search.forceActiveFocus()
-        search.text = "quokka"
-        tryCompare(list, "count", 1)
-        search.text = ""
-        tryCompare(list, "count", before + 1)
+        function test_newAndSearch() {
+            const sidebar = createTemporaryObject(sidebarComponent, root)
+            const list = findChild(sidebar, "conversationList")
+            const before = list.count
+            const id = App.chat.newConversation()
+            App.chat.rename(id, "Quokka facts")
+            compare(list.count, before + 1)
+            compare(App.chat.conversations.idAt(list.currentIndex), id)
+
+            const search = findChild(sidebar, "searchField")
+            search.forceActiveFocus()
+            search.text = "quokka"
+            tryCompare(list, "count", 1)
+            search.text = ""
+            tryCompare(list, "count", before + 1)
+        }
     }
 }
