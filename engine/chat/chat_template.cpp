@@ -41,11 +41,7 @@ jinja::Value withParsedArguments(const jinja::Value& message) {
         }
         return text;
     };
-    auto copyDict = [](const jinja::Value& d) {
-        jinja::Value c = jinja::Value::dict();
-        c.mutableDict().entries = d.asDict().entries;
-        return c;
-    };
+    auto copyDict = [](const jinja::Value& d) { return d.copyDict(); };
     jinja::Value newCalls = jinja::Value::list();
     for (const auto& call : calls->asList()) {
         if (!call.isMapping()) { newCalls.append(call); continue; }

@@ -79,6 +79,14 @@ public:
     Value& set(std::string key, Value v);
     const Value* get(std::string_view key) const;  // dict entry or nullptr
 
+    // Nesting of lists and dicts inside this value (0 for scalars). Values
+    // nested deeper than kMaxDepth are refused when built, so walking or
+    // destroying one never recurses without bound.
+    static constexpr int kMaxDepth = 500;
+    int depth() const;
+    // A dict with the same entries (shallow copy).
+    Value copyDict() const;
+
     bool truthy() const;
     std::string str() const;       // Python str(); undefined gives ""
     std::string repr() const;      // Python repr()
@@ -111,12 +119,14 @@ private:
 struct ListData {
     ValueList items;
     bool tuple = false;
+    int depth = 1;
 };
 
 // Insertion-ordered string-keyed map (Python dict semantics for iteration order).
 struct Dict {
     std::vector<std::pair<std::string, Value>> entries;
     bool isNamespace = false;
+    int depth = 1;  // see Value::depth(); only grows
 
     const Value* find(std::string_view key) const;
     Value* find(std::string_view key);

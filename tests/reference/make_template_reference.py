@@ -251,12 +251,17 @@ SPECIFIC = {
           T('{"temperature": 18}', name="get_weather")], True, {"tools": TOOLS}),
     ],
     "builtin-chatml": [
+        ("content-parts", [{"role": "system", "content": [{"type": "text", "text": "Sys "}, {"type": "text", "text": "two"}]},
+                           {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Look"}]},
+                           A(None)], False, {"tools": [CLOCK]}),
         ("parallel-calls-and-results",
          [S("Use tools."), U("Paris and Rome?"),
           A("", tool_calls=[call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Rome"}, "c2")]),
           T("18"), T("24")], True, {"tools": [WEATHER]}),
     ],
     "builtin-llama3": [
+        ("content-parts", [{"role": "user", "content": [{"type": "text", "text": " a "}, {"type": "text", "text": "b "}]},
+                           T({"ok": True})], True, {}),
         ("tool-call-and-result", ROUNDTRIP + [A("Sunny, 18 °C.")], False, {"tools": [WEATHER]}),
     ],
 }
