@@ -42,23 +42,22 @@ void ropeAngles(const RopeParams& p, int32_t pos, float* cs) {
 }
 
 void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs) {
+    if (opsHaveAvx2()) {
+        ops_avx2::ropeApply(x, nHeads, headDim, nRot, neox, cs);
+        return;
+    }
+    // (a, b) -> (a cos - b sin, a sin + b cos), each as one fused multiply-add
+    // over the other product, which is how the reference's compiler evaluates it.
     const int32_t half = nRot / 2;
+    const int64_t step = neox ? half : 1;
     for (int64_t h = 0; h < nHeads; ++h) {
         float* v = x + h * headDim;
-        if (neox) {
-            for (int32_t i = 0; i < half; ++i) {
-                const float c = cs[2 * i], s = cs[2 * i + 1];
-                const float a = v[i], b = v[i + half];
-                v[i] = a * c - b * s;
-                v[i + half] = a * s + b * c;
-            }
-        } else {
-            for (int32_t i = 0; i < half; ++i) {
-                const float c = cs[2 * i], s = cs[2 * i + 1];
-                const float a = v[2 * i], b = v[2 * i + 1];
-                v[2 * i] = a * c - b * s;
-                v[2 * i + 1] = a * s + b * c;
-            }
+        for (int32_t i = 0; i < half; ++i) {
+            const int64_t i0 = neox ? i : 2 * i, i1 = i0 + step;
+            const float c = cs[2 * i], s = cs[2 * i + 1];
+            const float a = v[i0], b = v[i1];
+            v[i0] = std::fma(a, c, -(b * s));
+            v[i1] = std::fma(a, s, b * c);
         }
     }
 }
@@ -69,18 +68,25 @@ float geluTanh(float x) {
     return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x)));
 }
 
-// gelu at every f16 value, rounded to f16 (built once).
-static const uint16_t* geluTable() {
+const uint16_t* geluF16Table() {
     static const uint16_t* table = [] {
+        constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+        constexpr float kCoef = 0.044715f;
         static uint16_t t[65536];
-        for (uint32_t i = 0; i < 65536; ++i) t[i] = f32ToF16(geluTanh(f16ToF32(uint16_t(i))));
+        for (uint32_t i = 0; i < 65536; ++i) {
+            const float x = f16ToF32(uint16_t(i));
+            // 1 + c*x*x as one fused multiply-add: the reference's compiler
+            // contracts it, and entries differ in the last bit otherwise.
+            const float inner = std::fma(kCoef * x, x, 1.0f);
+            t[i] = f32ToF16(0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * inner)));
+        }
         return t;
     }();
     return table;
 }
 
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n) {
-    const uint16_t* table = geluTable();
+    const uint16_t* table = geluF16Table();
     if (opsHaveAvx2()) {
         ops_avx2::gegluF16Table(gate, up, y, n, table);
         return;
@@ -259,7 +265,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
             rowToF32(v.type, vr, vRow, dv);
             madF32(acc32, vRow, vs, dv);
         }
-        sum = sum * ms + vs;
+        sum = std::fma(sum, ms, vs);  // fused, as the reference's compiler evaluates it
     }
     if (f16V) rowToF32(GgmlType::F16, acc16, acc32, dv);
     const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;

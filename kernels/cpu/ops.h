@@ -33,6 +33,8 @@ float geluTanh(float x);
 // y = gelu(gate) * up with llama.cpp's table: gelu is looked up at the f16
 // rounding of gate and rounded to f16 (|gate| >= 10 handled exactly).
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n);
+// That table: f16 gelu of every f16 bit pattern (65536 entries).
+const uint16_t* geluF16Table();
 // y = silu(gate) * up, silu(x) = x / (1 + e^-x).
 void swiglu(const float* gate, const float* up, float* y, int64_t n);
 // In-place softmax of n values (max subtracted first). Returns nothing; sum

@@ -10,12 +10,13 @@
 
 namespace weir::kernels::ops_avx2 {
 
+// Horizontal sum in llama.cpp's order: halves added, then (a0+a1) + (a2+a3).
+// The order matters: attention rounds to f16 right after, and a different
+// last bit changes which way it rounds.
 static inline float hsum(__m256 v) {
-    const __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-    __m128 s = _mm_add_ps(lo, hi);
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_hadd_ps(s, s);
+    return _mm_cvtss_f32(_mm_hadd_ps(t, t));
 }
 
 static inline __m256 loadH(const uint16_t* p) {
@@ -75,6 +76,38 @@ void toF16(const float* x, uint16_t* y, int64_t n) {
 
 void fromF16(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; i += 8) _mm256_storeu_ps(y + i, loadH(x + i));
+}
+
+void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs) {
+    const int32_t half = nRot / 2;
+    for (int64_t h = 0; h < nHeads; ++h) {
+        float* v = x + h * headDim;
+        if (neox) {
+            int32_t i = 0;
+            for (; i + 8 <= half; i += 8) {
+                // cs holds (cos, sin) pairs: split 8 pairs into a cos and a sin vector.
+                const __m256 p0 = _mm256_loadu_ps(cs + 2 * i), p1 = _mm256_loadu_ps(cs + 2 * i + 8);
+                const __m256 ev = _mm256_shuffle_ps(p0, p1, _MM_SHUFFLE(2, 0, 2, 0));
+                const __m256 od = _mm256_shuffle_ps(p0, p1, _MM_SHUFFLE(3, 1, 3, 1));
+                const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
+                const __m256 s = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0)));
+                const __m256 a = _mm256_loadu_ps(v + i), b = _mm256_loadu_ps(v + i + half);
+                _mm256_storeu_ps(v + i, _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s)));
+                _mm256_storeu_ps(v + i + half, _mm256_fmadd_ps(a, s, _mm256_mul_ps(b, c)));
+            }
+            for (; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1], a = v[i], b = v[i + half];
+                v[i] = std::fma(a, c, -(b * s));
+                v[i + half] = std::fma(a, s, b * c);
+            }
+        } else {
+            for (int32_t i = 0; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1], a = v[2 * i], b = v[2 * i + 1];
+                v[2 * i] = std::fma(a, c, -(b * s));
+                v[2 * i + 1] = std::fma(a, s, b * c);
+            }
+        }
+    }
 }
 
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table) {

@@ -19,6 +19,7 @@ void madF32(float* y, const float* x, float v, int64_t n);
 float dotF32(const float* a, const float* b, int64_t n);
 void toF16(const float* x, uint16_t* y, int64_t n);
 void fromF16(const uint16_t* x, float* y, int64_t n);
+void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs);
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
 } // namespace ops_avx2
 

@@ -3,6 +3,7 @@
 // activation bytes (maddubs), weighted by the integer sub-block scales
 // (madd), summed in int32; the minima (Q4_K/Q5_K) and Q6_K's -32 offset come
 // from the activation block's bsums.
+#include <cmath>
 #include <type_traits>
 
 #include "kernels/cpu/kernel_table.h"
@@ -20,23 +21,42 @@ const Q8_K* actRow(const void* act, size_t actStride, int r) {
     return reinterpret_cast<const Q8_K*>(static_cast<const uint8_t*>(act) + r * actStride);
 }
 
+// Exact sum of the first n int32 lanes (n = 4 or 8).
+inline int32_t hsumInt(__m256i v, int n = 8) {
+    alignas(32) int32_t t[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t), v);
+    int32_t s = 0;
+    for (int j = 0; j < n; ++j) s += t[j];
+    return s;
+}
+
 // Sums of the activation block's bsums in pairs: 8 int16, one per 32-element sub-block.
 inline __m128i subBlockSums(const Q8_K& x) {
     const __m256i b = load(x.bsums);
     return _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
-// Q4_K and Q5_K share everything but the fifth bit.
-template <class Block, int NX>
+// Q4_K and Q5_K share everything but the fifth bit. kOrder picks the float
+// arithmetic to reproduce: 0 = llama.cpp's plain row-dot (8 float lanes,
+// summed at the end); llama.cpp's interleaved Q4_K kernels (used there for
+// Q4_K matrices whose row count is a multiple of 8) instead turn integer sums
+// into one float each and accumulate them with one fused multiply-add apiece,
+// scales and minima apart, minima subtracted at the end: per super-block in
+// its single-row kernel (1), per pair of sub-blocks in its four-row kernel (2).
+// 3: llama.cpp's tiled kernel (K-quant matrices it does not repack, batches of
+// 8+ rows): per super-block r = dw*isum - dmin*imin (fused), acc = fma(r, dx, acc).
+template <class Block, int NX, int kOrder = 0>
 void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
     constexpr bool kFiveBits = std::is_same_v<Block, Q5_K>;
     const auto* wb = static_cast<const Block*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
+    float accS[NX], accM[NX];
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
+        accS[r] = accM[r] = 0.0f;
     }
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
@@ -74,30 +94,51 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 const int8_t* q8 = xb[r][i].qs + 64 * c;
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), scLo);
                 const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(q8 + 32)), scHi);
-                sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
+                if constexpr (kOrder == 2) {
+                    const float dx = xb[r][i].d;
+                    alignas(16) int32_t m[4];
+                    _mm_store_si128(reinterpret_cast<__m128i*>(m), _mm_madd_epi16(mins, subBlockSums(xb[r][i])));
+                    accS[r] = std::fma(float(hsumInt(_mm256_add_epi32(pLo, pHi))), dw * dx, accS[r]);
+                    accM[r] = std::fma(float(m[c]), dminw * dx, accM[r]);
+                } else {
+                    sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
+                }
             }
         }
+        if constexpr (kOrder == 2) continue;
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             const float dx = xb[r][i].d;
             const __m128i m32 = _mm_madd_epi16(mins, subBlockSums(xb[r][i]));  // 4 int32
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
+            if constexpr (kOrder == 3) {
+                const float res = std::fma(-dminw, float(hsumInt(_mm256_castsi128_si256(m32), 4)), dw * float(hsumInt(sumi[r])));
+                accS[r] = std::fma(res, dx, accS[r]);
+            } else if constexpr (kOrder == 1) {
+                accS[r] = std::fma(float(hsumInt(sumi[r])), dw * dx, accS[r]);
+                accM[r] = std::fma(float(hsumInt(_mm256_castsi128_si256(m32), 4)), dminw * dx, accM[r]);
+            } else {
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
+            }
         }
     }
     #pragma GCC unroll 4
-    for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
+    for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] - accM[r] : hsum(acc[r]);  // accM = 0 for order 3
 }
 
-template <int NX>
+// kOrder: 0 = llama.cpp's row-dot (float lanes), 3 = its tiled kernel
+// (batches of 8+ rows): per super-block acc = fma(dw * isum, dx, acc).
+template <int NX, int kOrder = 0>
 void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
     const auto* wb = static_cast<const Q6_K*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
+    float accS[NX], accM[NX];
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
+        accS[r] = accM[r] = 0.0f;
     }
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
@@ -138,30 +179,35 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
         for (int r = 0; r < NX; ++r) {
             // q - 32: subtract 32 * sum_g scale_g * bsum_g.
             const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(scales16, load(xb[r][i].bsums)), 5);
-            const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi[r], offset));
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xb[r][i].d * dw), v, acc[r]);
+            if constexpr (kOrder == 3) {
+                accS[r] = std::fma(dw * float(hsumInt(_mm256_sub_epi32(sumi[r], offset))), xb[r][i].d, accS[r]);
+            } else {
+                const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi[r], offset));
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xb[r][i].d * dw), v, acc[r]);
+            }
         }
     }
     #pragma GCC unroll 4
-    for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
+    for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] : hsum(acc[r]);
 }
 
-template <class Block>
+template <class Block, int kOrder = 0>
 void dotRowsScaleMin(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out, size_t outStride) {
     switch (nx) {
-    case 1: dotScaleMin<Block, 1>(w, act, actStride, k, out, outStride); break;
-    case 2: dotScaleMin<Block, 2>(w, act, actStride, k, out, outStride); break;
-    case 3: dotScaleMin<Block, 3>(w, act, actStride, k, out, outStride); break;
-    default: dotScaleMin<Block, 4>(w, act, actStride, k, out, outStride); break;
+    case 1: dotScaleMin<Block, 1, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 2: dotScaleMin<Block, 2, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 3: dotScaleMin<Block, 3, kOrder>(w, act, actStride, k, out, outStride); break;
+    default: dotScaleMin<Block, 4, kOrder>(w, act, actStride, k, out, outStride); break;
     }
 }
 
+template <int kOrder = 0>
 void dotRowsQ6(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out, size_t outStride) {
     switch (nx) {
-    case 1: dotQ6<1>(w, act, actStride, k, out, outStride); break;
-    case 2: dotQ6<2>(w, act, actStride, k, out, outStride); break;
-    case 3: dotQ6<3>(w, act, actStride, k, out, outStride); break;
-    default: dotQ6<4>(w, act, actStride, k, out, outStride); break;
+    case 1: dotQ6<1, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 2: dotQ6<2, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 3: dotQ6<3, kOrder>(w, act, actStride, k, out, outStride); break;
+    default: dotQ6<4, kOrder>(w, act, actStride, k, out, outStride); break;
     }
 }
 
@@ -171,7 +217,20 @@ RowDotFn avx2DotK(GgmlType type) {
     switch (type) {
     case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K>;
     case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K>;
-    case GgmlType::Q6_K: return dotRowsQ6;
+    case GgmlType::Q6_K: return dotRowsQ6<0>;
+    default: return nullptr;
+    }
+}
+
+RowDotFn avx2DotQ4_KInterleaved(bool fourRowKernel) {
+    return fourRowKernel ? dotRowsScaleMin<Q4_K, 2> : dotRowsScaleMin<Q4_K, 1>;
+}
+
+RowDotFn avx2DotKTiled(GgmlType type) {
+    switch (type) {
+    case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K, 3>;
+    case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K, 3>;
+    case GgmlType::Q6_K: return dotRowsQ6<3>;
     default: return nullptr;
     }
 }

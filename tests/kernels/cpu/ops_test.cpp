@@ -150,6 +150,22 @@ private slots:
         QCOMPARE(y[1], 12.0f * u[1]);
     }
 
+    void geluTableMatchesLlamaCpp() {
+        // Every finite entry of llama.cpp's table (tests/reference/make_gelu_table_reference.py).
+        QFile f(qEnvironmentVariable("WEIR_TEST_DATA") + "/reference/gelu_f16_table.u16");
+        QVERIFY2(f.open(QIODevice::ReadOnly), "reference table missing");
+        const QByteArray ref = f.readAll();
+        QCOMPARE(ref.size(), 65536 * 2);
+        const uint16_t* ours = geluF16Table();
+        int differ = 0;
+        for (uint32_t i = 0; i < 65536; ++i) {
+            if (((i >> 10) & 31) == 31) continue;  // inf/NaN inputs
+            const uint16_t r = uint16_t(uint8_t(ref[2 * i]) | (uint8_t(ref[2 * i + 1]) << 8));
+            if (ours[i] != r && differ++ < 5) qWarning("f16 input %04x: %04x vs reference %04x", i, ours[i], r);
+        }
+        QCOMPARE(differ, 0);
+    }
+
     void swigluAndSoftmax() {
         const int64_t n = 77;
         auto g = randomVec(n, 5, 3.0f), u = randomVec(n, 6);
