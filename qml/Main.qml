@@ -50,7 +50,7 @@ ApplicationWindow {
     onClosing: saveGeometry()
 
     Shortcut { sequence: "Ctrl+N"; onActivated: { window.navigate("chat"); App.chat.newConversation() } }
-    Shortcut { sequences: [StandardKey.Find, "Ctrl+F"]; onActivated: sidebar.focusSearch() }
+    Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Ctrl+,"; onActivated: window.navigate(window.page === "settings" ? "chat" : "settings") }
     Shortcut {
         sequence: "Esc"

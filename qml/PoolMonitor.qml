@@ -19,14 +19,28 @@ Rectangle {
             x: (parent.width - width) / 2
             spacing: 16
 
-            PageHeader {
+            RowLayout {
                 Layout.topMargin: 24
-                title: qsTr("Pool monitor")
-                subtitle: App.pools.hasData
-                          ? qsTr("Live from the engine, %1 updates per second \u00b7 %2 running, %3 waiting")
-                                .arg(App.pools.updatesPerSecond.toFixed(1))
-                                .arg(App.pools.counters.running).arg(App.pools.counters.waiting)
-                          : qsTr("Load a model to see its KV pools.")
+                Layout.fillWidth: true
+                PageHeader {
+                    title: qsTr("Pool monitor")
+                    subtitle: App.pools.hasData
+                              ? qsTr("Live from the engine, %1 updates per second \u00b7 %2 running, %3 waiting")
+                                    .arg(App.pools.updatesPerSecond.toFixed(1))
+                                    .arg(App.pools.counters.running).arg(App.pools.counters.waiting)
+                              : qsTr("Load a model to see its KV pools.")
+                }
+                IconButton {
+                    objectName: "clearCacheButton"
+                    Layout.alignment: Qt.AlignTop
+                    visible: App.engine.ready
+                    enabled: App.pools.full.cached > 0 || App.pools.window.cached > 0
+                    text: qsTr("Clear prefix cache")
+                    iconName: "trash"
+                    tip: qsTr("Free the pages of cached prompts no conversation is using")
+                    background: Rectangle { radius: Theme.smallRadius; color: parent.hovered ? Theme.hover : Theme.surface; border.color: Theme.border }
+                    onClicked: App.engine.clearPrefixCache()
+                }
             }
 
             GridLayout {

@@ -42,6 +42,11 @@ Rectangle {
                 Layout.fillWidth: true
             }
             IconButton {
+                iconName: "upload"
+                tip: qsTr("Import a conversation (JSON)")
+                onClicked: importDialog.open()
+            }
+            IconButton {
                 objectName: "newConversationButton"
                 iconName: "plus"
                 tip: qsTr("New conversation (Ctrl+N)")
@@ -181,4 +186,5 @@ Rectangle {
     }
 
     ExportDialog { id: exportDialog }
+    ImportDialog { id: importDialog }
 }

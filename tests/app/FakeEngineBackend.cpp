@@ -178,6 +178,11 @@ void FakeEngineBackend::run() {
     }
 }
 
+void FakeEngineBackend::clearPrefixCache() {
+    std::lock_guard lock(mutex_);
+    cacheCleared_ = true;
+}
+
 CacheStatus FakeEngineBackend::cacheStatus() const {
     std::lock_guard lock(mutex_);
     CacheStatus s;
@@ -211,8 +216,9 @@ CacheStatus FakeEngineBackend::cacheStatus() const {
         }
         s.requests.push_back(rs);
     }
-    s.full.cachedTokens = std::min<int64_t>(s.full.capacityTokens - s.full.ownedTokens, 64);
-    s.window.cachedTokens = std::min<int64_t>(s.window.capacityTokens - s.window.ownedTokens, 64);
+    const int64_t cached = cacheCleared_ ? 0 : 64;
+    s.full.cachedTokens = std::min<int64_t>(s.full.capacityTokens - s.full.ownedTokens, cached);
+    s.window.cachedTokens = std::min<int64_t>(s.window.capacityTokens - s.window.ownedTokens, cached);
     s.full.freeTokens = s.full.capacityTokens - s.full.ownedTokens - s.full.cachedTokens;
     s.window.freeTokens = s.window.capacityTokens - s.window.ownedTokens - s.window.cachedTokens;
     s.running = running;

@@ -47,6 +47,7 @@ public:
     uint64_t submit(GenerateRequest request, EventSink sink) override;
     void cancel(uint64_t id) override;
     CacheStatus cacheStatus() const override;
+    void clearPrefixCache() override;
 
     static EngineFactory factory(FakeEngineConfig config = {});
 
@@ -70,6 +71,7 @@ private:
     std::deque<Request> requests_;  // running first, then waiting, in order
     uint64_t nextId_ = 1;
     uint64_t deferrals_ = 0, prefixHits_ = 0;
+    bool cacheCleared_ = false;
     bool stop_ = false;
     std::thread thread_;
 };

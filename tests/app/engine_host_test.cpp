@@ -172,6 +172,18 @@ private slots:
         QVERIFY(failed.at(1).at(1).toString().contains(QStringLiteral("unloaded")));
     }
 
+    void clearPrefixCacheFreesCachedPages() {
+        EngineHost host(FakeEngineBackend::factory());
+        host.setStatusInterval(20);
+        host.load(QStringLiteral("m.gguf"));
+        WAIT_READY(host);
+        qint64 cached = -1;
+        connect(&host, &EngineHost::statusUpdated, [&](const weir::CacheStatus& s) { cached = s.full.cachedTokens; });
+        QTRY_VERIFY_WITH_TIMEOUT(cached > 0, 10000);
+        host.clearPrefixCache();
+        QTRY_COMPARE_WITH_TIMEOUT(cached, qint64(0), 10000);
+    }
+
     void refusedRequestEndsWithTheEnginesMessage() {
         FakeEngineConfig config;
         config.refuseClientContaining = "huge";

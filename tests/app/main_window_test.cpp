@@ -129,6 +129,26 @@ private slots:
         qInfo().noquote() << QStringLiteral("fake engine, 4 streams: ") + meter.summary();
     }
 
+    void shortcuts() {
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QTest::keyClick(window_, Qt::Key_F, Qt::ControlModifier);
+        QTRY_VERIFY(findItem(window_, "searchField")->hasActiveFocus());
+        QTest::keyClick(window_, Qt::Key_Comma, Qt::ControlModifier);
+        QTRY_COMPARE(window_->property("page").toString(), QStringLiteral("settings"));
+        QTest::keyClick(window_, Qt::Key_Comma, Qt::ControlModifier);
+        QTRY_COMPARE(window_->property("page").toString(), QStringLiteral("chat"));
+
+        // Esc stops the reply being written in the open conversation.
+        ChatController* chat = app_->chat();
+        QObject scope;
+        QString endedAs;
+        connect(chat, &ChatController::replyEnded, &scope, [&](qint64, qint64, const QString& state) { endedAs = state; });
+        QVERIFY(chat->sendTo(chat->newConversation(), QStringLiteral("a reply to stop")));
+        QTRY_VERIFY(chat->currentGenerating());
+        QTest::keyClick(window_, Qt::Key_Escape);
+        QTRY_COMPARE_WITH_TIMEOUT(endedAs, QStringLiteral("cancelled"), 30000);
+    }
+
     void modelAndAboutPages() {
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("model")));
         QTRY_VERIFY(findItem(window_, "modelPage")->isVisible());

@@ -26,6 +26,8 @@ public:
     virtual uint64_t submit(GenerateRequest request, EventSink sink) = 0;
     virtual void cancel(uint64_t id) = 0;
     virtual CacheStatus cacheStatus() const = 0;
+    // Evicts cached prefixes no running request uses (Engine::clearPrefixCache).
+    virtual void clearPrefixCache() = 0;
 };
 
 // Builds a backend: loads the model and sizes the pools. Blocking (runs on the

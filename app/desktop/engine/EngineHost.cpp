@@ -111,6 +111,10 @@ void EngineHost::cancel(quint64 ticket) {
     QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->cancel(ticket); }, Qt::QueuedConnection);
 }
 
+void EngineHost::clearPrefixCache() {
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->clearPrefixCache(); }, Qt::QueuedConnection);
+}
+
 void EngineHost::setStatusInterval(int ms) {
     QMetaObject::invokeMethod(worker_, [w = worker_, ms] { w->setStatusInterval(ms); }, Qt::QueuedConnection);
 }

@@ -71,6 +71,9 @@ public:
     void cancel(quint64 ticket);
     bool isActive(quint64 ticket) const { return active_.contains(ticket); }
 
+    // Frees the pages of cached prefixes no request uses (in the background).
+    Q_INVOKABLE void clearPrefixCache();
+
     // How often the engine status is sampled (default 250 ms).
     void setStatusInterval(int ms);
 

@@ -27,6 +27,7 @@ public:
     void submit(quint64 ticket, const QString& client, std::vector<ChatMessage> messages, GenerateRequest request);
     void cancel(quint64 ticket);
     void setStatusInterval(int ms);
+    void clearPrefixCache();
     void shutdown();
 
 private:

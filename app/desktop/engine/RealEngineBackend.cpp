@@ -19,6 +19,7 @@ public:
     }
     void cancel(uint64_t id) override { engine_.cancel(id); }
     CacheStatus cacheStatus() const override { return engine_.cacheStatus(); }
+    void clearPrefixCache() override { engine_.clearPrefixCache(); }
 
 private:
     Engine engine_;
