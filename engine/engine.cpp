@@ -114,4 +114,9 @@ CacheStatus Engine::cacheStatus() const { return impl_->scheduler->status(); }
 
 void Engine::clearPrefixCache() { impl_->scheduler->clearPrefixCache(); }
 
+std::string Engine::resizePool(const std::string& pool, int64_t tokens) {
+    if (pool != "full" && pool != "window") return "unknown pool '" + pool + "' (use full or window)";
+    return impl_->scheduler->resizePool(pool == "full" ? kv::PoolKind::Full : kv::PoolKind::Window, tokens);
+}
+
 } // namespace weir

@@ -141,6 +141,12 @@ public:
     // Evicts every cached prefix that no running request uses, freeing its
     // pages, and returns once done (from any thread, event sinks included).
     void clearPrefixCache();
+    // Resizes the "full" or "window" pool to `tokens` between two steps
+    // (running requests keep their pages; cached pages are evicted first when
+    // shrinking; never below the pool's floor). Returns "" on success, else
+    // why it was refused or clamped. Waits for the engine thread; safe from
+    // any thread, event sinks included.
+    std::string resizePool(const std::string& pool, int64_t tokens);
 
     struct Impl;
 private:

@@ -34,6 +34,8 @@ int run(const std::vector<std::string>& argv) {
     so.toolEvery = int32_t(args.intValue("--tool-every", so.toolEvery));
     so.cancelFraction = args.floatValue("--cancel-fraction", 0.0);
     so.seed = uint64_t(args.intValue("--seed", 1));
+    so.progressEvery = int32_t(args.intValue("--progress-every", 10));
+    so.progress = [](const std::string& line) { std::fprintf(stderr, "soak: %s\n", line.c_str()); };
     args.rejectUnknown();
     if (so.conversations < 1 || so.requests < 0 || so.maxTokens < 1)
         throw weir::Error("soak: --conversations and --max-tokens must be at least 1");

@@ -93,6 +93,20 @@ void Scheduler::clearPrefixCache() {
         true);
 }
 
+std::string Scheduler::resizePool(kv::PoolKind pool, int64_t tokens) {
+    std::string message;
+    runOnEngineThread(
+        [&] {
+            const kv::ResizeResult r = cache_.resize(pool, tokens);
+            if (r.result != kv::KvResult::Ok || r.capacityTokens != kv::ceilToPage(tokens, cache_.pageSize()))
+                message = r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")"
+                                            : r.message;
+            publishStatus();
+        },
+        true);
+    return message;
+}
+
 CacheStatus Scheduler::status() const {
     std::lock_guard<std::mutex> lock(statusMutex_);
     return status_;
@@ -183,6 +197,8 @@ bool Scheduler::drainInbox() {
             r->error = ErrorCode::BadRequest;
             finish(*r, Event::Kind::Error, FinishReason::Stop,
                    "maxTokens must be at least 1 (got " + std::to_string(r->maxTokens) + ")");
+        } else if (const std::string bad = badToken(*r); !bad.empty()) {
+            finish(*r, Event::Kind::Error, FinishReason::Stop, bad);
         } else if (!refuseIfNeverFits(*r)) {
             waiting_.push_back(std::move(r));
         }
@@ -195,6 +211,16 @@ bool Scheduler::drainInbox() {
         }
     }
     return !in.empty() || !cancels.empty() || !commands.empty();
+}
+
+std::string Scheduler::badToken(const ActiveRequest& r) const {
+    // Caught here, one request fails; caught in the forward pass, the whole batch would.
+    const int32_t nVocab = model_.config().nVocab;
+    for (size_t i = 0; i < r.tokens.size(); ++i)
+        if (r.tokens[i] < 0 || r.tokens[i] >= nVocab)
+            return "prompt token " + std::to_string(i) + " has id " + std::to_string(r.tokens[i]) +
+                   ", outside the vocabulary of " + std::to_string(nVocab) + " tokens";
+    return {};
 }
 
 bool Scheduler::refuseIfNeverFits(ActiveRequest& r) {

@@ -35,7 +35,10 @@ namespace weir {
 
 class Model;
 class Tokenizer;
-namespace kv { class HybridKvCache; }
+namespace kv {
+class HybridKvCache;
+enum class PoolKind : uint8_t;
+}
 namespace kernels { class ThreadPool; }
 
 struct SchedulerOptions {
@@ -66,6 +69,8 @@ public:
     // called on the engine thread itself, runs it at once.
     void runOnEngineThread(std::function<void()> fn, bool wait);
     void clearPrefixCache();   // evicts every unreferenced cached page; waits
+    // HybridKvCache::resize on the engine thread; "" when done as asked.
+    std::string resizePool(kv::PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
     // --- engine thread ---
@@ -86,6 +91,7 @@ private:
     bool drainInbox();
     void applyCancels(std::vector<uint64_t>& ids);
     bool refuseIfNeverFits(ActiveRequest& r);
+    std::string badToken(const ActiveRequest& r) const;
     void planRunning(std::vector<Planned>& plan, int32_t& budget);
     void admitWaiting(std::vector<Planned>& plan, int32_t& budget);
     bool allocateStep(ActiveRequest& r, int32_t& tokens);

@@ -155,9 +155,23 @@ SoakReport runSoak(Engine& engine, const SoakOptions& opt) {
                 }
                 out->cv.wait(lock, [&] { return out->terminals > 0; });
             }
+            size_t finished = 0;
             {
                 std::lock_guard<std::mutex> lock(reportMutex);
                 all.push_back(out);
+                finished = all.size();
+            }
+            if (opt.progress && opt.progressEvery > 0 && finished % size_t(opt.progressEvery) == 0) {
+                const CacheStatus st = engine.cacheStatus();
+                const double secs =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                std::ostringstream line;
+                line << finished << "/" << opt.requests << " requests in " << int(secs) << " s; preemptions "
+                     << st.preemptions << ", deferrals " << st.deferrals << ", integrity checks "
+                     << st.integrityChecks << ", violations " << st.violations << ", full free "
+                     << st.full.freeTokens << "/" << st.full.capacityTokens << ", window free "
+                     << st.window.freeTokens << "/" << st.window.capacityTokens;
+                opt.progress(line.str());
             }
             messages.push_back({"assistant", out->text});
             if (++turn >= opt.turnsPerConversation) turn = 0;  // delete the conversation

@@ -5,6 +5,7 @@
 // the scheduler tests scaled down. Every conversation is deleted after a few
 // turns and a fresh one starts, until the request budget is spent.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct SoakOptions {
     int32_t toolEvery = 2;              // every Nth turn answers with a tool result
     double cancelFraction = 0.0;        // fraction of requests cancelled at a random point
     uint64_t seed = 1;
+    // Called (from the conversation threads) after every `progressEvery`
+    // finished requests with a one-line summary; unset = silent.
+    std::function<void(const std::string&)> progress;
+    int32_t progressEvery = 10;
 };
 
 struct SoakReport {

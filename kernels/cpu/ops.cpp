@@ -3,31 +3,17 @@
 #include "kernels/cpu/ops.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ops_simd.h"
+#include "kernels/cpu/quantize.h"
 
 namespace weir::kernels {
 
-static std::atomic<bool> forceScalar{false};
-
-void opsForceScalar(bool force) { forceScalar = force; }
-
-bool opsHaveAvx2() {
-    static const bool has = [] {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
-#else
-        return false;
-#endif
-    }();
-    return has && !forceScalar.load(std::memory_order_relaxed);
-}
+bool opsHaveAvx2() { return activeKernelPath() == KernelPath::Avx2; }
 
 void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps) {
     double sum = 0.0;
@@ -136,12 +122,6 @@ void scaleInPlace(float* y, float s, int64_t n) {
 
 namespace {
 
-struct BlockQ8_0 {
-    uint16_t d;
-    int8_t qs[32];
-};
-static_assert(sizeof(BlockQ8_0) == 34);
-
 void toF16Row(const float* x, uint16_t* y, int64_t n) {
     if (opsHaveAvx2() && n % 8 == 0) {
         ops_avx2::toF16(x, y, n);
@@ -167,19 +147,6 @@ float dotF32(const float* a, const float* b, int64_t n) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += double(a[i] * b[i]);
     return float(sum);
-}
-
-float dotQ8_0(const void* a, const void* b, int64_t n) {
-    if (opsHaveAvx2()) return ops_avx2::dotQ8_0(a, b, n);
-    const auto* x = static_cast<const BlockQ8_0*>(a);
-    const auto* y = static_cast<const BlockQ8_0*>(b);
-    float sum = 0.0f;
-    for (int64_t blk = 0; blk < n / 32; ++blk) {
-        int32_t s = 0;
-        for (int j = 0; j < 32; ++j) s += int32_t(x[blk].qs[j]) * int32_t(y[blk].qs[j]);
-        sum += f16ToF32(x[blk].d) * f16ToF32(y[blk].d) * float(s);
-    }
-    return sum;
 }
 
 void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n) {
@@ -214,29 +181,8 @@ void rowToF32(GgmlType type, const void* src, float* dst, int64_t n) {
     } else if (type == GgmlType::F16) {
         const auto* h = static_cast<const uint16_t*>(src);
         for (int64_t i = 0; i < n; ++i) dst[i] = f16ToF32(h[i]);
-    } else {  // Q8_0
-        const auto* b = static_cast<const BlockQ8_0*>(src);
-        for (int64_t blk = 0; blk < n / 32; ++blk) {
-            const float d = f16ToF32(b[blk].d);
-            for (int j = 0; j < 32; ++j) dst[blk * 32 + j] = float(b[blk].qs[j]) * d;
-        }
-    }
-}
-
-void kvQuantizeQ8_0(const float* x, void* dst, int64_t n) {
-    if (opsHaveAvx2()) {
-        ops_avx2::quantizeQ8_0(x, dst, n);
-        return;
-    }
-    auto* b = static_cast<BlockQ8_0*>(dst);
-    for (int64_t blk = 0; blk < n / 32; ++blk) {
-        const float* v = x + blk * 32;
-        float amax = 0.0f;
-        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
-        const float d = amax / 127.0f;
-        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-        b[blk].d = f32ToF16(d);
-        for (int j = 0; j < 32; ++j) b[blk].qs[j] = int8_t(std::nearbyint(v[j] * id));
+    } else {
+        dequantizeRow(type, src, dst, n);
     }
 }
 
@@ -248,7 +194,7 @@ bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n) {
     case GgmlType::F16: toF16Row(x, static_cast<uint16_t*>(dst), n); return true;
     case GgmlType::Q8_0:
         if (n % 32) return false;
-        kvQuantizeQ8_0(x, dst, n);
+        quantizeRowQ8_0(x, dst, n);
         return true;
     default: return false;
     }
@@ -274,7 +220,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
         toF16Row(q, reinterpret_cast<uint16_t*>(qConv), dk);
         qk = qConv;
     } else if (k.type == GgmlType::Q8_0) {
-        kvQuantizeQ8_0(q, qConv, dk);
+        quantizeRowQ8_0(q, qConv, dk);
         qk = qConv;
     }
     if (f16V) std::memset(acc16, 0, size_t(dv) * 2);

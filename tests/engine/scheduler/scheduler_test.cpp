@@ -232,6 +232,18 @@ private slots:
         QCOMPARE(int(small.terminal.kind), int(Event::Kind::Done));
         QCOMPARE(small.tokens.size(), size_t(8));
         QVERIFY(engine.cacheStatus().refusals >= 1);
+
+        // A token id outside the vocabulary fails that request only.
+        Collected bad, good;
+        auto prompt = randomPrompt(rng, 30, engine.modelConfig().nVocab);
+        prompt[5] = engine.modelConfig().nVocab + 3;
+        engine.submit(request(prompt, 4), bad.sink());
+        engine.submit(request(randomPrompt(rng, 30, engine.modelConfig().nVocab), 4), good.sink());
+        bad.waitTerminal();
+        good.waitTerminal();
+        QCOMPARE(int(bad.terminal.kind), int(Event::Kind::Error));
+        QVERIFY2(bad.terminal.text.find("outside the vocabulary") != std::string::npos, bad.terminal.text.c_str());
+        QCOMPARE(int(good.terminal.kind), int(Event::Kind::Done));
         expectClean(engine);
     }
 
@@ -434,6 +446,44 @@ private slots:
         QVERIFY(!ids.empty());
         QCOMPARE(ids.front(), bos);
         QCOMPARE(std::count(ids.begin(), ids.end(), bos), std::ptrdiff_t(1));
+    }
+
+    void resizePoolsLive() {
+        std::mt19937_64 rng(10);
+        Engine reference(options());
+        const int32_t vocab = reference.modelConfig().nVocab;
+        std::vector<std::vector<int32_t>> prompts, alone;
+        for (int32_t n : {60, 90, 120, 45}) prompts.push_back(randomPrompt(rng, n, vocab));
+        for (const auto& p : prompts) alone.push_back(runAlone(reference, p, 40));
+
+        Engine engine(options());
+        const CacheStatus st = engine.cacheStatus();
+        const int64_t floor = st.window.floorTokens;
+        QCOMPARE(engine.resizePool("window", floor * 3), std::string());
+        QCOMPARE(engine.cacheStatus().window.capacityTokens, floor * 3);
+        const std::string refused = engine.resizePool("window", floor - 16);
+        QVERIFY2(refused.find("floor") != std::string::npos, refused.c_str());
+        QCOMPARE(engine.cacheStatus().window.capacityTokens, floor * 3);
+        QVERIFY(engine.resizePool("bogus", 100).find("unknown pool") != std::string::npos);
+
+        // Grow and shrink both pools while four requests run: pages move,
+        // outputs must not change.
+        std::vector<std::unique_ptr<Collected>> c;
+        for (const auto& p : prompts) {
+            c.push_back(std::make_unique<Collected>());
+            engine.submit(request(p, 40), c.back()->sink());
+        }
+        for (int round = 0; round < 6; ++round) {
+            engine.resizePool("window", round % 2 ? floor : floor * 2);
+            engine.resizePool("full", round % 2 ? st.full.capacityTokens : st.full.capacityTokens / 2);
+            c[size_t(round % 4)]->waitTokens(size_t(5 * round));
+        }
+        for (size_t i = 0; i < c.size(); ++i) {
+            c[i]->waitTerminal();
+            QCOMPARE(int(c[i]->terminal.kind), int(Event::Kind::Done));
+            QCOMPARE(c[i]->tokens, alone[i]);
+        }
+        expectClean(engine);
     }
 
     void concurrentConversationsWithWindowPoolAtFloor() {

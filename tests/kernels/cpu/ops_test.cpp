@@ -8,7 +8,7 @@
 
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/ops.h"
-#include "kernels/cpu/ops_simd.h"
+#include "kernels/cpu/cpu_features.h"
 
 using namespace weir::kernels;
 
@@ -130,8 +130,9 @@ private slots:
     }
     void geluAndGeglu() {
         QFETCH(bool, scalar);
-        opsForceScalar(scalar);
-        auto restore = qScopeGuard([] { opsForceScalar(false); });
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        auto restore = qScopeGuard([] { resetKernelPath(); });
         for (float x : {-12.0f, -3.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f, 9.9f}) QVERIFY(std::fabs(geluTanh(x) - geluExact(x)) < 1e-6 * (1 + std::fabs(x)));
         const int64_t n = 1003;  // odd length exercises the tail
         auto g = randomVec(n, 3, 4.0f), u = randomVec(n, 4);
@@ -174,8 +175,9 @@ private slots:
     void q8_0RoundTrip_data() { geluAndGeglu_data(); }
     void q8_0RoundTrip() {
         QFETCH(bool, scalar);
-        opsForceScalar(scalar);
-        auto restore = qScopeGuard([] { opsForceScalar(false); });
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        auto restore = qScopeGuard([] { resetKernelPath(); });
         const int64_t n = 256;
         auto x = randomVec(n, 8, 2.0f);
         for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block
@@ -203,8 +205,9 @@ private slots:
     void attentionMatchesNaive() {
         QFETCH(int, type);
         QFETCH(bool, scalar);
-        opsForceScalar(scalar);
-        auto restore = qScopeGuard([] { opsForceScalar(false); });
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        auto restore = qScopeGuard([] { resetKernelPath(); });
         const auto t = GgmlType(type);
         const int64_t dk = 128, dv = 96, nKvHead = 2;
         const int32_t nPos = 70, pageSize = 16;
