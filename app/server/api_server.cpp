@@ -164,6 +164,7 @@ struct Job {
     QMetaObject::Connection onDisconnect;
     bool headersSent = false;
     bool clientGone = false;
+    bool callsComplete = false;   // the parser has the whole reply: generation was stopped
     std::unique_ptr<ToolCallParser> parser;
     std::string text;             // non-streaming: everything so far
     std::vector<ToolCall> calls;  // non-streaming: every call so far
@@ -406,7 +407,10 @@ struct ApiServer::Impl {
         job->includeUsage = cr.gen.stream && cr.gen.includeUsage;
         job->id = QStringLiteral("chatcmpl-") + randomId(24);
         job->endpoint = QStringLiteral("chat.completions");
-        if (prompt.toolsActive) job->parser = tools.makeParser(prompt.toolNames);
+        if (prompt.toolsActive) {
+            job->parser = tools.makeParser(prompt.toolNames);
+            job->parser->push(prompt.forcedPrefix);  // held: it opens a call
+        }
         submit(std::move(job), std::move(g), socket, r, cr.model);
     }
 
@@ -489,7 +493,14 @@ struct ApiServer::Impl {
             switch (ev.kind) {
             case Event::Kind::Token:
                 stats.token();
-                if (!j.clientGone) deliverText(j, ev.text, false);
+                if (j.clientGone || j.callsComplete) return;
+                deliverText(j, ev.text, false);
+                if (j.parser && j.parser->done()) {
+                    // The reply's calls are complete: nothing after them is
+                    // part of it, so stop generating now.
+                    j.callsComplete = true;
+                    engine.cancel(j.requestId);
+                }
                 return;
             case Event::Kind::Done: return done(j, ev);
             case Event::Kind::Error: return failed(j, ev);
@@ -629,6 +640,12 @@ struct ApiServer::Impl {
     }
 
     void cancelled(Job& j, const Event& ev) {
+        if (j.callsComplete) {
+            // Stopped by us after the calls: a normal end.
+            Event end = ev;
+            end.kind = Event::Kind::Done;
+            return done(j, end);
+        }
         if (writable(j)) {
             // Not the client's doing: the engine is shutting down.
             ApiError e;

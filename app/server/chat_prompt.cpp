@@ -35,6 +35,8 @@ bool buildChatPrompt(const ChatRequest& request, const ChatTemplate& chat, const
         out.showSpecialTokens = tools.markersAreSpecialTokens();
         if (request.toolChoice.mode == ToolChoice::Mode::Function) out.toolNames = {request.toolChoice.function};
         else out.toolNames = ToolFormat::toolNames(request.tools);
+        out.forcedPrefix = tools.forcedPrefix(request.toolChoice);
+        out.text += out.forcedPrefix;
     }
     return true;
 }

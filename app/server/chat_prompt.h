@@ -19,6 +19,9 @@ struct ChatPrompt {
     bool toolsActive = false;               // parse the reply for tool calls
     bool showSpecialTokens = false;         // the family's call markers are control tokens
     std::vector<std::string> toolNames;
+    // tool_choice "required"/named: the start of a call, already at the end
+    // of `text`; feed it to the parser before the generated text.
+    std::string forcedPrefix;
 };
 
 // False with a 400 error (param "messages" or "tools") when the template

@@ -163,6 +163,7 @@ void ToolCallParser::emitText(Output& out, std::string_view text) {
 
 ToolCallParser::Output ToolCallParser::push(std::string_view delta) {
     Output out;
+    if (done_) return out;
     pending_.append(delta);
     process(out, false);
     return out;
@@ -170,6 +171,7 @@ ToolCallParser::Output ToolCallParser::push(std::string_view delta) {
 
 ToolCallParser::Output ToolCallParser::finish() {
     Output out;
+    if (done_) return out;
     process(out, true);
     if (calls_ == 0 && !heldSpace_.empty()) out.text += heldSpace_;
     heldSpace_.clear();
@@ -253,8 +255,17 @@ void ToolCallParser::process(Output& out, bool final) {
             if (j == std::string::npos && !final) return;
             const std::string body = j == std::string::npos ? pending_ : pending_.substr(0, j);
             std::vector<ToolCall> calls;
-            if (readCalls(body, calls)) takeCalls(calls);
-            else emitText(out, f.open + body + (j == std::string::npos ? "" : f.close));
+            if (readCalls(body, calls)) {
+                takeCalls(calls);
+                if (syntax_.oneBlockPerTurn) {
+                    done_ = true;
+                    pending_.clear();
+                    heldSpace_.clear();
+                    return;
+                }
+            } else {
+                emitText(out, f.open + body + (j == std::string::npos ? "" : f.close));
+            }
             pending_.erase(0, j == std::string::npos ? pending_.size() : j + f.close.size());
             state_ = State::Text;
             atStart_ = false;

@@ -31,6 +31,9 @@ public:
         std::vector<std::string> bareStarts;    // a reply that starts like this is a call
         std::vector<Fence> hidden;              // regions dropped from the text (thoughts)
         std::vector<std::string> toolNames;     // calls to other names are malformed
+        // One fenced block holds every call of a turn (Gemma 3's convention):
+        // once it is read, the reply is over and later text is dropped.
+        bool oneBlockPerTurn = false;
     };
 
     explicit ToolCallParser(Syntax syntax);
@@ -39,6 +42,9 @@ public:
     // End of generation: whatever is held back, as calls or text.
     Output finish();
     size_t callCount() const { return calls_; }
+    // The reply's calls are complete and nothing after them belongs to it
+    // (Syntax::oneBlockPerTurn): the caller may stop generating.
+    bool done() const { return done_; }
 
     // Reads the body of one fence (without its markers), or a bare reply, into
     // calls; false when it does not read completely. Public for tests.
@@ -60,6 +66,7 @@ private:
     std::string heldSpace_;     // whitespace waiting to see what follows
     bool atStart_ = true;       // nothing but whitespace so far
     bool bareChecked_ = false;  // a bare JSON call was read once completely
+    bool done_ = false;
     size_t calls_ = 0;
 };
 

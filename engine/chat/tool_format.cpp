@@ -196,10 +196,29 @@ std::unique_ptr<ToolCallParser> ToolFormat::makeParser(std::vector<std::string> 
         s.fences = {{"```tool_call", "```"}, {"```tool_code", "```"}, {"```json", "```"}};
         s.bareStarts = {"{", "["};
         for (const auto& n : names) s.bareStarts.push_back(n + "(");
+        s.oneBlockPerTurn = true;
         break;
     }
     s.toolNames = std::move(names);
     return std::make_unique<ToolCallParser>(std::move(s));
+}
+
+std::string ToolFormat::forcedPrefix(const ToolChoice& choice) const {
+    const bool named = choice.mode == ToolChoice::Mode::Function;
+    if (!named && choice.mode != ToolChoice::Mode::Required) return {};
+    const std::string& n = choice.function;
+    switch (family_) {
+    case ToolFamily::FunctionGemma: return named ? "<start_function_call>call:" + n + "{" : "<start_function_call>call:";
+    case ToolFamily::Gemma4: return named ? "<|tool_call>call:" + n + "{" : "<|tool_call>call:";
+    case ToolFamily::Qwen:
+        return named ? "<tool_call>\n{\"name\": \"" + n + "\", \"arguments\": " : "<tool_call>\n{\"name\": \"";
+    case ToolFamily::Llama3: return named ? "{\"name\": \"" + n + "\", \"parameters\": " : "{\"name\": \"";
+    case ToolFamily::Gemma3:
+    case ToolFamily::Generic:
+        if (takesTools_) return named ? "[" + n + "(" : "[";  // the template asks for Python calls
+        return named ? "```tool_call\n{\"name\": \"" + n + "\", \"arguments\": " : "```tool_call\n";
+    }
+    return {};
 }
 
 // ---------------------------------------------------------------- rendering
@@ -216,6 +235,7 @@ std::string ToolFormat::instruction(const jinja::Value& tools, const ToolChoice&
         jinja::Value::JsonStyle style;
         style.pretty = true;
         style.indent = "  ";
+        style.itemSeparator = ",";
         std::string schema;
         try {
             schema = fns.toJson(style);

@@ -74,6 +74,11 @@ public:
     std::string render(const ChatTemplate& chat, const jinja::Value& messages, const jinja::Value& tools,
                        const ToolChoice& choice, const ChatRenderOptions& base) const;
 
+    // tool_choice "required" or a named function: the start of a call in the
+    // family's syntax, to append to the prompt (and to feed the parser first)
+    // so that the reply is a call; empty for "auto" and "none".
+    std::string forcedPrefix(const ToolChoice& choice) const;
+
     // Markers that end a turn which called a tool (the tool's reply comes from
     // the client, not the model); use with ChatTemplate::endOfTurnStrings().
     std::vector<std::string> stopStrings() const;

@@ -325,6 +325,56 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(weir::Error, render(*t, messages, tools, missing));
     }
 
+    // tool_choice required / named: the prompt ends with the start of a call,
+    // and that start plus what a model writes next reads as the call.
+    void forcedPrefix_data() {
+        QTest::addColumn<QString>("templateName");
+        QTest::addColumn<QByteArray>("continuation");
+        QTest::newRow("gemma3 fallback") << "gemma3.jinja" << QByteArray("{\"city\": \"Paris\"}}\n```\nmore text");
+        QTest::newRow("gemma3 pythonic") << "gemma3-tools-pythonic.jinja" << QByteArray("city=\"Paris\")]");
+        QTest::newRow("functiongemma") << "functiongemma-litert.jinja" << QByteArray("city:<escape>Paris<escape>}<end_function_call>");
+        QTest::newRow("gemma4") << "gemma4.jinja" << QByteArray("city:<|\"|>Paris<|\"|>}<tool_call|>");
+        QTest::newRow("qwen") << "qwen2.5.jinja" << QByteArray("{\"city\": \"Paris\"}}\n</tool_call>");
+        QTest::newRow("llama3") << "llama3.1.jinja" << QByteArray("{\"city\": \"Paris\"}}");
+    }
+    void forcedPrefix() {
+        QFETCH(QString, templateName);
+        QFETCH(QByteArray, continuation);
+        auto t = load(templateName.toStdString());
+        const ToolFormat f = ToolFormat::detect(*t);
+        ToolChoice named;
+        named.mode = ToolChoice::Mode::Function;
+        named.function = "get_weather";
+        const std::string prefix = f.forcedPrefix(named);
+        QVERIFY(!prefix.empty());
+        QVERIFY(prefix.find("get_weather") != std::string::npos);
+        auto parser = f.makeParser({"get_weather"});
+        auto out = parser->push(prefix);
+        QCOMPARE(q(out.text), QByteArray());
+        auto more = parser->push(continuation.toStdString());
+        auto last = parser->finish();
+        more.calls.insert(more.calls.end(), last.calls.begin(), last.calls.end());
+        QCOMPARE(more.calls.size(), size_t(1));
+        QVERIFY(Value::parseJson(more.calls[0].arguments).equals(Value::parseJson(R"({"city": "Paris"})")));
+        // "required" opens a call without naming the function.
+        ToolChoice required;
+        required.mode = ToolChoice::Mode::Required;
+        QVERIFY(!f.forcedPrefix(required).empty());
+        QVERIFY(f.forcedPrefix(ToolChoice{}).empty());
+        // The prompt ends with the generation prompt; the server appends the prefix.
+        const std::string prompt = render(*t, Value::list({msg("user", "Weather in Paris?")}), Value::list({weatherTool()}), named);
+        QVERIFY(!prompt.empty());
+    }
+
+    void gemma3BlockEndsTheReply() {
+        auto parser = ToolFormat(ToolFamily::Gemma3, false, false).makeParser({"get_time"});
+        auto out = parser->push("```tool_call\n{\"name\": \"get_time\"}\n```");
+        QCOMPARE(out.calls.size(), size_t(1));
+        QVERIFY(parser->done());
+        QCOMPARE(q(parser->push("garbage after the call").text), QByteArray());
+        QVERIFY(parser->finish().calls.empty());
+    }
+
     void gemma3RejectsBrokenOrder() {
         // A conversation the template cannot express stays an error (the API answers 400).
         auto t = load("gemma3.jinja");
