@@ -22,8 +22,9 @@ namespace {
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileActs = 64;
 
-// Below this many activation rows the conversion is not worth a pool round trip.
-constexpr int64_t kParallelConvertRows = 8;
+// Below this many activation elements (~0.1 ms of AVX2 conversion) the
+// conversion is not worth a pool round trip.
+constexpr int64_t kParallelConvertElems = int64_t(1) << 18;
 
 detail::RowDotFn pickDot(GgmlType type, const detail::TypeOps& ops) {
     if (activeKernelPath() == KernelPath::Avx2)
@@ -87,7 +88,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         auto convertRows = [&](int64_t b, int64_t e, int) {
             for (int64_t m = b; m < e; ++m) ops.convert(x + m * K, buf + size_t(m) * actStride, K);
         };
-        if (M >= kParallelConvertRows && pool.size() > 1)
+        if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
             pool.parallelFor(M, convertRows);
         else
             convertRows(0, M, 0);

@@ -61,9 +61,13 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
-        uint8_t sc[8], mn[8];
-        for (int s = 0; s < 8; ++s) kScaleMin(b.scales, s, sc[s], mn[s]);
-        const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+        uint64_t scBytes, mBytes;
+        kScalesMins(b.scales, scBytes, mBytes);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mBytes)));
+        // The 8 scales as int16 in both 128-bit lanes; sub-block s's scale is
+        // broadcast with a byte shuffle picking bytes 2s, 2s+1.
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(scBytes))));
+        __m256i pickLo = _mm256_set1_epi16(0x0100), pickHi = _mm256_set1_epi16(0x0302);
         const float dw = f16(b.d), dminw = f16(b.dmin);
 
         __m256i sumi[NX];
@@ -82,7 +86,9 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c), 4), b4));
                 hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c + 1), 4), b4));
             }
-            const __m256i scLo = _mm256_set1_epi16(sc[2 * c]), scHi = _mm256_set1_epi16(sc[2 * c + 1]);
+            const __m256i scLo = _mm256_shuffle_epi8(scales, pickLo), scHi = _mm256_shuffle_epi8(scales, pickHi);
+            pickLo = _mm256_add_epi16(pickLo, _mm256_set1_epi16(0x0404));
+            pickHi = _mm256_add_epi16(pickHi, _mm256_set1_epi16(0x0404));
             #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const int8_t* q8 = xb[r][i].qs + 64 * c;
@@ -146,6 +152,12 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
         for (int h = 0; h < 2; ++h) {  // halves of 128 elements
             const __m256i ql0 = load(b.ql + 64 * h), ql1 = load(b.ql + 64 * h + 32);
             const __m256i qh = load(b.qh + 32 * h);
+            // This half's 8 scales as int16 in both lanes; part p needs scale 2p in
+            // lanes 0-7 and 2p+1 in lanes 8-15: a byte shuffle picking bytes 4p, 4p+1
+            // in the low 128 bits and 4p+2, 4p+3 in the high ones.
+            const __m256i halfScales = h ? _mm256_permute2x128_si256(scales16, scales16, 0x11)
+                                         : _mm256_permute2x128_si256(scales16, scales16, 0x00);
+            __m256i pick = _mm256_set_m128i(_mm_set1_epi16(0x0302), _mm_set1_epi16(0x0100));
             // Part p (32 elements): low nibbles of ql0/ql1 for p = 0/1, high nibbles
             // for p = 2/3; bits 2p, 2p+1 of qh on top.
             for (int part = 0; part < 4; ++part) {
@@ -153,9 +165,9 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
                 const __m256i low = _mm256_and_si256(part < 2 ? bits : _mm256_srli_epi16(bits, 4), low4);
                 const __m256i high = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * part), 4), _mm256_set1_epi8(0x30));
                 const __m256i q = _mm256_or_si256(low, high);
-                // 32 elements = groups g and g+1: int16 lanes 0-7 take scale g, 8-15 scale g+1.
-                const int g = 8 * h + 2 * part;
-                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(b.scales[g + 1]), _mm_set1_epi16(b.scales[g]));
+                // 32 elements = groups 8h+2p and 8h+2p+1 (int16 lanes 0-7 and 8-15).
+                const __m256i sc = _mm256_shuffle_epi8(halfScales, pick);
+                pick = _mm256_add_epi16(pick, _mm256_set1_epi16(0x0404));
                 #pragma GCC unroll 4
                 for (int r = 0; r < NX; ++r) {
                     const __m256i p = _mm256_maddubs_epi16(q, load(xb[r][i].qs + 128 * h + 32 * part));

@@ -1,0 +1,70 @@
+// weir-cli soak: the concurrent multi-turn, shared-system-prompt, tool-call
+// workload that crashed a peer server, run against the Engine with pool
+// integrity checked after every step. Prints a JSON report; exits non-zero on
+// any violation, leak, failed request or request without exactly one terminal event.
+#include <cstdio>
+
+#include "app/cli/command.h"
+#include "engine/engine.h"
+#include "engine/scheduler/soak.h"
+#include "engine/util/error.h"
+
+namespace {
+
+int run(const std::vector<std::string>& argv) {
+    weir::cli::Args args(argv);
+    weir::EngineOptions eo;
+    eo.modelPath = args.value("-m", weir::cli::defaultModelPath());
+    eo.threads = int32_t(args.intValue("--threads", 0));
+    eo.maxRunningRequests = int32_t(args.intValue("--max-running-requests", 4));
+    eo.prefillChunk = int32_t(args.intValue("--prefill-chunk", eo.prefillChunk));
+    eo.pageSize = int32_t(args.intValue("--page-size", eo.pageSize));
+    eo.kvReserveTokens = args.intValue("--kv-reserve-tokens", 0);
+    eo.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", 0.0);
+    eo.swaTokens = args.intValue("--swa-tokens", 0);
+    eo.maxContext = int32_t(args.intValue("--max-context", 0));
+    eo.checkIntegrityEveryStep = !args.flag("--no-step-check");
+
+    weir::SoakOptions so;
+    so.conversations = int32_t(args.intValue("--conversations", 4));
+    so.systemPromptTokens = int32_t(args.intValue("--system-prompt-tokens", 7700));
+    so.requests = int32_t(args.intValue("--requests", 300));
+    so.maxTokens = int32_t(args.intValue("--max-tokens", so.maxTokens));
+    so.turnsPerConversation = int32_t(args.intValue("--turns", so.turnsPerConversation));
+    so.toolEvery = int32_t(args.intValue("--tool-every", so.toolEvery));
+    so.cancelFraction = args.floatValue("--cancel-fraction", 0.0);
+    so.seed = uint64_t(args.intValue("--seed", 1));
+    so.progressEvery = int32_t(args.intValue("--progress-every", 10));
+    so.progress = [](const std::string& line) { std::fprintf(stderr, "soak: %s\n", line.c_str()); };
+    args.rejectUnknown();
+    if (so.conversations < 1 || so.requests < 0 || so.maxTokens < 1)
+        throw weir::Error("soak: --conversations and --max-tokens must be at least 1");
+    if (eo.maxContext == 0) {
+        // Long enough for the system prompt plus every turn of one conversation.
+        eo.maxContext = so.systemPromptTokens + so.turnsPerConversation * (so.maxTokens + 96) + 256;
+    }
+
+    std::unique_ptr<weir::Engine> engine;
+    try {
+        engine = std::make_unique<weir::Engine>(eo);
+    } catch (const weir::Error& e) {
+        std::fprintf(stderr, "soak: engine refused the configuration:\n%s\n", e.what());
+        return 2;
+    }
+    const weir::CacheStatus st = engine->cacheStatus();
+    std::fprintf(stderr, "soak: full pool %lld tokens, window pool %lld tokens (floor %lld)\n",
+                 (long long)st.full.capacityTokens, (long long)st.window.capacityTokens,
+                 (long long)st.window.floorTokens);
+
+    const weir::SoakReport r = weir::runSoak(*engine, so);
+    std::fputs(r.toJson().c_str(), stdout);
+    const bool ok = r.violations == 0 && r.leakedFullPages == 0 && r.leakedWindowPages == 0 &&
+                    r.badTerminations == 0 && r.failed == 0;
+    return ok ? 0 : 1;
+}
+
+weir::cli::Command reg{"soak",
+                       "concurrent multi-turn conversations with a shared system prompt; checks the KV pools",
+                       &run};
+
+} // namespace

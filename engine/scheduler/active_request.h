@@ -1,0 +1,66 @@
+#pragma once
+// One request as the scheduler tracks it. Its tokens are the prompt followed
+// by everything generated; `computed` of them have K/V in the cache. A step
+// feeds tokens[computed, ...): several at once while more than one remains
+// (prefill, chunked), exactly one otherwise (decode). The step that feeds the
+// last token samples the next one. Preemption only resets `computed`, so a
+// preempted request is recomputed from its tokens and continues unchanged.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/sampling/sampler.h"
+#include "engine/scheduler/stop_strings.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace weir {
+
+struct ActiveRequest {
+    using Clock = std::chrono::steady_clock;
+
+    ActiveRequest(uint64_t id_, GenerateRequest req, EventSink sink_, const Tokenizer* tok)
+        : id(id_), client(std::move(req.client)), tokens(std::move(req.prompt)),
+          promptTokens(int32_t(tokens.size())), maxTokens(req.maxTokens),
+          stopAtEndOfGeneration(req.stopAtEndOfGeneration), sink(std::move(sink_)),
+          sampler(req.sampling), stops(std::move(req.stop)), submitted(Clock::now()) {
+        if (tok) detokenizer = std::make_unique<StreamingDetokenizer>(*tok, req.showSpecialTokens);
+    }
+
+    int32_t remaining() const { return int32_t(tokens.size()) - computed; }
+    bool decoding() const { return remaining() == 1; }
+    const char* stateName() const {
+        if (seq < 0) return "waiting";
+        return decoding() ? "decode" : "prefill";
+    }
+
+    uint64_t id;
+    std::string client;
+    std::vector<int32_t> tokens;
+    int32_t promptTokens;
+    int32_t maxTokens;
+    bool stopAtEndOfGeneration;
+    EventSink sink;
+    Sampler sampler;
+    StopStringMatcher stops;
+    std::unique_ptr<StreamingDetokenizer> detokenizer;
+
+    int32_t seq = -1;                // KV sequence while running
+    int32_t computed = 0;            // tokens whose K/V are in the cache
+    int32_t generated = 0;
+    uint64_t admittedAt = 0;         // admission serial: larger = newer
+    int32_t sinceRelease = 0;        // decode steps since the last out-of-window release
+    bool everAdmitted = false;
+    bool deferred = false;           // currently counted as deferred
+    int32_t cachedPromptTokens = 0;  // prefix-cache hit at the first admission
+    int64_t prefixHitTokens = 0;     // hit at the latest admission
+    int32_t preemptions = 0;
+    bool finished = false;
+    ErrorCode error = ErrorCode::Internal;  // reported if it ends with Error
+
+    Clock::time_point submitted, firstToken, lastToken;
+};
+
+} // namespace weir

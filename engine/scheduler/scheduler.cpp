@@ -1,0 +1,639 @@
+#include "engine/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <exception>
+#include <future>
+#include <span>
+#include <thread>
+
+#include "engine/kv/hybrid_kv_cache.h"
+#include "engine/models/model.h"
+#include "engine/scheduler/active_request.h"
+
+namespace weir {
+
+namespace {
+
+constexpr size_t kMaxViolationDetails = 32;
+
+std::string poolName(kv::KvResult r) {
+    return r == kv::KvResult::OutOfWindowPages ? "window" : "full";
+}
+
+} // namespace
+
+Scheduler::Scheduler(Model& model, kv::HybridKvCache& cache, kernels::ThreadPool& threads,
+                     const Tokenizer* tokenizer, const SchedulerOptions& options)
+    : model_(model), cache_(cache), threads_(threads), tokenizer_(tokenizer), opt_(options) {
+    opt_.maxRunning = std::max(opt_.maxRunning, 1);
+    opt_.prefillChunk = std::max(opt_.prefillChunk, 1);
+    opt_.retainGap = std::max(opt_.retainGap, 1);
+    publishStatus();
+}
+
+Scheduler::~Scheduler() = default;
+
+// ---------------------------------------------------------------- any thread
+
+uint64_t Scheduler::submit(GenerateRequest request, EventSink sink) {
+    const uint64_t id = nextId_.fetch_add(1);
+    auto r = std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), tokenizer_);
+    {
+        std::lock_guard<std::mutex> lock(inboxMutex_);
+        incoming_.push_back(std::move(r));
+    }
+    inboxCv_.notify_all();
+    return id;
+}
+
+void Scheduler::cancel(uint64_t id) {
+    {
+        std::lock_guard<std::mutex> lock(inboxMutex_);
+        cancels_.push_back(id);
+    }
+    inboxCv_.notify_all();
+}
+
+void Scheduler::runOnEngineThread(std::function<void()> fn, bool wait) {
+    if (engineThread_.load() == std::this_thread::get_id()) {
+        fn();
+        return;
+    }
+    if (!wait) {
+        {
+            std::lock_guard<std::mutex> lock(inboxMutex_);
+            commands_.push_back(std::move(fn));
+        }
+        inboxCv_.notify_all();
+        return;
+    }
+    auto done = std::make_shared<std::promise<void>>();
+    std::future<void> f = done->get_future();
+    {
+        std::lock_guard<std::mutex> lock(inboxMutex_);
+        commands_.push_back([fn = std::move(fn), done] {
+            try {
+                fn();
+            } catch (...) {
+            }
+            done->set_value();
+        });
+    }
+    inboxCv_.notify_all();
+    f.wait();
+}
+
+void Scheduler::clearPrefixCache() {
+    runOnEngineThread(
+        [this] {
+            cache_.evict(kv::PoolKind::Full, cache_.capacityPages(kv::PoolKind::Full));
+            cache_.evict(kv::PoolKind::Window, cache_.capacityPages(kv::PoolKind::Window));
+            publishStatus();
+        },
+        true);
+}
+
+std::string Scheduler::resizePool(kv::PoolKind pool, int64_t tokens) {
+    std::string message;
+    runOnEngineThread(
+        [&] {
+            const kv::ResizeResult r = cache_.resize(pool, tokens);
+            if (r.result != kv::KvResult::Ok || r.capacityTokens != kv::ceilToPage(tokens, cache_.pageSize()))
+                message = r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")"
+                                            : r.message;
+            publishStatus();
+        },
+        true);
+    return message;
+}
+
+CacheStatus Scheduler::status() const {
+    std::lock_guard<std::mutex> lock(statusMutex_);
+    return status_;
+}
+
+void Scheduler::wake() { inboxCv_.notify_all(); }
+
+// ---------------------------------------------------------------- engine thread
+
+void Scheduler::run(const std::atomic<bool>& stop) {
+    engineThread_.store(std::this_thread::get_id());
+    while (!stop.load()) {
+        bool worked = false;
+        try {
+            worked = step();
+        } catch (...) {
+            // step() has its own catch-all; this only guards the guard.
+        }
+        if (!worked) idleWait(stop);
+    }
+    // Shutting down: every request still known ends with Cancelled.
+    drainInbox();
+    for (auto& r : running_) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, "engine shut down");
+    for (auto& r : waiting_) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, "engine shut down");
+    removeFinished();
+    publishStatus();
+}
+
+void Scheduler::idleWait(const std::atomic<bool>& stop) {
+    if (!idleChecked_) {
+        // Idle is the cheap moment for the full recount.
+        if (!opt_.checkEveryStep) integrityCheck();
+        publishStatus();
+        idleChecked_ = true;
+    }
+    std::unique_lock<std::mutex> lock(inboxMutex_);
+    inboxCv_.wait_for(lock, std::chrono::milliseconds(200), [&] {
+        return stop.load() || !incoming_.empty() || !cancels_.empty() || !commands_.empty();
+    });
+}
+
+bool Scheduler::step() {
+    engineThread_.store(std::this_thread::get_id());
+    bool worked = false;
+    try {
+        worked = drainInbox();
+        if (!running_.empty() || !waiting_.empty()) {
+            worked = true;
+            idleChecked_ = false;
+            std::vector<Planned> plan;
+            int32_t budget = opt_.prefillChunk;
+            planRunning(plan, budget);
+            admitWaiting(plan, budget);
+            if (!plan.empty()) runBatch(plan);
+        }
+    } catch (const std::exception& e) {
+        failAll({}, std::string("internal error in the scheduler step: ") + e.what());
+    } catch (...) {
+        failAll({}, "internal error in the scheduler step (unknown exception)");
+    }
+    removeFinished();
+    if (opt_.checkEveryStep && worked) integrityCheck();
+    publishStatus();
+    return worked;
+}
+
+bool Scheduler::drainInbox() {
+    std::vector<std::unique_ptr<ActiveRequest>> in;
+    std::vector<uint64_t> cancels;
+    std::vector<std::function<void()>> commands;
+    {
+        std::lock_guard<std::mutex> lock(inboxMutex_);
+        in.swap(incoming_);
+        cancels.swap(cancels_);
+        commands.swap(commands_);
+    }
+    for (auto& r : in) {
+        if (int32_t(waiting_.size()) >= opt_.maxWaiting) {
+            ++refusals_;
+            r->error = ErrorCode::QueueFull;
+            finish(*r, Event::Kind::Error, FinishReason::Stop,
+                   "the wait queue is full (" + std::to_string(opt_.maxWaiting) +
+                       " requests waiting); try again later");
+        } else if (r->tokens.empty()) {
+            r->error = ErrorCode::BadRequest;
+            finish(*r, Event::Kind::Error, FinishReason::Stop, "empty prompt: nothing to generate from");
+        } else if (r->maxTokens <= 0) {
+            r->error = ErrorCode::BadRequest;
+            finish(*r, Event::Kind::Error, FinishReason::Stop,
+                   "maxTokens must be at least 1 (got " + std::to_string(r->maxTokens) + ")");
+        } else if (const std::string bad = badToken(*r); !bad.empty()) {
+            finish(*r, Event::Kind::Error, FinishReason::Stop, bad);
+        } else if (!refuseIfNeverFits(*r)) {
+            waiting_.push_back(std::move(r));
+        }
+    }
+    applyCancels(cancels);
+    for (auto& fn : commands) {
+        try {
+            fn();
+        } catch (...) {
+        }
+    }
+    return !in.empty() || !cancels.empty() || !commands.empty();
+}
+
+std::string Scheduler::badToken(const ActiveRequest& r) const {
+    // Caught here, one request fails; caught in the forward pass, the whole batch would.
+    const int32_t nVocab = model_.config().nVocab;
+    for (size_t i = 0; i < r.tokens.size(); ++i)
+        if (r.tokens[i] < 0 || r.tokens[i] >= nVocab)
+            return "prompt token " + std::to_string(i) + " has id " + std::to_string(r.tokens[i]) +
+                   ", outside the vocabulary of " + std::to_string(nVocab) + " tokens";
+    return {};
+}
+
+bool Scheduler::refuseIfNeverFits(ActiveRequest& r) {
+    const int64_t P = cache_.pageSize();
+    const int64_t fullTokens = cache_.capacityPages(kv::PoolKind::Full) * P;
+    const int64_t n = int64_t(r.tokens.size());
+    std::string why;
+    if (n > fullTokens) {
+        why = "prompt of " + std::to_string(n) + " tokens can never fit: the full KV pool holds " +
+              std::to_string(fullTokens) + " tokens (raise --kv-reserve-tokens)";
+    } else if (n > contextLimit()) {
+        why = "prompt of " + std::to_string(n) + " tokens exceeds the context limit of " +
+              std::to_string(contextLimit()) + " tokens (--max-context)";
+    }
+    if (why.empty()) return false;
+    ++refusals_;
+    r.error = ErrorCode::TooLong;
+    finish(r, Event::Kind::Error, FinishReason::Stop, why);
+    return true;
+}
+
+void Scheduler::applyCancels(std::vector<uint64_t>& ids) {
+    for (uint64_t id : ids) {
+        for (auto& r : running_)
+            if (r->id == id) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, "cancelled");
+        for (auto& r : waiting_)
+            if (r->id == id) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, "cancelled");
+    }
+    // Pages of cancelled requests go back now, not at the end of the step.
+    if (!ids.empty()) removeFinished();
+}
+
+int32_t Scheduler::contextLimit() const {
+    const int64_t full = cache_.capacityPages(kv::PoolKind::Full) * cache_.pageSize();
+    const int64_t limit = opt_.maxContext > 0 ? std::min<int64_t>(opt_.maxContext, full) : full;
+    return int32_t(std::min<int64_t>(limit, INT32_MAX));
+}
+
+void Scheduler::planRunning(std::vector<Planned>& plan, int32_t& budget) {
+    // Oldest first: when pages are short, the newest requests give way.
+    for (size_t i = 0; i < running_.size(); ++i) {
+        ActiveRequest& r = *running_[i];
+        if (r.finished || r.seq < 0) continue;
+        int32_t n = r.decoding() ? 1 : std::min(r.remaining(), budget);
+        if (n <= 0) continue;  // no prefill budget left this step
+        const bool prefill = !r.decoding();
+        if (!allocateStep(r, n)) continue;
+        plan.push_back({&r, n});
+        if (prefill) budget -= n;
+    }
+}
+
+bool Scheduler::allocateStep(ActiveRequest& r, int32_t& tokens) {
+    for (;;) {
+        const kv::KvResult res = cache_.allocate(r.seq, tokens);
+        if (res == kv::KvResult::Ok) return true;
+        if (res != kv::KvResult::OutOfFullPages && res != kv::KvResult::OutOfWindowPages) {
+            finish(r, Event::Kind::Error, FinishReason::Stop,
+                   std::string("the KV cache refused to allocate for this request (") + kv::kvResultName(res) +
+                       "); see the integrity log");
+            return false;
+        }
+        // The newest running request that has not been planned yet gives way.
+        ActiveRequest* victim = nullptr;
+        for (auto& o : running_) {
+            if (o.get() == &r || o->finished || o->seq < 0 || o->admittedAt < r.admittedAt) continue;
+            if (!victim || o->admittedAt > victim->admittedAt) victim = o.get();
+        }
+        if (victim) {
+            preempt(*victim);
+            continue;
+        }
+        bool othersHoldPages = false;
+        for (auto& o : running_)
+            if (o.get() != &r && !o->finished && o->seq >= 0) othersHoldPages = true;
+        if (othersHoldPages) {
+            // Older requests keep going; this one is recomputed once they make room.
+            preempt(r);
+            return false;
+        }
+        ++refusals_;
+        r.error = ErrorCode::TooLong;
+        finish(r, Event::Kind::Error, FinishReason::Stop,
+               "request cannot fit: the " + poolName(res) + " KV pool has no room for " +
+                   std::to_string(r.computed + tokens) + " tokens even with nothing else running (" +
+                   std::to_string(cache_.capacityPages(res == kv::KvResult::OutOfWindowPages
+                                                           ? kv::PoolKind::Window
+                                                           : kv::PoolKind::Full) *
+                                  cache_.pageSize()) +
+                   " tokens)");
+        return false;
+    }
+}
+
+void Scheduler::preempt(ActiveRequest& r) {
+    ++preemptions_;
+    ++r.preemptions;
+    if (r.seq >= 0) {
+        // What was computed stays useful while its pages survive in the cache.
+        cache_.cachePrefix(r.seq, std::span<const int32_t>(r.tokens.data(), size_t(r.computed)));
+        cache_.closeSequence(r.seq);
+        r.seq = -1;
+    }
+    r.computed = 0;
+    r.sinceRelease = 0;
+    // Moved to the head of the wait queue by removeFinished().
+}
+
+void Scheduler::admitWaiting(std::vector<Planned>& plan, int32_t& budget) {
+    auto holdingPages = [&] {
+        int32_t n = 0;
+        for (auto& o : running_) n += (!o->finished && o->seq >= 0) ? 1 : 0;
+        return n;
+    };
+    while (!waiting_.empty() && holdingPages() < opt_.maxRunning) {
+        ActiveRequest& r = *waiting_.front();
+        if (r.finished) {
+            waiting_.pop_front();
+            continue;
+        }
+        r.seq = cache_.openSequence(r.id);
+        if (r.seq < 0) {
+            finish(r, Event::Kind::Error, FinishReason::Stop, "the KV cache could not open a sequence");
+            waiting_.pop_front();
+            continue;
+        }
+        cache_.attachPrefix(r.seq, r.tokens);
+        r.computed = int32_t(cache_.sequenceInfo(r.seq).length);
+        const int32_t n = r.decoding() ? 1 : std::min(r.remaining(), budget);
+        auto undo = [&] {
+            cache_.closeSequence(r.seq);
+            r.seq = -1;
+            r.computed = 0;
+        };
+        if (n <= 0) {  // no prefill budget left this step
+            undo();
+            break;
+        }
+        const kv::KvResult res = cache_.allocate(r.seq, n);
+        if (res != kv::KvResult::Ok) {
+            undo();
+            const bool pressure = res == kv::KvResult::OutOfFullPages || res == kv::KvResult::OutOfWindowPages;
+            if (pressure && holdingPages() > 0) {
+                // Others hold the pages it needs; it waits for them (first come, first served).
+                if (!r.deferred) {
+                    r.deferred = true;
+                    ++deferrals_;
+                }
+                break;
+            }
+            ++refusals_;
+            if (pressure) r.error = ErrorCode::TooLong;
+            finish(r, Event::Kind::Error, FinishReason::Stop,
+                   pressure ? "request cannot fit: the " + poolName(res) + " KV pool has no room for " +
+                                  std::to_string(r.computed + n) + " tokens even with nothing else running"
+                            : std::string("the KV cache refused to allocate for this request (") +
+                                  kv::kvResultName(res) + ")");
+            waiting_.pop_front();
+            continue;
+        }
+        r.deferred = false;
+        r.admittedAt = ++admissions_;
+        r.prefixHitTokens = r.computed;
+        prefixHitTokens_ += uint64_t(r.computed);
+        if (!r.everAdmitted) r.cachedPromptTokens = std::min(r.computed, r.promptTokens);
+        r.everAdmitted = true;
+        const bool prefill = !r.decoding();
+        running_.push_back(std::move(waiting_.front()));
+        waiting_.pop_front();
+        plan.push_back({&r, n});
+        if (prefill) budget -= n;
+    }
+}
+
+void Scheduler::runBatch(std::vector<Planned>& plan) {
+    Batch batch;
+    for (const Planned& p : plan) {
+        ActiveRequest& r = *p.request;
+        const int32_t last = int32_t(r.tokens.size()) - 1;
+        for (int32_t i = 0; i < p.tokens; ++i) {
+            const int32_t pos = r.computed + i;
+            batch.add(r.tokens[size_t(pos)], r.seq, pos, pos == last);
+        }
+    }
+    try {
+        model_.forward(batch, cache_, logits_, threads_);
+    } catch (const std::exception& e) {
+        std::vector<ActiveRequest*> affected;
+        for (const Planned& p : plan) affected.push_back(p.request);
+        failAll(affected, std::string("forward pass failed: ") + e.what());
+        return;
+    }
+    const int32_t nVocab = model_.config().nVocab;
+    size_t row = 0;
+    for (const Planned& p : plan) {
+        ActiveRequest& r = *p.request;
+        const bool prefill = r.remaining() > 1;
+        r.computed += p.tokens;
+        if (r.remaining() == 0) {
+            float* logits = logits_.data() + row * size_t(nVocab);
+            ++row;
+            const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
+            afterToken(r, token);
+        }
+        if (r.finished || r.seq < 0) continue;
+        if (prefill) {
+            // Share the computed prefix at once: a second conversation with the
+            // same system prompt reuses it even while this one is still running.
+            cache_.cachePrefix(r.seq, std::span<const int32_t>(r.tokens.data(), size_t(r.computed)));
+            cache_.releaseOutOfWindow(r.seq);
+            r.sinceRelease = 0;
+        } else if (++r.sinceRelease >= opt_.retainGap) {
+            cache_.releaseOutOfWindow(r.seq);
+            r.sinceRelease = 0;
+        }
+    }
+}
+
+void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
+    r.tokens.push_back(token);
+    ++r.generated;
+    const auto now = ActiveRequest::Clock::now();
+    if (r.generated == 1) r.firstToken = now;
+    r.lastToken = now;
+
+    // Text still held back (an incomplete character, a possible stop string) at the end.
+    auto flushText = [&r](bool& stopped) {
+        std::string tail = r.detokenizer ? r.detokenizer->flush() : std::string();
+        StopStringMatcher::Result m = r.stops.push(tail);
+        stopped = m.stopped;
+        return stopped ? m.text : m.text + r.stops.flush();
+    };
+
+    if (r.stopAtEndOfGeneration && tokenizer_ && tokenizer_->isEndOfGeneration(token)) {
+        bool stopped = false;
+        const std::string text = flushText(stopped);
+        if (!text.empty()) emitToken(r, token, text);
+        finish(r, Event::Kind::Done, stopped ? FinishReason::StopString : FinishReason::Stop, "");
+        return;
+    }
+    const std::string delta = r.detokenizer ? r.detokenizer->push(token) : std::string();
+    StopStringMatcher::Result m = r.stops.push(delta);
+    if (m.stopped) {
+        emitToken(r, token, m.text);
+        finish(r, Event::Kind::Done, FinishReason::StopString, "");
+        return;
+    }
+    const bool atLength = r.generated >= r.maxTokens;
+    const bool atContext = int64_t(r.tokens.size()) - 1 >= contextLimit();
+    if (!atLength && !atContext) {
+        emitToken(r, token, m.text);
+        return;
+    }
+    bool stopped = false;
+    const std::string text = m.text + flushText(stopped);
+    emitToken(r, token, text);
+    finish(r, Event::Kind::Done, stopped ? FinishReason::StopString : FinishReason::Length, "");
+}
+
+static void deliver(const EventSink& sink, const Event& ev) {
+    if (!sink) return;
+    try {
+        sink(ev);
+    } catch (...) {
+        // A client's exception must not take the engine thread down.
+    }
+}
+
+void Scheduler::emitToken(ActiveRequest& r, int32_t token, const std::string& text) {
+    Event ev;
+    ev.kind = Event::Kind::Token;
+    ev.request = r.id;
+    ev.token = token;
+    ev.text = text;
+    deliver(r.sink, ev);
+}
+
+void Scheduler::finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, const std::string& message) {
+    if (r.finished) return;
+    r.finished = true;
+    if (r.seq >= 0) {
+        try {
+            // A finished conversation's tokens are the next turn's prefix.
+            if (kind == Event::Kind::Done)
+                cache_.cachePrefix(r.seq, std::span<const int32_t>(r.tokens.data(), size_t(r.computed)));
+        } catch (...) {
+        }
+        cache_.closeSequence(r.seq);
+        r.seq = -1;
+    }
+    // A client that reads the status after the terminal event sees the pages back.
+    publishStatus();
+    Event ev;
+    ev.kind = kind;
+    ev.request = r.id;
+    ev.finish = reason;
+    if (kind != Event::Kind::Done) ev.text = message;
+    if (kind == Event::Kind::Error) ev.error = r.error;
+    Usage& u = ev.usage;
+    u.promptTokens = r.promptTokens;
+    u.completionTokens = r.generated;
+    u.cachedPromptTokens = r.cachedPromptTokens;
+    if (r.generated > 0) {
+        u.timeToFirstTokenMs = std::chrono::duration<double, std::milli>(r.firstToken - r.submitted).count();
+        const double decodeSeconds = std::chrono::duration<double>(r.lastToken - r.firstToken).count();
+        if (r.generated > 1 && decodeSeconds > 0) u.decodeTokensPerSecond = double(r.generated - 1) / decodeSeconds;
+    }
+    deliver(r.sink, ev);
+    r.sink = nullptr;  // nothing after the terminal event
+}
+
+void Scheduler::failAll(std::vector<ActiveRequest*> requests, const std::string& message) {
+    // Without a list: everything holding pages, since any of it may be half-updated.
+    if (requests.empty()) {
+        for (auto& r : running_) requests.push_back(r.get());
+        for (auto& r : waiting_)
+            if (r->seq >= 0) requests.push_back(r.get());
+    }
+    for (ActiveRequest* r : requests) {
+        try {
+            finish(*r, Event::Kind::Error, FinishReason::Stop, message);
+        } catch (...) {
+        }
+    }
+}
+
+void Scheduler::removeFinished() {
+    std::vector<std::unique_ptr<ActiveRequest>> requeue;
+    std::vector<std::unique_ptr<ActiveRequest>> keep;
+    for (auto& r : running_) {
+        if (r->finished) continue;
+        if (r->seq < 0) requeue.push_back(std::move(r));
+        else keep.push_back(std::move(r));
+    }
+    running_.swap(keep);
+    std::erase_if(waiting_, [](const std::unique_ptr<ActiveRequest>& r) { return r->finished; });
+    // Preempted requests go first, oldest at the head.
+    std::sort(requeue.begin(), requeue.end(),
+              [](const auto& a, const auto& b) { return a->admittedAt > b->admittedAt; });
+    for (auto& r : requeue) waiting_.push_front(std::move(r));
+}
+
+void Scheduler::integrityCheck() {
+    cache_.checkIntegrity();
+    checkRequests();
+}
+
+void Scheduler::checkRequests() {
+    auto record = [this](std::string what) {
+        ++schedulerViolations_;
+        schedulerViolationDetails_.push_front(std::move(what));
+        if (schedulerViolationDetails_.size() > kMaxViolationDetails) schedulerViolationDetails_.pop_back();
+    };
+    int32_t holding = 0;
+    for (auto& r : running_) {
+        if (r->finished || r->seq < 0) continue;
+        ++holding;
+        const kv::SequenceInfo info = cache_.sequenceInfo(r->seq);
+        if (info.request != r->id)
+            record("request " + std::to_string(r->id) + " runs on sequence " + std::to_string(r->seq) +
+                   " which belongs to request " + std::to_string(info.request));
+        if (info.length != r->computed)
+            record("request " + std::to_string(r->id) + " computed " + std::to_string(r->computed) +
+                   " tokens but its sequence has " + std::to_string(info.length) + " slots");
+    }
+    if (holding > opt_.maxRunning)
+        record(std::to_string(holding) + " requests hold pages, more than --max-running-requests " +
+               std::to_string(opt_.maxRunning));
+    for (auto& r : waiting_)
+        if (r->seq >= 0)
+            record("waiting request " + std::to_string(r->id) + " still holds sequence " + std::to_string(r->seq));
+}
+
+void Scheduler::publishStatus() {
+    CacheStatus s;
+    cache_.fillStatus(s);
+    s.prefixHitTokens = prefixHitTokens_;
+    s.deferrals = deferrals_;
+    s.preemptions = preemptions_;
+    s.refusals = refusals_;
+    s.violations += schedulerViolations_;
+    s.violationDetails.insert(s.violationDetails.begin(), schedulerViolationDetails_.begin(),
+                              schedulerViolationDetails_.end());
+    int32_t running = 0;
+    for (auto& r : running_) {
+        if (r->finished || r->seq < 0) continue;
+        ++running;
+        const kv::SequenceInfo info = cache_.sequenceInfo(r->seq);
+        RequestStatus rs;
+        rs.id = r->id;
+        rs.client = r->client;
+        rs.state = r->stateName();
+        rs.fullTokens = info.fullTokens;
+        rs.windowTokens = info.windowTokens;
+        rs.prefixHitTokens = r->prefixHitTokens;
+        rs.promptTokens = r->promptTokens;
+        rs.generatedTokens = r->generated;
+        s.requests.push_back(std::move(rs));
+    }
+    for (auto& r : waiting_) {
+        if (r->finished) continue;
+        RequestStatus rs;
+        rs.id = r->id;
+        rs.client = r->client;
+        rs.state = "waiting";
+        rs.promptTokens = r->promptTokens;
+        rs.generatedTokens = r->generated;
+        s.requests.push_back(std::move(rs));
+    }
+    s.running = running;
+    s.waiting = int32_t(waiting_.size());
+    std::lock_guard<std::mutex> lock(statusMutex_);
+    status_ = std::move(s);
+}
+
+} // namespace weir

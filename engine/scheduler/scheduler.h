@@ -1,0 +1,141 @@
+#pragma once
+// The scheduler: one loop on the engine thread that owns every request and is
+// the only code touching the KV pools.
+//
+//   admit -> plan one batch (a decode token of every running request plus
+//   prefill chunks up to --prefill-chunk tokens) -> Model::forward -> sample
+//   -> emit events -> cache computed prefixes, release out-of-window pages
+//   -> (integrity check) -> repeat
+//
+// Pool pressure never throws: a waiting request that does not fit is deferred;
+// a running request that cannot get its next pages preempts the newest running
+// request (its computed prefix is offered to the prefix cache, its pages are
+// dropped, and it is requeued at the head of the queue to be recomputed); a
+// request that could never fit fails alone with an Error event naming the
+// pool. Every step runs inside a catch-all: an exception fails the requests it
+// touched with Error and the loop goes on. Every request ends with exactly one
+// terminal event.
+//
+// submit(), cancel(), clearPrefixCache() and status() are safe from any thread;
+// run() is the engine thread's body.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace weir {
+
+class Model;
+class Tokenizer;
+namespace kv {
+class HybridKvCache;
+enum class PoolKind : uint8_t;
+}
+namespace kernels { class ThreadPool; }
+
+struct SchedulerOptions {
+    int32_t maxRunning = 4;        // --max-running-requests
+    int32_t prefillChunk = 512;    // prefill tokens per step, over all requests
+    int32_t retainGap = 1;         // decode steps between out-of-window releases (E)
+    int32_t maxContext = 0;        // positions one request may use; 0 = the full pool's size
+    int32_t maxWaiting = 64;       // beyond it a new request fails at once
+    bool checkEveryStep = false;   // full integrity check after every step
+};
+
+struct ActiveRequest;
+
+class Scheduler {
+public:
+    // Everything passed in must outlive the scheduler. `tokenizer` may be null
+    // (events then carry ids only, no text, and no end-of-generation check).
+    Scheduler(Model& model, kv::HybridKvCache& cache, kernels::ThreadPool& threads,
+              const Tokenizer* tokenizer, const SchedulerOptions& options);
+    ~Scheduler();
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    // --- any thread ---
+    uint64_t submit(GenerateRequest request, EventSink sink);
+    void cancel(uint64_t id);
+    // Runs `fn` on the engine thread between steps (pool maintenance); when
+    // called on the engine thread itself, runs it at once.
+    void runOnEngineThread(std::function<void()> fn, bool wait);
+    void clearPrefixCache();   // evicts every unreferenced cached page; waits
+    // HybridKvCache::resize on the engine thread; "" when done as asked.
+    std::string resizePool(kv::PoolKind pool, int64_t tokens);
+    CacheStatus status() const;
+
+    // --- engine thread ---
+    // Loops until `stop` is set (then wakes up and ends every request left
+    // with Cancelled). Call wake() after setting it.
+    void run(const std::atomic<bool>& stop);
+    void wake();
+    // One iteration (inbox, admission, one forward pass, events). Returns
+    // false when there was nothing to do. For tests and run().
+    bool step();
+
+private:
+    struct Planned {
+        ActiveRequest* request;
+        int32_t tokens;   // fed this step, starting at request->computed
+    };
+
+    bool drainInbox();
+    void applyCancels(std::vector<uint64_t>& ids);
+    bool refuseIfNeverFits(ActiveRequest& r);
+    std::string badToken(const ActiveRequest& r) const;
+    void planRunning(std::vector<Planned>& plan, int32_t& budget);
+    void admitWaiting(std::vector<Planned>& plan, int32_t& budget);
+    bool allocateStep(ActiveRequest& r, int32_t& tokens);
+    void preempt(ActiveRequest& r);
+    void runBatch(std::vector<Planned>& plan);
+    void afterToken(ActiveRequest& r, int32_t token);
+    void emitToken(ActiveRequest& r, int32_t token, const std::string& text);
+    void finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, const std::string& message);
+    void failAll(std::vector<ActiveRequest*> requests, const std::string& message);
+    void removeFinished();
+    void integrityCheck();
+    void checkRequests();
+    void publishStatus();
+    void idleWait(const std::atomic<bool>& stop);
+    ActiveRequest* findRunning(uint64_t id);
+    int32_t contextLimit() const;
+
+    Model& model_;
+    kv::HybridKvCache& cache_;
+    kernels::ThreadPool& threads_;
+    const Tokenizer* tokenizer_;
+    SchedulerOptions opt_;
+
+    // Inbox, shared with other threads.
+    mutable std::mutex inboxMutex_;
+    std::condition_variable inboxCv_;
+    std::vector<std::unique_ptr<ActiveRequest>> incoming_;
+    std::vector<uint64_t> cancels_;
+    std::vector<std::function<void()>> commands_;
+    std::atomic<uint64_t> nextId_{1};
+    std::atomic<std::thread::id> engineThread_{};
+
+    // Engine-thread state.
+    std::deque<std::unique_ptr<ActiveRequest>> waiting_;
+    std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order, oldest first
+    uint64_t admissions_ = 0;
+    uint64_t deferrals_ = 0, preemptions_ = 0, refusals_ = 0, prefixHitTokens_ = 0;
+    uint64_t schedulerViolations_ = 0;
+    std::deque<std::string> schedulerViolationDetails_;
+    bool idleChecked_ = false;
+    std::vector<float> logits_;
+
+    mutable std::mutex statusMutex_;
+    CacheStatus status_;
+};
+
+} // namespace weir

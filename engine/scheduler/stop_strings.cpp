@@ -1,0 +1,55 @@
+#include "engine/scheduler/stop_strings.h"
+
+#include <algorithm>
+
+namespace weir {
+
+StopStringMatcher::StopStringMatcher(std::vector<std::string> stops) {
+    for (auto& s : stops)
+        if (!s.empty()) stops_.push_back(std::move(s));
+}
+
+StopStringMatcher::Result StopStringMatcher::push(const std::string& delta) {
+    Result r;
+    if (stopped_) { r.stopped = true; return r; }
+    pending_ += delta;
+    // Earliest complete match wins; a stop string may span several deltas.
+    size_t cut = std::string::npos;
+    for (const auto& s : stops_) {
+        const size_t at = pending_.find(s);
+        if (at != std::string::npos) cut = std::min(cut, at);
+    }
+    if (cut != std::string::npos) {
+        r.text = pending_.substr(0, cut);
+        r.stopped = stopped_ = true;
+        pending_.clear();
+        return r;
+    }
+    const size_t hold = heldBackLength();
+    r.text = pending_.substr(0, pending_.size() - hold);
+    pending_.erase(0, pending_.size() - hold);
+    return r;
+}
+
+std::string StopStringMatcher::flush() {
+    std::string out;
+    if (!stopped_) out.swap(pending_);
+    pending_.clear();
+    return out;
+}
+
+size_t StopStringMatcher::heldBackLength() const {
+    size_t best = 0;
+    for (const auto& s : stops_) {
+        const size_t maxLen = std::min(s.size() - 1, pending_.size());
+        for (size_t len = maxLen; len > best; --len) {
+            if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
+                best = len;
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+} // namespace weir
