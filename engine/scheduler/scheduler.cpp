@@ -198,6 +198,7 @@ bool Scheduler::drainInbox() {
             finish(*r, Event::Kind::Error, FinishReason::Stop,
                    "maxTokens must be at least 1 (got " + std::to_string(r->maxTokens) + ")");
         } else if (const std::string bad = badToken(*r); !bad.empty()) {
+            r->error = ErrorCode::BadRequest;
             finish(*r, Event::Kind::Error, FinishReason::Stop, bad);
         } else if (!refuseIfNeverFits(*r)) {
             waiting_.push_back(std::move(r));

@@ -92,14 +92,16 @@ private slots:
 
     void tooLongAndBadRequest() {
         Engine engine(options());
-        Terminal longPrompt, empty, noTokens, fine;
+        Terminal longPrompt, empty, noTokens, outOfVocabulary, fine;
         engine.submit(request(std::vector<int32_t>(400, 300), 4), longPrompt.sink());
         engine.submit(request({}, 4), empty.sink());
         engine.submit(request({2, 300}, 0), noTokens.sink());
+        engine.submit(request({2, engine.tokenizer().vocabSize() + 5}, 4), outOfVocabulary.sink());
         engine.submit(request({2, 300, 301}, 3), fine.sink());
         QCOMPARE(longPrompt.wait().error, ErrorCode::TooLong);
         QCOMPARE(empty.wait().error, ErrorCode::BadRequest);
         QCOMPARE(noTokens.wait().error, ErrorCode::BadRequest);
+        QCOMPARE(outOfVocabulary.wait().error, ErrorCode::BadRequest);
         const Event ok = fine.wait();
         QCOMPARE(ok.kind, Event::Kind::Done);
         QCOMPARE(ok.error, ErrorCode::None);
