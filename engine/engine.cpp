@@ -82,10 +82,13 @@ std::string Engine::renderChat(const std::vector<ChatMessage>& messages, bool ad
 }
 
 std::vector<int32_t> Engine::tokenizeChat(const std::vector<ChatMessage>& messages) const {
+    return tokenizePrompt(renderChat(messages, true));
+}
+
+std::vector<int32_t> Engine::tokenizePrompt(const std::string& text) const {
     const Tokenizer& tok = *impl_->tokenizer;
     // The template writes BOS as text; the tokenizer adds one only when the
     // text lacks it, and a doubled BOS is collapsed: exactly one.
-    const std::string text = renderChat(messages, true);
     const bool addBos = impl_->chat->addBosWhenTokenizing(text, tok.addBosDefault());
     std::vector<int32_t> ids = tok.encode(text, addBos, true);
     const int32_t bos = tok.bos();
@@ -94,6 +97,8 @@ std::vector<int32_t> Engine::tokenizeChat(const std::vector<ChatMessage>& messag
     ids.erase(ids.begin(), ids.begin() + std::ptrdiff_t(extra));
     return ids;
 }
+
+const ChatTemplate& Engine::chatTemplate() const { return *impl_->chat; }
 
 std::vector<int32_t> Engine::tokenize(const std::string& text, bool addBos) const {
     return impl_->tokenizer->encode(text, addBos, false);

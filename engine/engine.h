@@ -44,6 +44,10 @@ struct GenerateRequest {
     std::vector<std::string> stop;       // stop strings (not included in output)
     bool stopAtEndOfGeneration = true;
     std::string client;                  // label shown in status, e.g. "conv:12" or "api:7"
+    // Token text deltas include the text of control tokens (tool-call markers
+    // such as <start_function_call> are control tokens in some vocabularies);
+    // stop strings then match them too. End-of-generation tokens stay hidden.
+    bool showSpecialTokens = false;
 };
 
 struct Usage {
@@ -56,6 +60,13 @@ struct Usage {
 
 enum class FinishReason { Stop, Length, StopString };
 
+// Why a request ended with an Error event, so a client (the HTTP server) can
+// answer with the right status: QueueFull is "try again later" (the wait queue
+// was over EngineOptions::maxWaiting), TooLong can never fit the pools or the
+// context, BadRequest is a request that makes no sense (empty prompt, no
+// tokens allowed), Internal is everything else.
+enum class ErrorCode : uint8_t { None, QueueFull, TooLong, BadRequest, Internal };
+
 struct Event {
     enum class Kind { Token, Done, Error, Cancelled };
     Kind kind = Kind::Token;
@@ -64,6 +75,7 @@ struct Event {
     std::string text;                    // Token: complete UTF-8 text delta; Error: message
     Usage usage;                         // terminal events
     FinishReason finish = FinishReason::Stop;
+    ErrorCode error = ErrorCode::None;   // Error: why
     bool isTerminal() const { return kind != Kind::Token; }
 };
 
@@ -111,6 +123,12 @@ public:
     std::string renderChat(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const;
     std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const;
     std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;
+    // The model's chat template (its own or the built-in stand-in), for
+    // rendering with tools and extra variables.
+    const ChatTemplate& chatTemplate() const;
+    // Token ids of a prompt rendered by chatTemplate(): special tokens parsed,
+    // exactly one BOS.
+    std::vector<int32_t> tokenizePrompt(const std::string& renderedText) const;
 
     // Queues a request; returns its id (never 0). The sink is called on the
     // engine thread. A request that can never fit ends with an Error event.

@@ -38,20 +38,24 @@ if [ ! -s "$model" ]; then
 fi
 
 # Vocabulary-only GGUFs of other tokenizers for the tokenizer tests (Llama 3,
-# Qwen 2, GPT-2 byte-level BPE; Llama 2 SentencePiece). llama.cpp keeps them in
-# its models/ folder, which the llama-cpp-python source archive on PyPI
-# vendors: fetch that archive (no build) and extract only those files into
-# models/vocab/ (ignored by git). Optional: without them those tests skip.
+# Qwen 2, GPT-2 byte-level BPE; Llama 2 SentencePiece), with llama.cpp's test
+# strings (.inp) and the ids Hugging Face tokenizers gives them (.out).
+# llama.cpp keeps them in its models/ folder, which the llama-cpp-python source
+# archive on PyPI vendors: fetch that archive (no build) and extract only those
+# files into models/vocab/ (ignored by git). Optional: without them those tests skip.
 llama_cpp_sdist_version="0.3.36"
-vocab_files="ggml-vocab-llama-bpe.gguf ggml-vocab-qwen2.gguf ggml-vocab-gpt-2.gguf ggml-vocab-llama-spm.gguf"
+vocab_files=""
+for v in llama-bpe qwen2 gpt-2 llama-spm; do
+  vocab_files="$vocab_files ggml-vocab-$v.gguf ggml-vocab-$v.gguf.inp ggml-vocab-$v.gguf.out"
+done
 missing_vocab=0
 for f in $vocab_files; do [ -s "models/vocab/$f" ] || missing_vocab=1; done
 if [ "$missing_vocab" = 1 ]; then
   echo "setup: fetching tokenizer test vocabularies (llama-cpp-python $llama_cpp_sdist_version source archive)"
   sdist=".venv/sdist/llama_cpp_python-$llama_cpp_sdist_version.tar.gz"
   if [ ! -s "$sdist" ]; then
-    .venv/bin/pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
-      -d .venv/sdist "llama-cpp-python==$llama_cpp_sdist_version" || true
+    .venv/bin/python packaging/fetch_sdist.py llama-cpp-python \
+      "llama_cpp_python-$llama_cpp_sdist_version.tar.gz" .venv/sdist || true
   fi
   if [ -s "$sdist" ]; then
     mkdir -p models/vocab

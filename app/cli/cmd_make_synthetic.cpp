@@ -17,16 +17,18 @@ int run(const std::vector<std::string>& argv) {
     spec.architecture = args.value("--arch", spec.architecture);
     spec.seed = uint64_t(args.intValue("--seed", int64_t(spec.seed)));
     spec.nLayer = int32_t(args.intValue("--layers", spec.nLayer));
+    spec.ropeBase = float(args.floatValue("--rope-base", spec.ropeBase));
+    spec.slidingWindow = int32_t(args.intValue("--window", spec.slidingWindow));
     const auto rest = args.rest();
     if (rest.size() != 1 || rest[0].rfind("-", 0) == 0)
-        throw Error("usage: weir-cli make-synthetic OUT.gguf [--arch llama|qwen2|gemma3] [--seed S] [--layers N]");
+        throw Error("usage: weir-cli make-synthetic OUT.gguf [--arch llama|qwen2|gemma3] [--seed S] [--layers N] [--rope-base B] [--window W]");
     writeSyntheticModel(spec, rest[0]);
     std::printf("wrote %s (%s, %d layers, seed %llu)\n", rest[0].c_str(), spec.architecture.c_str(), spec.nLayer,
                 (unsigned long long)spec.seed);
     return 0;
 }
 
-Command reg{"make-synthetic", "write a small random model GGUF: OUT [--arch llama|qwen2|gemma3] [--seed S] [--layers N]", &run};
+Command reg{"make-synthetic", "write a small random model GGUF: OUT [--arch llama|qwen2|gemma3] [--seed S] [--layers N] [--rope-base B] [--window W]", &run};
 
 } // namespace
 } // namespace weir::cli

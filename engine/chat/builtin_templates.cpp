@@ -41,6 +41,14 @@ const char* const kGemma = R"JINJA({#- Weir's built-in Gemma template. Gemma has
 
 const char* const kLlama3 = R"JINJA({#- Weir's built-in Llama 3 template: one header per turn, contents trimmed,
     tool results in the ipython role. -#}
+{%- macro text(content) -%}
+    {%- if content is string -%}{{- content -}}
+    {%- elif content is mapping -%}{{- content | tojson -}}
+    {%- elif content is sequence -%}
+        {%- for part in content if part is mapping and part.type == 'text' -%}{{- part.text -}}{%- endfor -%}
+    {%- elif content is not none -%}{{- content | tojson -}}
+    {%- endif -%}
+{%- endmacro -%}
 {{- bos_token -}}
 {%- for message in messages -%}
     {%- set role = 'ipython' if message.role == 'tool' else message.role -%}
@@ -52,10 +60,8 @@ const char* const kLlama3 = R"JINJA({#- Weir's built-in Llama 3 template: one he
             {{- fn.arguments if fn.arguments is string else fn.arguments | tojson -}}
             {{- '}' -}}
         {%- endfor -%}
-    {%- elif message.content is string -%}
-        {{- message.content | trim -}}
     {%- else -%}
-        {{- message.content | tojson -}}
+        {{- text(message.content) | trim -}}
     {%- endif -%}
     {{- '<|eot_id|>' -}}
 {%- endfor -%}
@@ -67,11 +73,19 @@ const char* const kLlama3 = R"JINJA({#- Weir's built-in Llama 3 template: one he
 const char* const kChatML = R"JINJA({#- Weir's built-in ChatML template. Tools are listed in the system turn;
     the model answers a call inside <tool_call></tool_call>; results come back
     as <tool_response> blocks in a user turn. -#}
+{%- macro text(content) -%}
+    {%- if content is string -%}{{- content -}}
+    {%- elif content is mapping -%}{{- content | tojson -}}
+    {%- elif content is sequence -%}
+        {%- for part in content if part is mapping and part.type == 'text' -%}{{- part.text -}}{%- endfor -%}
+    {%- elif content is not none -%}{{- content | tojson -}}
+    {%- endif -%}
+{%- endmacro -%}
 {%- set rest = messages -%}
 {%- if tools is defined and tools -%}
     {{- '<|im_start|>system\n' -}}
     {%- if messages | length > 0 and messages[0].role == 'system' -%}
-        {{- messages[0].content ~ '\n\n' -}}
+        {{- text(messages[0].content) ~ '\n\n' -}}
         {%- set rest = messages[1:] -%}
     {%- endif -%}
     {{- '# Tools\n\nYou may call functions to help with the request. Their signatures:\n<tools>' -}}
@@ -83,11 +97,11 @@ const char* const kChatML = R"JINJA({#- Weir's built-in ChatML template. Tools a
 {%- for message in rest -%}
     {%- if message.role == 'tool' -%}
         {%- if loop.first or loop.previtem.role != 'tool' -%}{{- '<|im_start|>user' -}}{%- endif -%}
-        {{- '\n<tool_response>\n' ~ message.content ~ '\n</tool_response>' -}}
+        {{- '\n<tool_response>\n' ~ text(message.content) ~ '\n</tool_response>' -}}
         {%- if loop.last or loop.nextitem.role != 'tool' -%}{{- '<|im_end|>\n' -}}{%- endif -%}
     {%- else -%}
         {{- '<|im_start|>' ~ message.role ~ '\n' -}}
-        {%- if message.content -%}{{- message.content -}}{%- endif -%}
+        {{- text(message.content) -}}
         {%- if message.tool_calls is defined and message.tool_calls -%}
             {%- for call in message.tool_calls -%}
                 {%- set fn = call.function if call.function is defined else call -%}

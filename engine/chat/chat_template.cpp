@@ -41,11 +41,7 @@ jinja::Value withParsedArguments(const jinja::Value& message) {
         }
         return text;
     };
-    auto copyDict = [](const jinja::Value& d) {
-        jinja::Value c = jinja::Value::dict();
-        c.mutableDict().entries = d.asDict().entries;
-        return c;
-    };
+    auto copyDict = [](const jinja::Value& d) { return d.copyDict(); };
     jinja::Value newCalls = jinja::Value::list();
     for (const auto& call : calls->asList()) {
         if (!call.isMapping()) { newCalls.append(call); continue; }
@@ -182,7 +178,15 @@ std::unique_ptr<ChatTemplate> ChatTemplate::builtin(const std::string& family, c
 }
 
 std::unique_ptr<ChatTemplate> ChatTemplate::forModel(const ChatModelInfo& info) {
-    if (!info.chatTemplate.empty()) return create(info.chatTemplate, info.bosText, info.eosText);
+    std::string whyBuiltin = "built-in: the GGUF has no tokenizer.chat_template";
+    if (!info.chatTemplate.empty()) {
+        try {
+            return create(info.chatTemplate, info.bosText, info.eosText);
+        } catch (const Error& e) {
+            // A template using Jinja features we lack: the model still chats in its format.
+            whyBuiltin = std::string("built-in: the GGUF's template is not supported: ") + e.what();
+        }
+    }
     auto has = [&](std::string_view tok) {
         return std::find(info.specialTokens.begin(), info.specialTokens.end(), tok) != info.specialTokens.end();
     };
@@ -190,7 +194,8 @@ std::unique_ptr<ChatTemplate> ChatTemplate::forModel(const ChatModelInfo& info) 
     if (has("<start_of_turn>") || info.architecture.rfind("gemma", 0) == 0) family = "gemma";
     else if (has("<|start_header_id|>")) family = "llama3";
     else family = "chatml";  // also the usual format of models with <|im_start|>
-    return builtin(family, info.bosText, info.eosText);
+    const char* src = builtinSource(family);
+    return std::make_unique<JinjaChatTemplate>(src, info.bosText, info.eosText, family, true, whyBuiltin);
 }
 
 bool ChatTemplate::addBosWhenTokenizing(std::string_view text, bool tokenizerAddsBos) const {

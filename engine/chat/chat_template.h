@@ -69,7 +69,8 @@ public:
                                                 const std::string& eosText);
     // The model's own template, or the built-in one matching its format
     // (Gemma when it has <start_of_turn>, Llama 3 for <|start_header_id|>,
-    // ChatML for <|im_start|>, ChatML when nothing matches).
+    // ChatML for <|im_start|>, ChatML when nothing matches) when the GGUF has
+    // none or one this interpreter cannot parse; description() says why.
     static std::unique_ptr<ChatTemplate> forModel(const ChatModelInfo& info);
     // A built-in template by family name: "gemma", "llama3" or "chatml";
     // throws weir::Error for any other name.

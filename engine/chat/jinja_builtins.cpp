@@ -1,6 +1,7 @@
 // Filters, tests, methods and global functions of the Jinja subset, each
 // following the jinja2 3.1 / Python 3 behaviour chat templates rely on.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <ctime>
 #include <unordered_map>
@@ -44,8 +45,10 @@ Value getAttribute(Interpreter& in, const Value& obj, const Value& attribute) {
     for (;;) {
         size_t dot = path.find('.', start);
         std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-        cur = in.getItem(cur, digits ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
+        int64_t index = 0;
+        auto r = std::from_chars(part.data(), part.data() + part.size(), index);
+        bool digits = !part.empty() && part[0] != '-' && r.ec == std::errc() && r.ptr == part.data() + part.size();
+        cur = in.getItem(cur, digits ? Value(index) : Value(part));
         if (dot == std::string::npos) return cur;
         start = dot + 1;
     }
@@ -130,7 +133,8 @@ std::vector<std::string> rsplitSep(const std::string& s, const std::string& sep,
     return out;
 }
 
-std::string replaceAll(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
+std::string replaceAll(const std::string& s, const std::string& from, const std::string& to, int64_t count,
+                       size_t limit) {
     if (count == 0) return s;
     std::string out;
     if (from.empty()) {
@@ -140,6 +144,7 @@ std::string replaceAll(const std::string& s, const std::string& from, const std:
         for (char32_t c : u) {
             if (count < 0 || done < count) { out += to; ++done; }
             out += py::toUtf8(std::u32string(1, c));
+            if (out.size() > limit) evalFail("result too large");
         }
         if (count < 0 || done < count) out += to;
         return out;
@@ -153,6 +158,7 @@ std::string replaceAll(const std::string& s, const std::string& from, const std:
         out += to;
         start = p + from.size();
         ++done;
+        if (out.size() > limit) evalFail("result too large");
     }
     out.append(s, start, std::string::npos);
     return out;
@@ -236,8 +242,9 @@ std::string pyFormat(const std::string& fmt, const CallArgs& a) {
                 if (autoIndex >= a.positional.size()) evalFail("Replacement index out of range");
                 v = &a.positional[autoIndex++];
             } else if (std::all_of(field.begin(), field.end(), [](char d) { return d >= '0' && d <= '9'; })) {
-                size_t k = std::stoul(field);
-                if (k >= a.positional.size()) evalFail("Replacement index out of range");
+                size_t k = 0;
+                auto r = std::from_chars(field.data(), field.data() + field.size(), k);
+                if (r.ec != std::errc() || k >= a.positional.size()) evalFail("Replacement index out of range");
                 v = &a.positional[k];
             } else {
                 for (const auto& n : a.named)
@@ -290,7 +297,7 @@ bool prefixMatch(const Value& self, const CallArgs& a, bool suffix) {
 
 using MethodFn = Value (*)(Interpreter&, const Value&, CallArgs&);
 
-Value strMethod(const std::string& name, const Value& self, CallArgs& a) {
+Value strMethod(Interpreter& in, const std::string& name, const Value& self, CallArgs& a) {
     const std::string& s = self.asString();
     auto optChars = [&](size_t pos) -> std::optional<std::string> {
         const Value* c = argAt(a, pos, "chars");
@@ -338,7 +345,8 @@ Value strMethod(const std::string& name, const Value& self, CallArgs& a) {
         if (!from || !to) evalFail("replace() takes at least 2 arguments");
         const Value* count = argAt(a, 2, "count");
         return Value(replaceAll(s, requireString(*from, "replace() argument 1"),
-                                requireString(*to, "replace() argument 2"), count ? requireInt(*count, "count") : -1));
+                                requireString(*to, "replace() argument 2"), count ? requireInt(*count, "count") : -1,
+                                in.options().maxOutputBytes));
     }
     if (name == "upper") return Value(py::upper(s));
     if (name == "lower") return Value(py::lower(s));
@@ -371,6 +379,7 @@ Value strMethod(const std::string& name, const Value& self, CallArgs& a) {
             if (!first) out += s;
             out += v.asString();
             first = false;
+            in.checkSize(out.size());
         }
         return Value(out);
     }
@@ -384,7 +393,11 @@ Value strMethod(const std::string& name, const Value& self, CallArgs& a) {
             return Value(s.substr(0, s.size() - p.size()));
         return Value(s);
     }
-    if (name == "format") return Value(pyFormat(s, a));
+    if (name == "format") {
+        std::string r = pyFormat(s, a);
+        in.checkSize(r.size());
+        return Value(r);
+    }
     if (name == "isdigit") return Value(allChars(s, [](char32_t c) { return c >= '0' && c <= '9'; }));
     if (name == "isalpha") return Value(allChars(s, [](char32_t c) { return isCasedLetter(c) || c > 0x2fff; }));
     if (name == "isalnum")
@@ -415,6 +428,22 @@ bool isStrMethod(const std::string& n) {
 }
 
 }  // namespace
+
+std::string htmlEscape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&#34;"; break;
+            case '\'': out += "&#39;"; break;
+            default: out.push_back(c);
+        }
+    }
+    return out;
+}
 
 // Python's "fmt % args" for the conversions templates use: %s %r %d %i %f %%.
 std::string percentFormat(const std::string& fmt, const ValueList& list) {
@@ -468,7 +497,7 @@ std::vector<Value> iterateValue(const Value& v) {
 Value builtinMethod(const Value& self, const std::string& name) {
     if (self.isString()) {
         if (!isStrMethod(name)) return Value();
-        return Value::callable(name, [self, name](Interpreter&, CallArgs& a) { return strMethod(name, self, a); });
+        return Value::callable(name, [self, name](Interpreter& in, CallArgs& a) { return strMethod(in, name, self, a); });
     }
     if (self.isMapping()) {
         if (name == "items")
@@ -495,11 +524,7 @@ Value builtinMethod(const Value& self, const std::string& name) {
                 return dflt ? *dflt : Value::none();
             });
         if (name == "copy")
-            return Value::callable(name, [self](Interpreter&, CallArgs&) {
-                Value d = Value::dict();
-                d.mutableDict().entries = self.asDict().entries;
-                return d;
-            });
+            return Value::callable(name, [self](Interpreter&, CallArgs&) { return self.copyDict(); });
         if (name == "pop" || name == "popitem" || name == "setdefault" || name == "update" || name == "clear")
             return Value::undefined("access to attribute '" + name + "' of 'dict' object is unsafe.");
         return Value();
@@ -597,6 +622,7 @@ Value fJoin(Interpreter& in, const Value& v, CallArgs& a) {
         if (!first) out += s;
         first = false;
         out += attribute && !attribute->isNone() ? getAttribute(in, item, *attribute).str() : item.str();
+        in.checkSize(out.size());
     }
     return Value(out);
 }
@@ -726,23 +752,11 @@ Value fSum(Interpreter& in, const Value& v, CallArgs& a) {
     return total;
 }
 
-Value fString(Interpreter&, const Value& v, CallArgs&) { return Value(v.str()); }
-Value fSafe(Interpreter&, const Value& v, CallArgs&) { return v.isString() ? v : Value(v.str()); }
-
-Value fEscape(Interpreter&, const Value& v, CallArgs&) {
-    std::string out;
-    for (char c : v.str()) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&#34;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out.push_back(c);
-        }
-    }
-    return Value(out);
-}
+Value fString(Interpreter&, const Value& v, CallArgs&) { return v.isString() ? v : Value(v.str()); }
+Value fSafe(Interpreter&, const Value& v, CallArgs&) { return v.isMarkup() ? v : Value::markup(v.str()); }
+// escape() leaves Markup alone; forceescape escapes it anyway.
+Value fEscape(Interpreter&, const Value& v, CallArgs&) { return v.isMarkup() ? v : Value::markup(htmlEscape(v.str())); }
+Value fForceescape(Interpreter&, const Value& v, CallArgs&) { return Value::markup(htmlEscape(v.str())); }
 
 std::optional<int64_t> parseIntText(std::string text, int base) {
     text = py::strip(text, true, true);
@@ -825,12 +839,13 @@ Value fRound(Interpreter&, const Value& v, CallArgs& a) {
     return Value(r / scale);
 }
 
-Value fIndent(Interpreter&, const Value& v, CallArgs& a) {
+Value fIndent(Interpreter& in, const Value& v, CallArgs& a) {
     const Value* widthArg = argAt(a, 0, "width");
     bool first = argBool(a, 1, "first", false);
     bool blank = argBool(a, 2, "blank", false);
-    std::string indention = widthArg && widthArg->isString() ? widthArg->asString()
-                                                             : std::string(widthArg ? requireInt(*widthArg, "width") : 4, ' ');
+    int64_t width = widthArg && !widthArg->isString() ? requireInt(*widthArg, "width") : 4;
+    if (width > 1024) evalFail("indent width too large");
+    std::string indention = widthArg && widthArg->isString() ? widthArg->asString() : std::string(std::max<int64_t>(0, width), ' ');
     std::string s = v.str() + "\n";
     std::vector<std::string> lines = splitLines(s);
     std::string rv;
@@ -844,22 +859,25 @@ Value fIndent(Interpreter&, const Value& v, CallArgs& a) {
         for (size_t i = 1; i < lines.size(); ++i) rv += "\n" + (lines[i].empty() ? lines[i] : indention + lines[i]);
     }
     if (first) rv = indention + rv;
+    in.checkSize(rv.size());
     return Value(rv);
 }
 
-Value fReplace(Interpreter&, const Value& v, CallArgs& a) {
+Value fReplace(Interpreter& in, const Value& v, CallArgs& a) {
     const Value* from = argAt(a, 0, "old");
     const Value* to = argAt(a, 1, "new");
     if (!from || !to) evalFail("replace filter needs old and new");
     const Value* count = argAt(a, 2, "count");
     int64_t n = count && !count->isNone() ? requireInt(*count, "count") : -1;
-    return Value(replaceAll(v.str(), from->str(), to->str(), n));
+    return Value(replaceAll(v.str(), from->str(), to->str(), n, in.options().maxOutputBytes));
 }
 
-Value fFormat(Interpreter&, const Value& v, CallArgs& a) {
+Value fFormat(Interpreter& in, const Value& v, CallArgs& a) {
     if (!a.named.empty() && !a.positional.empty())
         evalFail("can't handle positional and keyword arguments at the same time");
-    return Value(percentFormat(v.str(), a.positional));
+    std::string r = percentFormat(v.str(), a.positional);
+    in.checkSize(r.size());
+    return Value(r);
 }
 
 Value fWordcount(Interpreter&, const Value& v, CallArgs&) {
@@ -885,7 +903,7 @@ Value fAttr(Interpreter& in, const Value& v, CallArgs& a) {
     return in.getAttr(v, n);
 }
 
-Value fTojson(Interpreter&, const Value& v, CallArgs& a) {
+Value fTojson(Interpreter& in, const Value& v, CallArgs& a) {
     // HF's tojson(x, ensure_ascii=False, indent=None, separators=None,
     // sort_keys=False) calls json.dumps with those arguments.
     Value::JsonStyle st;
@@ -894,7 +912,11 @@ Value fTojson(Interpreter&, const Value& v, CallArgs& a) {
     if (indent && !indent->isNone()) {
         st.pretty = true;
         if (indent->isString()) st.indent = indent->asString();
-        else st.indent = std::string(std::max<int64_t>(0, requireInt(*indent, "indent")), ' ');
+        else {
+            int64_t n = requireInt(*indent, "indent");
+            if (n > 1024) evalFail("tojson indent too large");
+            st.indent = std::string(std::max<int64_t>(0, n), ' ');
+        }
         st.itemSeparator = ",";
     }
     if (const Value* seps = argAt(a, 2, "separators"); seps && !seps->isNone()) {
@@ -904,7 +926,9 @@ Value fTojson(Interpreter&, const Value& v, CallArgs& a) {
     }
     st.sortKeys = argBool(a, 3, "sort_keys", false);
     try {
-        return Value(v.toJson(st));
+        std::string json = v.toJson(st);
+        in.checkSize(json.size());
+        return Value(std::move(json));
     } catch (const Error& e) {
         evalFail(e.what());
     }
@@ -912,6 +936,7 @@ Value fTojson(Interpreter&, const Value& v, CallArgs& a) {
 
 // map(filter, args...) or map(attribute='x', default=...)
 Value fMap(Interpreter& in, const Value& v, CallArgs& a) {
+    if (!v.truthy()) return Value::list();  // jinja2 maps nothing over a falsy value, even None
     std::vector<Value> items = iterateValue(v);
     ValueList out;
     const Value* attribute = nullptr;
@@ -941,6 +966,7 @@ Value fMap(Interpreter& in, const Value& v, CallArgs& a) {
 }
 
 Value selectOrReject(Interpreter& in, const Value& v, CallArgs& a, bool byAttr, bool select) {
+    if (!v.truthy()) return Value::list();  // as jinja2: a falsy value (None too) selects nothing
     std::vector<Value> items = iterateValue(v);
     size_t off = 0;
     Value attribute;
@@ -981,7 +1007,7 @@ const std::unordered_map<std::string, FilterFn>& filterTable() {
     static const std::unordered_map<std::string, FilterFn> t = {
         {"abs", fAbs},           {"attr", fAttr},         {"capitalize", fCapitalize}, {"count", fLength},
         {"d", fDefault},         {"default", fDefault},   {"dictsort", fDictsort},     {"e", fEscape},
-        {"escape", fEscape},     {"first", fFirst},       {"float", fFloat},           {"format", fFormat},
+        {"escape", fEscape},     {"forceescape", fForceescape}, {"first", fFirst},       {"float", fFloat},           {"format", fFormat},
         {"indent", fIndent},     {"int", fInt},           {"items", fItems},           {"join", fJoin},
         {"last", fLast},         {"length", fLength},     {"list", fList},             {"lower", fLower},
         {"map", fMap},           {"max", fMax},           {"min", fMin},               {"reject", fReject},
@@ -1184,7 +1210,11 @@ void installBuiltinGlobals(std::unordered_map<std::string, Value>& g, const Rend
         for (const auto& n : a.named) d.set(n.first, n.second);
         return d;
     };
-    g["namespace"] = Value::callable("namespace", [makeDict](Interpreter&, CallArgs& a) { return makeDict(a, true); });
+    g["namespace"] = Value::callable("namespace", [makeDict](Interpreter& in, CallArgs& a) {
+        Value ns = makeDict(a, true);
+        in.adoptNamespace(ns);
+        return ns;
+    });
     g["dict"] = Value::callable("dict", [makeDict](Interpreter&, CallArgs& a) { return makeDict(a, false); });
     g["raise_exception"] = Value::callable("raise_exception", [](Interpreter&, CallArgs& a) -> Value {
         const Value* msg = argAt(a, 0, "message");

@@ -115,6 +115,15 @@ Interpreter::Interpreter(const RenderOptions& options) : options_(options) {
     throw Error("chat template: " + describe(loc) + ": " + what);
 }
 
+Interpreter::~Interpreter() {
+    for (auto& ns : namespaces_) ns.mutableDict().entries.clear();
+}
+
+void Interpreter::checkSize(size_t bytes) const {
+    if (bytes > options_.maxOutputBytes)
+        evalFail("result too large (more than " + std::to_string(options_.maxOutputBytes) + " bytes)");
+}
+
 void Interpreter::countStep() {
     if (++steps_ > options_.maxSteps) evalFail("rendering took too many steps (limit " +
                                                std::to_string(options_.maxSteps) + ")");
@@ -251,6 +260,11 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
         }
     } catch (EvalError& e) {
         fail(s.loc, e.message);
+    } catch (const TemplateRaised&) {
+        throw;
+    } catch (const Error& err) {
+        if (std::string_view(err.what()).rfind("chat template:", 0) == 0) throw;
+        fail(s.loc, err.what());
     }
     return Flow::Normal;
 }
@@ -400,6 +414,12 @@ Value Interpreter::eval(const Expr& e) {
         return evalInner(e);
     } catch (EvalError& err) {
         fail(e.loc, err.message);
+    } catch (const TemplateRaised&) {
+        throw;
+    } catch (const Error& err) {
+        // From value code (JSON, nesting limits): add the location once.
+        if (std::string_view(err.what()).rfind("chat template:", 0) == 0) throw;
+        fail(e.loc, err.what());
     } catch (RaiseSignal& r) {
         throw TemplateRaised("chat template: " + describe(e.loc) + ": " + r.message, r.message);
     }
@@ -532,7 +552,11 @@ Value Interpreter::evalSlice(const Expr& e) {
 }
 
 Value Interpreter::evalBinary(const std::string& op, const Value& a, const Value& b) {
-    if (op == "~") return Value(a.str() + b.str());
+    if (op == "~") {
+        std::string l = a.str(), r = b.str();
+        checkSize(l.size() + r.size());
+        return Value(l + r);
+    }
     if (a.isUndefined()) undefinedFail(a);
     if (b.isUndefined()) undefinedFail(b);
     auto unsupported = [&]() -> Value {
@@ -547,6 +571,13 @@ Value Interpreter::evalBinary(const std::string& op, const Value& a, const Value
             return Value(r);
         }
         if (nums) return Value(a.asDouble() + b.asDouble());
+        if (a.isString() && b.isString() && (a.isMarkup() || b.isMarkup())) {
+            // Markup + str escapes the plain side (markupsafe).
+            std::string l = a.isMarkup() ? a.asString() : htmlEscape(a.asString());
+            std::string r = b.isMarkup() ? b.asString() : htmlEscape(b.asString());
+            checkSize(l.size() + r.size());
+            return Value::markup(l + r);
+        }
         if (a.isString() && b.isString()) {
             if (capturedBytes_ + a.asString().size() + b.asString().size() > options_.maxOutputBytes)
                 evalFail("string too large");
@@ -554,6 +585,7 @@ Value Interpreter::evalBinary(const std::string& op, const Value& a, const Value
         }
         if (a.isString()) evalFail("can only concatenate str (not \"" + b.typeName() + "\") to str");
         if (a.isList() && b.isList() && a.isTuple() == b.isTuple()) {
+            if (a.asList().size() + b.asList().size() > 1'000'000) evalFail("list too large (more than 1000000 items)");
             ValueList r = a.asList();
             r.insert(r.end(), b.asList().begin(), b.asList().end());
             return a.isTuple() ? Value::tuple(std::move(r)) : Value::list(std::move(r));

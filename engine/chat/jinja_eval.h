@@ -35,6 +35,12 @@ public:
     Value getAttr(const Value& obj, const std::string& name);
     Value getItem(const Value& obj, const Value& key);
     void countStep();
+    // Refuses a string or list result bigger than the output limit.
+    void checkSize(size_t bytes) const;
+    // Namespaces are cleared when rendering ends, so one that was made to
+    // contain itself does not outlive the render.
+    void adoptNamespace(const Value& ns) { namespaces_.push_back(ns); }
+    ~Interpreter();
     const RenderOptions& options() const { return options_; }
 
 private:
@@ -52,6 +58,7 @@ private:
     int64_t steps_ = 0;
     int callDepth_ = 0;
     size_t capturedBytes_ = 0;  // all output written so far, every buffer together
+    std::vector<Value> namespaces_;
 
     Flow execBody(const Body& body, std::string& out);
     Flow exec(const Stmt& s, std::string& out);
@@ -85,6 +92,8 @@ Value builtinMethod(const Value& self, const std::string& name);
 std::vector<Value> iterateValue(const Value& v);
 // Global functions: range, namespace, dict, raise_exception, strftime_now, joiner, cycler.
 void installBuiltinGlobals(std::unordered_map<std::string, Value>& globals, const RenderOptions& options);
+// markupsafe's escape(): & < > " ' as HTML entities.
+std::string htmlEscape(std::string_view s);
 // Python's "fmt % args" for %s %r %d %i %f %%.
 std::string percentFormat(const std::string& fmt, const ValueList& args);
 // strftime with English month and day names, independent of the C locale.

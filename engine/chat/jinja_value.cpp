@@ -96,6 +96,33 @@ size_t codepointCount(std::string_view s) {
 }
 
 std::string strip(std::string_view s, bool left, bool right, const std::string* chars) {
+    if (!chars) {
+        // Whitespace: walk the ends byte by byte, decoding only non-ASCII code points.
+        size_t b = 0, e = s.size();
+        auto cpAt = [&](size_t pos, size_t len) {
+            std::u32string u = toU32(s.substr(pos, len));
+            return u.size() == 1 ? u[0] : char32_t(0);
+        };
+        auto seqLen = [](unsigned char c) -> size_t {
+            return c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 1;
+        };
+        while (left && b < e) {
+            size_t len = std::min(seqLen(static_cast<unsigned char>(s[b])), e - b);
+            unsigned char c = static_cast<unsigned char>(s[b]);
+            if (!isSpace(c < 0x80 ? char32_t(c) : cpAt(b, len))) break;
+            b += len;
+        }
+        while (right && e > b) {
+            size_t start = e - 1;
+            while (start > b && (static_cast<unsigned char>(s[start]) & 0xc0) == 0x80 && e - start < 4) --start;
+            size_t len = e - start;
+            if (seqLen(static_cast<unsigned char>(s[start])) != len) { start = e - 1; len = 1; }
+            unsigned char c = static_cast<unsigned char>(s[start]);
+            if (!isSpace(c < 0x80 ? char32_t(c) : cpAt(start, len))) break;
+            e = start;
+        }
+        return std::string(s.substr(b, e - b));
+    }
     std::u32string set;
     if (chars) set = toU32(*chars);
     auto drop = [&](char32_t c) { return chars ? set.find(c) != std::u32string::npos : isSpace(c); };
@@ -226,16 +253,47 @@ std::string quoteString(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Construction and access
 
+Value Value::markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+}
+
 Value Value::undefined(std::string what) {
     Value v;
     v.data_ = std::move(what);
     return v;
 }
 
+namespace {
+int nestedDepth(int childDepth) {
+    int d = childDepth + 1;
+    if (d > Value::kMaxDepth)
+        throw Error("values nested more than " + std::to_string(Value::kMaxDepth) + " levels deep");
+    return d;
+}
+}  // namespace
+
+int Value::depth() const {
+    if (kind_ == Kind::List) return std::get<std::shared_ptr<ListData>>(data_)->depth;
+    if (kind_ == Kind::Dict) return asDict().depth;
+    return 0;
+}
+
+Value Value::copyDict() const {
+    Value c = dict();
+    c.mutableDict().entries = asDict().entries;
+    c.mutableDict().depth = asDict().depth;
+    return c;
+}
+
 Value Value::list(ValueList items) {
     Value v;
     v.kind_ = Kind::List;
     auto d = std::make_shared<ListData>();
+    int maxChild = 0;
+    for (const auto& item : items) maxChild = std::max(maxChild, item.depth());
+    d->depth = nestedDepth(maxChild);
     d->items = std::move(items);
     v.data_ = std::move(d);
     return v;
@@ -288,7 +346,9 @@ Dict& Value::mutableDict() { return *std::get<std::shared_ptr<Dict>>(data_); }
 const Callable& Value::asCallable() const { return *std::get<std::shared_ptr<Callable>>(data_); }
 
 Value& Value::append(Value v) {
-    mutableList().push_back(std::move(v));
+    auto& data = *std::get<std::shared_ptr<ListData>>(data_);
+    data.depth = std::max(data.depth, nestedDepth(v.depth()));
+    data.items.push_back(std::move(v));
     return *this;
 }
 
@@ -315,6 +375,7 @@ Value* Dict::find(std::string_view key) {
 }
 
 void Dict::set(std::string key, Value v) {
+    if (!(v.isDict() && &v.asDict() == this)) depth = std::max(depth, nestedDepth(v.depth()));
     if (Value* existing = find(key)) { *existing = std::move(v); return; }
     entries.emplace_back(std::move(key), std::move(v));
 }

@@ -47,6 +47,10 @@ public:
     static Value dict();
     static Value namespaceObject();  // jinja's namespace(): attributes may be assigned
     static Value callable(std::string name, CallableFn fn);
+    // A string marked safe (markupsafe's Markup, made by |safe and |escape):
+    // adding a plain string to it HTML-escapes the plain one, as in jinja2.
+    static Value markup(std::string s);
+    bool isMarkup() const { return kind_ == Kind::String && markup_; }
 
     Kind kind() const { return kind_; }
     bool isUndefined() const { return kind_ == Kind::Undefined; }
@@ -79,6 +83,14 @@ public:
     Value& set(std::string key, Value v);
     const Value* get(std::string_view key) const;  // dict entry or nullptr
 
+    // Nesting of lists and dicts inside this value (0 for scalars). Values
+    // nested deeper than kMaxDepth are refused when built, so walking or
+    // destroying one never recurses without bound.
+    static constexpr int kMaxDepth = 500;
+    int depth() const;
+    // A dict with the same entries (shallow copy).
+    Value copyDict() const;
+
     bool truthy() const;
     std::string str() const;       // Python str(); undefined gives ""
     std::string repr() const;      // Python repr()
@@ -103,6 +115,7 @@ public:
 
 private:
     Kind kind_ = Kind::Undefined;
+    bool markup_ = false;
     std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<struct ListData>,
                  std::shared_ptr<struct Dict>, std::shared_ptr<struct Callable>>
         data_;
@@ -111,12 +124,14 @@ private:
 struct ListData {
     ValueList items;
     bool tuple = false;
+    int depth = 1;
 };
 
 // Insertion-ordered string-keyed map (Python dict semantics for iteration order).
 struct Dict {
     std::vector<std::pair<std::string, Value>> entries;
     bool isNamespace = false;
+    int depth = 1;  // see Value::depth(); only grows
 
     const Value* find(std::string_view key) const;
     Value* find(std::string_view key);

@@ -262,7 +262,6 @@ int32_t HybridKvCache::forkSequence(int32_t parentId, uint64_t request) {
         }
     }
     child.length = complete * m.P;
-    child.windowStart = std::min(parent.windowStart, child.length);
     if (parent.treeNode != RadixTree::kRoot) {
         m.tree->lockPath(parent.treeNode);
         child.treeNode = parent.treeNode;

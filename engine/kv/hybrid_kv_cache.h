@@ -131,7 +131,8 @@ public:
     KvResult allocate(int32_t seq, int64_t newTokens);
     // Releases the sequence's window pages wholly before its window (boundary
     // floor_P(length - W + 1), page-aligned, never moving back). Returns the
-    // number of window pages released.
+    // number of window pages released. `length` counts positions given slots:
+    // call it only when the KV of all of them has been written.
     int64_t releaseOutOfWindow(int32_t seq);
 
     // Pages in each pool: free, evictable (cached, referenced only by the
@@ -155,8 +156,10 @@ public:
     bool checkCounters();
     const IntegrityLog& log() const;
 
-    // --- status ---
-    void fillStatus(CacheStatus& out) const;   // full, window, integrity, prefix hits
+    // --- status (engine thread; publish copies to other threads) ---
+    // Fills full, window, integrityChecks, violations, violationDetails and
+    // prefixHitTokens; the scheduler fills requests and its own counters.
+    void fillStatus(CacheStatus& out) const;
     SequenceInfo sequenceInfo(int32_t seq) const;
     uint64_t prefixHitTokens() const;          // total over all attaches
 

@@ -25,11 +25,10 @@ kernels::WeightView ModelTensors::matrix(const std::string& name, int64_t cols, 
         throw Error(file_.path() + ": tensor " + name + " has shape " + shapeString(t) + ", expected [" +
                     std::to_string(cols) + ", " + std::to_string(rows) + "]");
     const kernels::TypeTraits* tr = kernels::typeTraits(t.type);
-    if (!tr || !tr->supported)
-        throw Error(file_.path() + ": tensor " + name + " has unsupported type " + (tr ? tr->name : std::to_string(uint32_t(t.type))));
-    if (cols % tr->blockElems != 0)
-        throw Error(file_.path() + ": tensor " + name + " rows of " + std::to_string(cols) + " are not a multiple of the " +
-                    tr->name + " block (" + std::to_string(tr->blockElems) + ")");
+    if (!tr || !kernels::matmulSupports(t.type, cols))
+        throw Error(file_.path() + ": tensor " + name + " has type " + (tr ? tr->name : std::to_string(uint32_t(t.type))) +
+                    (tr && cols % tr->blockElems != 0 ? " but rows of " + std::to_string(cols) + " are not a multiple of its block" : "") +
+                    ", which matmul does not support");
     const size_t stride = kernels::rowBytes(t.type, cols);
     if (t.nbytes && t.nbytes < stride * size_t(rows)) throw Error(file_.path() + ": tensor " + name + " data is truncated");
     return kernels::WeightView{t.type, t.data, cols, rows, stride};

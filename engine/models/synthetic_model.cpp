@@ -158,10 +158,10 @@ std::vector<uint8_t> makeSyntheticModel(const SyntheticModelSpec& sp) {
     auto norm = [&](const std::string& name, int64_t n) { w.addTensor(name, GgmlType::F32, {n}, normWeights(rng, n)); };
     add("token_embd.weight", GgmlType::Q8_0, E, V, 1.0);
     norm("output_norm.weight", E);
-    // Gemma ties the output to token_embd (scaled up by sqrt(E) on input, so
-    // logits are spread already); the others get a large output scale so the
-    // top logits stay apart and greedy choices are not near-ties.
-    if (!gemma3) add("output.weight", GgmlType::F16, E, V, 0.5);
+    // A separate output matrix with a large scale keeps the top logits apart,
+    // so greedy choices are not near-ties. (Gemma may also tie it to
+    // token_embd; with random weights that only repeats the last token.)
+    add("output.weight", GgmlType::F16, E, V, 0.5);
     for (int32_t il = 0; il < sp.nLayer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         const bool odd = il % 2;  // alternate types between layers

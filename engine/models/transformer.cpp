@@ -82,6 +82,7 @@ void Transformer::reserve(int64_t n, int threads) {
         grow(ropeCs_, ropeKinds_.size() * N * size_t(c.nRot));
         if (attnCost_.size() < N * c.nHead + 1) attnCost_.resize(N * c.nHead + 1);
         if (outRows_.capacity() < N) outRows_.reserve(N);
+        for (auto* v : {&order_, &groupSize_, &groupIndex_, &outGroupSize_, &outGroupIndex_}) v->resize(N);
     }
     grow(attnScratch_, size_t(threads) * kernels::attendScratchFloats(c.headDimK, c.headDimV));
 }
@@ -126,6 +127,41 @@ void Transformer::checkBatch(const Batch& batch, const KvAccess& kv) const {
 void Transformer::normRows(const float* x, const float* w, float* y, int64_t n, int64_t width, ThreadPool& pool) {
     const float eps = config_.normEps;
     forRows(pool, n, [&](int64_t r) { kernels::rmsNorm(x + r * width, w, y + r * width, width, eps); });
+}
+
+// llama.cpp runs one sequence's tokens as one batch; its matmul kernels round
+// differently depending on the batch size and a row's place in it. Tell
+// matmul each row's sequence batch so a sequence gives the same numbers here
+// as there, however the scheduler mixes sequences.
+void Transformer::computeRowGroups(const Batch& batch) {
+    const int32_t n = int32_t(batch.tokens.size());
+    auto fill = [&](const int32_t* rows, int32_t count, int32_t* size, int32_t* index) {
+        if (rounding_ == RowRounding::BatchInvariant) {  // every row as if it came alone
+            std::fill(size, size + count, 1);
+            std::fill(index, index + count, 0);
+            return;
+        }
+        int32_t* order = order_.data();
+        for (int32_t r = 0; r < count; ++r) order[r] = r;
+        std::sort(order, order + count, [&](int32_t a, int32_t b) {
+            const int32_t sa = batch.tokens[size_t(rows ? rows[a] : a)].seq, sb = batch.tokens[size_t(rows ? rows[b] : b)].seq;
+            return sa != sb ? sa < sb : a < b;
+        });
+        for (int32_t start = 0; start < count;) {
+            const int32_t seq = batch.tokens[size_t(rows ? rows[order[start]] : order[start])].seq;
+            int32_t end = start;
+            while (end < count && batch.tokens[size_t(rows ? rows[order[end]] : order[end])].seq == seq) ++end;
+            for (int32_t k = start; k < end; ++k) {
+                size[order[k]] = end - start;
+                index[order[k]] = k - start;
+            }
+            start = end;
+        }
+    };
+    fill(nullptr, n, groupSize_.data(), groupIndex_.data());
+    fill(outRows_.data(), int32_t(outRows_.size()), outGroupSize_.data(), outGroupIndex_.data());
+    groups_ = {groupSize_.data(), groupIndex_.data()};
+    outGroups_ = {outGroupSize_.data(), outGroupIndex_.data()};
 }
 
 void Transformer::prepareRope(const Batch& batch) {
@@ -236,14 +272,16 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
         if (opt_.embedScale != 0.0f) kernels::scaleInPlace(x + i * E, opt_.embedScale, E);
     });
     prepareRope(batch);
+    computeRowGroups(batch);
+    const kernels::RowGroups* groups = &groups_;
 
     const int64_t attnDim = c.nHead * c.headDimV;
     for (int32_t il = 0; il < c.nLayer; ++il) {
         const LayerWeights& L = w_.layers[size_t(il)];
         normRows(x, L.attnNorm, h_.data(), n, E, pool);
-        kernels::matmul(L.wq, h_.data(), n, q_.data(), pool);
-        kernels::matmul(L.wk, h_.data(), n, k_.data(), pool);
-        kernels::matmul(L.wv, h_.data(), n, v_.data(), pool);
+        kernels::matmul(L.wq, h_.data(), n, q_.data(), pool, groups);
+        kernels::matmul(L.wk, h_.data(), n, k_.data(), pool, groups);
+        kernels::matmul(L.wv, h_.data(), n, v_.data(), pool, groups);
         attentionLayer(il, batch, kv, pool);
 
         if (il == c.nLayer - 1 && nOut < n) {
@@ -256,16 +294,17 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
                 std::memcpy(x + r * E, x + src * E, size_t(E) * 4);
             }
             n = nOut;
+            groups = &outGroups_;
         }
 
-        kernels::matmul(L.wo, attn_.data(), n, o_.data(), pool);
+        kernels::matmul(L.wo, attn_.data(), n, o_.data(), pool, groups);
         addBias(o_.data(), L.bo, n, E);
         if (L.postAttnNorm) normRows(o_.data(), L.postAttnNorm, o_.data(), n, E, pool);
         kernels::addInPlace(x, o_.data(), n * E);
 
         normRows(x, L.ffnNorm, h_.data(), n, E, pool);
-        kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool);
-        kernels::matmul(L.up, h_.data(), n, up_.data(), pool);
+        kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool, groups);
+        kernels::matmul(L.up, h_.data(), n, up_.data(), pool, groups);
         const int64_t F = c.nFf;
         forRows(pool, n, [&](int64_t r) {
             if (opt_.activation == FfnActivation::GeluTanh)
@@ -273,7 +312,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
             else
                 kernels::swiglu(gate_.data() + r * F, up_.data() + r * F, act_.data() + r * F, F);
         });
-        kernels::matmul(L.down, act_.data(), n, o_.data(), pool);
+        kernels::matmul(L.down, act_.data(), n, o_.data(), pool, groups);
         if (L.postFfnNorm) normRows(o_.data(), L.postFfnNorm, o_.data(), n, E, pool);
         kernels::addInPlace(x, o_.data(), n * E);
     }
@@ -284,7 +323,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     }
     normRows(x, w_.outputNorm, h_.data(), nOut, E, pool);
     logits.resize(size_t(nOut) * size_t(c.nVocab));
-    kernels::matmul(w_.output, h_.data(), nOut, logits.data(), pool);
+    kernels::matmul(w_.output, h_.data(), nOut, logits.data(), pool, &outGroups_);
 }
 
 } // namespace weir

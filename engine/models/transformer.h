@@ -49,6 +49,8 @@ public:
                 TransformerOptions options, std::unique_ptr<ModelTensors> tensors);
 
     const ModelConfig& config() const override { return config_; }
+    void setRowRounding(RowRounding r) override { rounding_ = r; }
+    RowRounding rowRounding() const override { return rounding_; }
     void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits, kernels::ThreadPool& pool) override;
 
 private:
@@ -57,11 +59,13 @@ private:
     void normRows(const float* x, const float* w, float* y, int64_t n, int64_t width, kernels::ThreadPool& pool);
     void attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, kernels::ThreadPool& pool);
     void prepareRope(const Batch& batch);
+    void computeRowGroups(const Batch& batch);
 
     std::shared_ptr<const gguf::GgufFile> file_;
     ModelConfig config_;
     TransformerWeights w_;
     TransformerOptions opt_;
+    RowRounding rounding_ = RowRounding::LlamaCompatible;
     std::unique_ptr<ModelTensors> tensors_;  // owns converted norm vectors
 
     // Distinct RoPE settings (Gemma: local and global) and each layer's index into them.
@@ -75,6 +79,10 @@ private:
     std::vector<float> attnScratch_;         // per thread
     std::vector<int64_t> attnCost_;          // prefix sums of per-(token, head) work
     std::vector<int32_t> outRows_;           // batch indices that want logits
+    // Each row's sequence batch (size, index) for matmul's llama.cpp kernel choice:
+    // all batch rows, and the rows that produce logits.
+    std::vector<int32_t> order_, groupSize_, groupIndex_, outGroupSize_, outGroupIndex_;
+    kernels::RowGroups groups_, outGroups_;
 };
 
 } // namespace weir

@@ -26,7 +26,7 @@ struct ActiveRequest {
           promptTokens(int32_t(tokens.size())), maxTokens(req.maxTokens),
           stopAtEndOfGeneration(req.stopAtEndOfGeneration), sink(std::move(sink_)),
           sampler(req.sampling), stops(std::move(req.stop)), submitted(Clock::now()) {
-        if (tok) detokenizer = std::make_unique<StreamingDetokenizer>(*tok);
+        if (tok) detokenizer = std::make_unique<StreamingDetokenizer>(*tok, req.showSpecialTokens);
     }
 
     int32_t remaining() const { return int32_t(tokens.size()) - computed; }
@@ -58,6 +58,7 @@ struct ActiveRequest {
     int64_t prefixHitTokens = 0;     // hit at the latest admission
     int32_t preemptions = 0;
     bool finished = false;
+    ErrorCode error = ErrorCode::Internal;  // reported if it ends with Error
 
     Clock::time_point submitted, firstToken, lastToken;
 };

@@ -186,15 +186,19 @@ bool Scheduler::drainInbox() {
     for (auto& r : in) {
         if (int32_t(waiting_.size()) >= opt_.maxWaiting) {
             ++refusals_;
+            r->error = ErrorCode::QueueFull;
             finish(*r, Event::Kind::Error, FinishReason::Stop,
                    "the wait queue is full (" + std::to_string(opt_.maxWaiting) +
                        " requests waiting); try again later");
         } else if (r->tokens.empty()) {
+            r->error = ErrorCode::BadRequest;
             finish(*r, Event::Kind::Error, FinishReason::Stop, "empty prompt: nothing to generate from");
         } else if (r->maxTokens <= 0) {
+            r->error = ErrorCode::BadRequest;
             finish(*r, Event::Kind::Error, FinishReason::Stop,
                    "maxTokens must be at least 1 (got " + std::to_string(r->maxTokens) + ")");
         } else if (const std::string bad = badToken(*r); !bad.empty()) {
+            r->error = ErrorCode::BadRequest;
             finish(*r, Event::Kind::Error, FinishReason::Stop, bad);
         } else if (!refuseIfNeverFits(*r)) {
             waiting_.push_back(std::move(r));
@@ -234,6 +238,7 @@ bool Scheduler::refuseIfNeverFits(ActiveRequest& r) {
     }
     if (why.empty()) return false;
     ++refusals_;
+    r.error = ErrorCode::TooLong;
     finish(r, Event::Kind::Error, FinishReason::Stop, why);
     return true;
 }
@@ -298,6 +303,7 @@ bool Scheduler::allocateStep(ActiveRequest& r, int32_t& tokens) {
             return false;
         }
         ++refusals_;
+        r.error = ErrorCode::TooLong;
         finish(r, Event::Kind::Error, FinishReason::Stop,
                "request cannot fit: the " + poolName(res) + " KV pool has no room for " +
                    std::to_string(r.computed + tokens) + " tokens even with nothing else running (" +
@@ -367,6 +373,7 @@ void Scheduler::admitWaiting(std::vector<Planned>& plan, int32_t& budget) {
                 break;
             }
             ++refusals_;
+            if (pressure) r.error = ErrorCode::TooLong;
             finish(r, Event::Kind::Error, FinishReason::Stop,
                    pressure ? "request cannot fit: the " + poolName(res) + " KV pool has no room for " +
                                   std::to_string(r.computed + n) + " tokens even with nothing else running"
@@ -512,6 +519,7 @@ void Scheduler::finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, 
     ev.request = r.id;
     ev.finish = reason;
     if (kind != Event::Kind::Done) ev.text = message;
+    if (kind == Event::Kind::Error) ev.error = r.error;
     Usage& u = ev.usage;
     u.promptTokens = r.promptTokens;
     u.completionTokens = r.generated;

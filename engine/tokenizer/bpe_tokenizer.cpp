@@ -26,6 +26,7 @@ BpeTokenizer::BpeTokenizer(Vocabulary vocab)
     // result are not tokens can never apply to pieces that are tokens, so it
     // is dropped.
     merges_.reserve(vocab_.merges.size());
+    std::string joined;
     for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
         const std::string& m = vocab_.merges[rank];
         const size_t space = m.find(' ', 1);
@@ -34,13 +35,12 @@ BpeTokenizer::BpeTokenizer(Vocabulary vocab)
         const std::string_view right = std::string_view(m).substr(space + 1);
         const TokenId l = find(left), r = find(right);
         if (l < 0 || r < 0) continue;
-        std::string joined;
-        joined.reserve(left.size() + right.size());
-        joined.append(left).append(right);
+        joined.assign(left).append(right);
         const TokenId result = find(joined);
         if (result < 0) continue;
         merges_.emplace(pairKey(l, r), Merge{int32_t(rank), result});  // a repeated pair keeps its first rank
     }
+    std::vector<std::string>().swap(vocab_.merges);  // the table above is all we need
 }
 
 void BpeTokenizer::encodeFragment(std::string_view text, bool, std::vector<TokenId>& out) const {

@@ -29,6 +29,7 @@ public:
     // tokens such as Gemma's whitespace runs still match, as in llama.cpp).
     // addBos: add the special tokens the vocabulary asks for
     // (tokenizer.ggml.add_bos_token, add_eos_token); false adds none.
+    // Safe to call from several threads at once (no shared scratch state).
     virtual std::vector<TokenId> encode(std::string_view text, bool addBos, bool parseSpecial) const = 0;
 
     // Raw bytes of one token as it appears in output ("▁" -> " ", <0xNN> -> byte).

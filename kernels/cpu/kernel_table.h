@@ -45,6 +45,13 @@ const TypeOps* typeOps(GgmlType type);
 // The AVX2+FMA+F16C kernel for a weight type, or nullptr. Only call the
 // result when the AVX2 path is active (cpu_features.h).
 RowDotFn avx2Dot(GgmlType type);
+// Q4_K with the float order of llama.cpp's interleaved kernels (see
+// quant_k_avx2.cpp), which its AVX2 backend uses for Q4_K matrices with a
+// multiple of 8 rows: the four-row kernel or the single-row one.
+RowDotFn avx2DotQ4_KInterleaved(bool fourRowKernel);
+// K-quants with the float order of llama.cpp's tiled kernel, which its AVX2
+// backend uses for K-quant matrices it does not repack once a batch has 8+ rows.
+RowDotFn avx2DotKTiled(GgmlType type);
 
 // --- per-family entry points (quant_legacy.cpp, quant_k.cpp, row_float.cpp) ---
 void dequantizeQ4_0(const void* src, float* dst, int64_t n);

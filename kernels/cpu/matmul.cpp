@@ -22,13 +22,26 @@ namespace {
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileActs = 64;
 
-// Below this many activation rows the conversion is not worth a pool round trip.
-constexpr int64_t kParallelConvertRows = 8;
+// Below this many activation elements (~0.1 ms of AVX2 conversion) the
+// conversion is not worth a pool round trip.
+constexpr int64_t kParallelConvertElems = int64_t(1) << 18;
 
 detail::RowDotFn pickDot(GgmlType type, const detail::TypeOps& ops) {
     if (activeKernelPath() == KernelPath::Avx2)
         if (detail::RowDotFn f = detail::avx2Dot(type)) return f;
     return ops.dotScalar;
+}
+
+// Which of llama.cpp's AVX2 kernels would have computed a row; they sum in
+// different orders and we follow them so results stay bit-identical.
+enum class LlamaKernel : uint8_t { RowDot, Q4_KFourRows, Q4_KOneRow, Tiled };
+
+bool isKQuant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K; }
+
+LlamaKernel llamaKernel(const WeightView& w, int64_t n, int64_t index) {
+    if (w.type == GgmlType::Q4_K && w.rows % 8 == 0)  // repacked into 8-row interleaved blocks
+        return index < n - n % 4 ? LlamaKernel::Q4_KFourRows : LlamaKernel::Q4_KOneRow;
+    return n >= 8 ? LlamaKernel::Tiled : LlamaKernel::RowDot;
 }
 
 } // namespace
@@ -38,7 +51,7 @@ bool matmulSupports(GgmlType type, int64_t cols) {
     return detail::typeOps(type) && t && cols > 0 && cols % t->blockElems == 0;
 }
 
-void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool) {
+void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool, const RowGroups* groups) {
     if (!matmulSupports(w.type, w.cols)) {
         const TypeTraits* t = typeTraits(w.type);
         throw Error("matmul: cannot multiply " + std::string(t ? t->name : "unknown type") + " weights with rows of " +
@@ -47,6 +60,18 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     if (M <= 0 || w.rows <= 0) return;
     const detail::TypeOps& ops = *detail::typeOps(w.type);
     const detail::RowDotFn dot = pickDot(w.type, ops);
+    const bool followLlama = isKQuant(w.type) && activeKernelPath() == KernelPath::Avx2;
+    auto kernelOf = [&](int64_t m) {
+        return groups && groups->size ? llamaKernel(w, groups->size[m], groups->index[m]) : llamaKernel(w, M, m);
+    };
+    auto dotFor = [&](LlamaKernel k) {
+        switch (k) {
+        case LlamaKernel::Q4_KFourRows: return detail::avx2DotQ4_KInterleaved(true);
+        case LlamaKernel::Q4_KOneRow: return detail::avx2DotQ4_KInterleaved(false);
+        case LlamaKernel::Tiled: return detail::avx2DotKTiled(w.type);
+        default: return dot;
+        }
+    };
     const int64_t K = w.cols, N = w.rows;
 
     // 1. Activations in the weight type's partner format.
@@ -63,7 +88,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         auto convertRows = [&](int64_t b, int64_t e, int) {
             for (int64_t m = b; m < e; ++m) ops.convert(x + m * K, buf + size_t(m) * actStride, K);
         };
-        if (M >= kParallelConvertRows && pool.size() > 1)
+        if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
             pool.parallelFor(M, convertRows);
         else
             convertRows(0, M, 0);
@@ -78,11 +103,20 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         for (int64_t item = begin; item < end; ++item) {
             const int64_t m0 = (item / nTiles) * kTileActs, m1 = std::min(M, m0 + kTileActs);
             const int64_t n0 = (item % nTiles) * kTileRows, n1 = std::min(N, n0 + kTileRows);
-            for (int64_t m = m0; m < m1; m += detail::kMaxDotRows) {
-                const int nx = int(std::min<int64_t>(detail::kMaxDotRows, m1 - m));
+            for (int64_t m = m0; m < m1;) {
+                int nx = int(std::min<int64_t>(detail::kMaxDotRows, m1 - m));
+                detail::RowDotFn f = dot;
+                if (followLlama) {  // rows of one kernel per call
+                    const LlamaKernel k = kernelOf(m);
+                    int same = 1;
+                    while (same < nx && kernelOf(m + same) == k) ++same;
+                    nx = same;
+                    f = dotFor(k);
+                }
                 const uint8_t* a = act + size_t(m) * actStride;
                 for (int64_t n = n0; n < n1; ++n)
-                    dot(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
+                    f(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
+                m += nx;
             }
         }
     });

@@ -30,7 +30,20 @@ bool matmulSupports(GgmlType type, int64_t cols);
 // pool's threads, a tile of up to 16 weight rows x 64 activation rows each,
 // reading every weight row once per 4 activation rows. The kernel path (scalar
 // or AVX2) is the one cpu_features.h reports active.
-void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool);
+//
+// groups (optional) says how llama.cpp's CPU backend would have batched each
+// activation row: its kernel choice, and so the last bits of a result, depend
+// on it for K-quant weights on the AVX2 path (Q4_K matrices with a multiple of
+// 8 rows: the first n - n % 4 rows of a batch of n go through a four-row
+// kernel, the rest one by one; other K-quant matrices: a tiled kernel once
+// n >= 8). nullptr: the M rows are one batch. Results never depend on the
+// grouping by more than float rounding.
+struct RowGroups {
+    const int32_t* size = nullptr;   // per row: rows of its batch (e.g. of its sequence) in this call
+    const int32_t* index = nullptr;  // per row: its position among them
+};
+void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool,
+            const RowGroups* groups = nullptr);
 
 // Row `r` of w as f32 (embedding lookup).
 void getRow(const WeightView& w, int64_t r, float* dst);

@@ -3,31 +3,17 @@
 #include "kernels/cpu/ops.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ops_simd.h"
+#include "kernels/cpu/quantize.h"
 
 namespace weir::kernels {
 
-static std::atomic<bool> forceScalar{false};
-
-void opsForceScalar(bool force) { forceScalar = force; }
-
-bool opsHaveAvx2() {
-    static const bool has = [] {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
-#else
-        return false;
-#endif
-    }();
-    return has && !forceScalar.load(std::memory_order_relaxed);
-}
+bool opsHaveAvx2() { return activeKernelPath() == KernelPath::Avx2; }
 
 void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps) {
     double sum = 0.0;
@@ -56,23 +42,22 @@ void ropeAngles(const RopeParams& p, int32_t pos, float* cs) {
 }
 
 void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs) {
+    if (opsHaveAvx2()) {
+        ops_avx2::ropeApply(x, nHeads, headDim, nRot, neox, cs);
+        return;
+    }
+    // (a, b) -> (a cos - b sin, a sin + b cos), each as one fused multiply-add
+    // over the other product, which is how the reference's compiler evaluates it.
     const int32_t half = nRot / 2;
+    const int64_t step = neox ? half : 1;
     for (int64_t h = 0; h < nHeads; ++h) {
         float* v = x + h * headDim;
-        if (neox) {
-            for (int32_t i = 0; i < half; ++i) {
-                const float c = cs[2 * i], s = cs[2 * i + 1];
-                const float a = v[i], b = v[i + half];
-                v[i] = a * c - b * s;
-                v[i + half] = a * s + b * c;
-            }
-        } else {
-            for (int32_t i = 0; i < half; ++i) {
-                const float c = cs[2 * i], s = cs[2 * i + 1];
-                const float a = v[2 * i], b = v[2 * i + 1];
-                v[2 * i] = a * c - b * s;
-                v[2 * i + 1] = a * s + b * c;
-            }
+        for (int32_t i = 0; i < half; ++i) {
+            const int64_t i0 = neox ? i : 2 * i, i1 = i0 + step;
+            const float c = cs[2 * i], s = cs[2 * i + 1];
+            const float a = v[i0], b = v[i1];
+            v[i0] = std::fma(a, c, -(b * s));
+            v[i1] = std::fma(a, s, b * c);
         }
     }
 }
@@ -83,18 +68,25 @@ float geluTanh(float x) {
     return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x)));
 }
 
-// gelu at every f16 value, rounded to f16 (built once).
-static const uint16_t* geluTable() {
+const uint16_t* geluF16Table() {
     static const uint16_t* table = [] {
+        constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+        constexpr float kCoef = 0.044715f;
         static uint16_t t[65536];
-        for (uint32_t i = 0; i < 65536; ++i) t[i] = f32ToF16(geluTanh(f16ToF32(uint16_t(i))));
+        for (uint32_t i = 0; i < 65536; ++i) {
+            const float x = f16ToF32(uint16_t(i));
+            // 1 + c*x*x as one fused multiply-add: the reference's compiler
+            // contracts it, and entries differ in the last bit otherwise.
+            const float inner = std::fma(kCoef * x, x, 1.0f);
+            t[i] = f32ToF16(0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * inner)));
+        }
         return t;
     }();
     return table;
 }
 
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n) {
-    const uint16_t* table = geluTable();
+    const uint16_t* table = geluF16Table();
     if (opsHaveAvx2()) {
         ops_avx2::gegluF16Table(gate, up, y, n, table);
         return;
@@ -107,10 +99,51 @@ void gegluF16Table(const float* gate, const float* up, float* y, int64_t n) {
     }
 }
 
+namespace {
+
+float fromBits(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+uint32_t toBits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+} // namespace
+
+// e^x by range reduction to 2^n * e^b, |b| <= ln2/2, and a degree-5
+// polynomial; the steps (and their roundings) are those of llama.cpp's
+// vectorised expf, so SwiGLU matches it to the bit.
+float expApprox(float x) {
+    const float shifter = 0x1.8p23f;
+    const float z = std::fma(x, 0x1.715476p+0f, shifter);  // x / ln2 rounded to an integer, in the low bits
+    const float n = z - shifter;
+    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));  // x - n ln2 in two parts
+    const uint32_t e = toBits(z) << 23;
+    const float k = fromBits(e + toBits(1.0f));  // 2^n
+    const float u = b * b;
+    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                             0x1.ffffecp-1f * b);  // e^b - 1
+    if (!(std::fabs(n) > 126.0f)) return std::fma(j, k, k);
+    // 2^n out of float range: split it in two factors (or saturate).
+    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u;
+    const float s1 = fromBits(g + 0x7f000000u), s2 = fromBits(e - g);
+    if (std::fabs(n) > 192.0f) return s1 * s1;
+    return std::fma(s2, j, s2) * s1;
+}
+
 void swiglu(const float* gate, const float* up, float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
+    int64_t i = 0;
+    if (opsHaveAvx2()) i = ops_avx2::swiglu(gate, up, y, n);  // whole groups of 8
+    for (; i < n; ++i) {
+        // Blocks of 8 use the approximation (as llama.cpp's AVX2 loop), a tail libm's expf.
+        const bool vectorPart = i < n - n % 8;
         const float g = gate[i];
-        y[i] = g / (1.0f + std::exp(-g)) * up[i];
+        const float e = vectorPart ? expApprox(0.0f - g) : std::exp(-g);
+        y[i] = g / (1.0f + e) * up[i];
     }
 }
 
@@ -135,12 +168,6 @@ void scaleInPlace(float* y, float s, int64_t n) {
 }
 
 namespace {
-
-struct BlockQ8_0 {
-    uint16_t d;
-    int8_t qs[32];
-};
-static_assert(sizeof(BlockQ8_0) == 34);
 
 void toF16Row(const float* x, uint16_t* y, int64_t n) {
     if (opsHaveAvx2() && n % 8 == 0) {
@@ -167,19 +194,6 @@ float dotF32(const float* a, const float* b, int64_t n) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += double(a[i] * b[i]);
     return float(sum);
-}
-
-float dotQ8_0(const void* a, const void* b, int64_t n) {
-    if (opsHaveAvx2()) return ops_avx2::dotQ8_0(a, b, n);
-    const auto* x = static_cast<const BlockQ8_0*>(a);
-    const auto* y = static_cast<const BlockQ8_0*>(b);
-    float sum = 0.0f;
-    for (int64_t blk = 0; blk < n / 32; ++blk) {
-        int32_t s = 0;
-        for (int j = 0; j < 32; ++j) s += int32_t(x[blk].qs[j]) * int32_t(y[blk].qs[j]);
-        sum += f16ToF32(x[blk].d) * f16ToF32(y[blk].d) * float(s);
-    }
-    return sum;
 }
 
 void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n) {
@@ -214,29 +228,8 @@ void rowToF32(GgmlType type, const void* src, float* dst, int64_t n) {
     } else if (type == GgmlType::F16) {
         const auto* h = static_cast<const uint16_t*>(src);
         for (int64_t i = 0; i < n; ++i) dst[i] = f16ToF32(h[i]);
-    } else {  // Q8_0
-        const auto* b = static_cast<const BlockQ8_0*>(src);
-        for (int64_t blk = 0; blk < n / 32; ++blk) {
-            const float d = f16ToF32(b[blk].d);
-            for (int j = 0; j < 32; ++j) dst[blk * 32 + j] = float(b[blk].qs[j]) * d;
-        }
-    }
-}
-
-void kvQuantizeQ8_0(const float* x, void* dst, int64_t n) {
-    if (opsHaveAvx2()) {
-        ops_avx2::quantizeQ8_0(x, dst, n);
-        return;
-    }
-    auto* b = static_cast<BlockQ8_0*>(dst);
-    for (int64_t blk = 0; blk < n / 32; ++blk) {
-        const float* v = x + blk * 32;
-        float amax = 0.0f;
-        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
-        const float d = amax / 127.0f;
-        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-        b[blk].d = f32ToF16(d);
-        for (int j = 0; j < 32; ++j) b[blk].qs[j] = int8_t(std::nearbyint(v[j] * id));
+    } else {
+        dequantizeRow(type, src, dst, n);
     }
 }
 
@@ -248,7 +241,7 @@ bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n) {
     case GgmlType::F16: toF16Row(x, static_cast<uint16_t*>(dst), n); return true;
     case GgmlType::Q8_0:
         if (n % 32) return false;
-        kvQuantizeQ8_0(x, dst, n);
+        quantizeRowQ8_0(x, dst, n);
         return true;
     default: return false;
     }
@@ -274,7 +267,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
         toF16Row(q, reinterpret_cast<uint16_t*>(qConv), dk);
         qk = qConv;
     } else if (k.type == GgmlType::Q8_0) {
-        kvQuantizeQ8_0(q, qConv, dk);
+        quantizeRowQ8_0(q, qConv, dk);
         qk = qConv;
     }
     if (f16V) std::memset(acc16, 0, size_t(dv) * 2);
@@ -313,7 +306,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
             rowToF32(v.type, vr, vRow, dv);
             madF32(acc32, vRow, vs, dv);
         }
-        sum = sum * ms + vs;
+        sum = std::fma(sum, ms, vs);  // fused, as the reference's compiler evaluates it
     }
     if (f16V) rowToF32(GgmlType::F16, acc16, acc32, dv);
     const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;

@@ -33,8 +33,13 @@ float geluTanh(float x);
 // y = gelu(gate) * up with llama.cpp's table: gelu is looked up at the f16
 // rounding of gate and rounded to f16 (|gate| >= 10 handled exactly).
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n);
-// y = silu(gate) * up, silu(x) = x / (1 + e^-x).
+// That table: f16 gelu of every f16 bit pattern (65536 entries).
+const uint16_t* geluF16Table();
+// y = silu(gate) * up, silu(x) = x / (1 + e^-x), with e^x from expApprox
+// for whole groups of 8 and libm for a tail, as llama.cpp's AVX2 build does.
 void swiglu(const float* gate, const float* up, float* y, int64_t n);
+// e^x to about 1 ulp, bit-identical to llama.cpp's vectorised expf.
+float expApprox(float x);
 // In-place softmax of n values (max subtracted first). Returns nothing; sum
 // accumulated in double.
 void softmax(float* x, int64_t n);

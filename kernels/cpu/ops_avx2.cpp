@@ -10,12 +10,13 @@
 
 namespace weir::kernels::ops_avx2 {
 
+// Horizontal sum in llama.cpp's order: halves added, then (a0+a1) + (a2+a3).
+// The order matters: attention rounds to f16 right after, and a different
+// last bit changes which way it rounds.
 static inline float hsum(__m256 v) {
-    const __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-    __m128 s = _mm_add_ps(lo, hi);
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_hadd_ps(s, s);
+    return _mm_cvtss_f32(_mm_hadd_ps(t, t));
 }
 
 static inline __m256 loadH(const uint16_t* p) {
@@ -77,56 +78,73 @@ void fromF16(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; i += 8) _mm256_storeu_ps(y + i, loadH(x + i));
 }
 
-namespace {
-struct BlockQ8_0 {
-    uint16_t d;
-    int8_t qs[32];
-};
-} // namespace
-
-float dotQ8_0(const void* a, const void* b, int64_t n) {
-    const auto* x = static_cast<const BlockQ8_0*>(a);
-    const auto* y = static_cast<const BlockQ8_0*>(b);
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int64_t blk = 0; blk < n / 32; ++blk) {
-        const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[blk].qs));
-        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[blk].qs));
-        // |x| * sign(y, x) keeps maddubs in its unsigned x signed form.
-        const __m256i ax = _mm256_sign_epi8(qx, qx);
-        const __m256i sy = _mm256_sign_epi8(qy, qx);
-        const __m256i p16 = _mm256_maddubs_epi16(ax, sy);
-        const __m256i p32 = _mm256_madd_epi16(p16, ones);
-        const float d = _cvtsh_ss(x[blk].d) * _cvtsh_ss(y[blk].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p32), acc);
-    }
-    return hsum(acc);
+// expApprox (ops.cpp) on 8 lanes, same steps.
+static inline __m256 expApprox8(__m256 x) {
+    const __m256 shifter = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shifter);
+    const __m256 n = _mm256_sub_ps(z, shifter);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    const __m256 absN = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+    const __m256 big = _mm256_cmp_ps(absN, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+    const __m256 normal = _mm256_fmadd_ps(j, k, k);
+    if (!_mm256_movemask_ps(big)) return normal;
+    const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                       _mm256_set1_epi32(int(0x82000000u)));
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+    const __m256 huge = _mm256_cmp_ps(absN, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+    const __m256 split = _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1);
+    const __m256 r = _mm256_blendv_ps(normal, split, big);
+    return _mm256_blendv_ps(r, _mm256_mul_ps(s1, s1), huge);
 }
 
-void quantizeQ8_0(const float* x, void* dst, int64_t n) {
-    auto* b = static_cast<BlockQ8_0*>(dst);
-    const __m256 signBit = _mm256_set1_ps(-0.0f);
-    for (int64_t blk = 0; blk < n / 32; ++blk) {
-        const float* v = x + blk * 32;
-        __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8), v2 = _mm256_loadu_ps(v + 16),
-               v3 = _mm256_loadu_ps(v + 24);
-        __m256 mx = _mm256_max_ps(_mm256_andnot_ps(signBit, v0), _mm256_andnot_ps(signBit, v1));
-        mx = _mm256_max_ps(mx, _mm256_max_ps(_mm256_andnot_ps(signBit, v2), _mm256_andnot_ps(signBit, v3)));
-        __m128 m4 = _mm_max_ps(_mm256_extractf128_ps(mx, 1), _mm256_castps256_ps128(mx));
-        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-        const float amax = _mm_cvtss_f32(m4);
-        b[blk].d = _cvtss_sh(amax / 127.0f, _MM_FROUND_TO_NEAREST_INT);
-        const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
-        auto q = [&](__m256 t) {
-            return _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(t, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        };
-        const __m256i i0 = q(v0), i1 = q(v1), i2 = q(v2), i3 = q(v3);
-        // Pack 32 int32 to int8 and undo the lane interleave of the packs.
-        __m256i p01 = _mm256_packs_epi32(i0, i1), p23 = _mm256_packs_epi32(i2, i3);
-        __m256i p = _mm256_packs_epi16(p01, p23);
-        p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(b[blk].qs), p);
+int64_t swiglu(const float* gate, const float* up, float* y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 g = _mm256_loadu_ps(gate + i);
+        const __m256 e = expApprox8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+    }
+    return i;
+}
+
+void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs) {
+    const int32_t half = nRot / 2;
+    for (int64_t h = 0; h < nHeads; ++h) {
+        float* v = x + h * headDim;
+        if (neox) {
+            int32_t i = 0;
+            for (; i + 8 <= half; i += 8) {
+                // cs holds (cos, sin) pairs: split 8 pairs into a cos and a sin vector.
+                const __m256 p0 = _mm256_loadu_ps(cs + 2 * i), p1 = _mm256_loadu_ps(cs + 2 * i + 8);
+                const __m256 ev = _mm256_shuffle_ps(p0, p1, _MM_SHUFFLE(2, 0, 2, 0));
+                const __m256 od = _mm256_shuffle_ps(p0, p1, _MM_SHUFFLE(3, 1, 3, 1));
+                const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
+                const __m256 s = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0)));
+                const __m256 a = _mm256_loadu_ps(v + i), b = _mm256_loadu_ps(v + i + half);
+                _mm256_storeu_ps(v + i, _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s)));
+                _mm256_storeu_ps(v + i + half, _mm256_fmadd_ps(a, s, _mm256_mul_ps(b, c)));
+            }
+            for (; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1], a = v[i], b = v[i + half];
+                v[i] = std::fma(a, c, -(b * s));
+                v[i + half] = std::fma(a, s, b * c);
+            }
+        } else {
+            for (int32_t i = 0; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1], a = v[2 * i], b = v[2 * i + 1];
+                v[2 * i] = std::fma(a, c, -(b * s));
+                v[2 * i + 1] = std::fma(a, s, b * c);
+            }
+        }
     }
 }
 

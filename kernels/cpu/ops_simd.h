@@ -6,8 +6,6 @@
 namespace weir::kernels {
 
 bool opsHaveAvx2();
-// Tests: force the scalar paths (false restores detection).
-void opsForceScalar(bool force);
 
 namespace ops_avx2 {
 // Sum of a[i]*b[i] over f16 vectors, f32 accumulation in 4 x 8 lanes (n % 32 == 0).
@@ -21,9 +19,9 @@ void madF32(float* y, const float* x, float v, int64_t n);
 float dotF32(const float* a, const float* b, int64_t n);
 void toF16(const float* x, uint16_t* y, int64_t n);
 void fromF16(const uint16_t* x, float* y, int64_t n);
-// Q8_0 x Q8_0 dot product of n elements (n % 32 == 0).
-float dotQ8_0(const void* a, const void* b, int64_t n);
-void quantizeQ8_0(const float* x, void* dst, int64_t n);
+// SwiGLU over whole groups of 8; returns how many elements it did.
+int64_t swiglu(const float* gate, const float* up, float* y, int64_t n);
+void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs);
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
 } // namespace ops_avx2
 

@@ -100,4 +100,18 @@ static inline uint32_t loadU32(const uint8_t* p) {
     return v;
 }
 
+// All eight scales and mins of a Q4_K/Q5_K block at once, four per 32-bit
+// word (the same bits as kScaleMin): bytes 0-3 of the scales give sc[0..3]
+// and bytes 4-7 m[0..3] in their low 6 bits; bytes 8-11 hold the low nibbles
+// of sc[4..7] (low half) and m[4..7] (high half), whose top 2 bits are the
+// top 2 bits of bytes 0-3 (sc) and 4-7 (m).
+static inline void kScalesMins(const uint8_t* q, uint64_t& sc, uint64_t& m) {
+    const uint32_t w0 = loadU32(q), w1 = loadU32(q + 4), w2 = loadU32(q + 8);
+    const uint32_t sc03 = w0 & 0x3f3f3f3fu, m03 = w1 & 0x3f3f3f3fu;
+    const uint32_t sc47 = (w2 & 0x0f0f0f0fu) | (((w0 >> 6) & 0x03030303u) << 4);
+    const uint32_t m47 = ((w2 >> 4) & 0x0f0f0f0fu) | (((w1 >> 6) & 0x03030303u) << 4);
+    sc = uint64_t(sc03) | uint64_t(sc47) << 32;
+    m = uint64_t(m03) | uint64_t(m47) << 32;
+}
+
 } // namespace weir::kernels::blocks

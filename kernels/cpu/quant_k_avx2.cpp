@@ -3,6 +3,7 @@
 // activation bytes (maddubs), weighted by the integer sub-block scales
 // (madd), summed in int32; the minima (Q4_K/Q5_K) and Q6_K's -32 offset come
 // from the activation block's bsums.
+#include <cmath>
 #include <type_traits>
 
 #include "kernels/cpu/kernel_table.h"
@@ -20,30 +21,53 @@ const Q8_K* actRow(const void* act, size_t actStride, int r) {
     return reinterpret_cast<const Q8_K*>(static_cast<const uint8_t*>(act) + r * actStride);
 }
 
+// Exact sum of the first n int32 lanes (n = 4 or 8).
+inline int32_t hsumInt(__m256i v, int n = 8) {
+    alignas(32) int32_t t[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t), v);
+    int32_t s = 0;
+    for (int j = 0; j < n; ++j) s += t[j];
+    return s;
+}
+
 // Sums of the activation block's bsums in pairs: 8 int16, one per 32-element sub-block.
 inline __m128i subBlockSums(const Q8_K& x) {
     const __m256i b = load(x.bsums);
     return _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
-// Q4_K and Q5_K share everything but the fifth bit.
-template <class Block, int NX>
+// Q4_K and Q5_K share everything but the fifth bit. kOrder picks the float
+// arithmetic to reproduce: 0 = llama.cpp's plain row-dot (8 float lanes,
+// summed at the end); llama.cpp's interleaved Q4_K kernels (used there for
+// Q4_K matrices whose row count is a multiple of 8) instead turn integer sums
+// into one float each and accumulate them with one fused multiply-add apiece,
+// scales and minima apart, minima subtracted at the end: per super-block in
+// its single-row kernel (1), per pair of sub-blocks in its four-row kernel (2).
+// 3: llama.cpp's tiled kernel (K-quant matrices it does not repack, batches of
+// 8+ rows): per super-block r = dw*isum - dmin*imin (fused), acc = fma(r, dx, acc).
+template <class Block, int NX, int kOrder = 0>
 void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
     constexpr bool kFiveBits = std::is_same_v<Block, Q5_K>;
     const auto* wb = static_cast<const Block*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
+    float accS[NX], accM[NX];
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
+        accS[r] = accM[r] = 0.0f;
     }
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
-        uint8_t sc[8], mn[8];
-        for (int s = 0; s < 8; ++s) kScaleMin(b.scales, s, sc[s], mn[s]);
-        const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+        uint64_t scBytes, mBytes;
+        kScalesMins(b.scales, scBytes, mBytes);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mBytes)));
+        // The 8 scales as int16 in both 128-bit lanes; sub-block s's scale is
+        // broadcast with a byte shuffle picking bytes 2s, 2s+1.
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(scBytes))));
+        __m256i pickLo = _mm256_set1_epi16(0x0100), pickHi = _mm256_set1_epi16(0x0302);
         const float dw = f16(b.d), dminw = f16(b.dmin);
 
         __m256i sumi[NX];
@@ -62,36 +86,59 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c), 4), b4));
                 hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c + 1), 4), b4));
             }
-            const __m256i scLo = _mm256_set1_epi16(sc[2 * c]), scHi = _mm256_set1_epi16(sc[2 * c + 1]);
+            const __m256i scLo = _mm256_shuffle_epi8(scales, pickLo), scHi = _mm256_shuffle_epi8(scales, pickHi);
+            pickLo = _mm256_add_epi16(pickLo, _mm256_set1_epi16(0x0404));
+            pickHi = _mm256_add_epi16(pickHi, _mm256_set1_epi16(0x0404));
             #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const int8_t* q8 = xb[r][i].qs + 64 * c;
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), scLo);
                 const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(q8 + 32)), scHi);
-                sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
+                if constexpr (kOrder == 2) {
+                    const float dx = xb[r][i].d;
+                    alignas(16) int32_t m[4];
+                    _mm_store_si128(reinterpret_cast<__m128i*>(m), _mm_madd_epi16(mins, subBlockSums(xb[r][i])));
+                    accS[r] = std::fma(float(hsumInt(_mm256_add_epi32(pLo, pHi))), dw * dx, accS[r]);
+                    accM[r] = std::fma(float(m[c]), dminw * dx, accM[r]);
+                } else {
+                    sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
+                }
             }
         }
+        if constexpr (kOrder == 2) continue;
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             const float dx = xb[r][i].d;
             const __m128i m32 = _mm_madd_epi16(mins, subBlockSums(xb[r][i]));  // 4 int32
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
+            if constexpr (kOrder == 3) {
+                const float res = std::fma(-dminw, float(hsumInt(_mm256_castsi128_si256(m32), 4)), dw * float(hsumInt(sumi[r])));
+                accS[r] = std::fma(res, dx, accS[r]);
+            } else if constexpr (kOrder == 1) {
+                accS[r] = std::fma(float(hsumInt(sumi[r])), dw * dx, accS[r]);
+                accM[r] = std::fma(float(hsumInt(_mm256_castsi128_si256(m32), 4)), dminw * dx, accM[r]);
+            } else {
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
+            }
         }
     }
     #pragma GCC unroll 4
-    for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
+    for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] - accM[r] : hsum(acc[r]);  // accM = 0 for order 3
 }
 
-template <int NX>
+// kOrder: 0 = llama.cpp's row-dot (float lanes), 3 = its tiled kernel
+// (batches of 8+ rows): per super-block acc = fma(dw * isum, dx, acc).
+template <int NX, int kOrder = 0>
 void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
     const auto* wb = static_cast<const Q6_K*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
+    float accS[NX], accM[NX];
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
+        accS[r] = accM[r] = 0.0f;
     }
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
@@ -105,6 +152,12 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
         for (int h = 0; h < 2; ++h) {  // halves of 128 elements
             const __m256i ql0 = load(b.ql + 64 * h), ql1 = load(b.ql + 64 * h + 32);
             const __m256i qh = load(b.qh + 32 * h);
+            // This half's 8 scales as int16 in both lanes; part p needs scale 2p in
+            // lanes 0-7 and 2p+1 in lanes 8-15: a byte shuffle picking bytes 4p, 4p+1
+            // in the low 128 bits and 4p+2, 4p+3 in the high ones.
+            const __m256i halfScales = h ? _mm256_permute2x128_si256(scales16, scales16, 0x11)
+                                         : _mm256_permute2x128_si256(scales16, scales16, 0x00);
+            __m256i pick = _mm256_set_m128i(_mm_set1_epi16(0x0302), _mm_set1_epi16(0x0100));
             // Part p (32 elements): low nibbles of ql0/ql1 for p = 0/1, high nibbles
             // for p = 2/3; bits 2p, 2p+1 of qh on top.
             for (int part = 0; part < 4; ++part) {
@@ -112,9 +165,9 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
                 const __m256i low = _mm256_and_si256(part < 2 ? bits : _mm256_srli_epi16(bits, 4), low4);
                 const __m256i high = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * part), 4), _mm256_set1_epi8(0x30));
                 const __m256i q = _mm256_or_si256(low, high);
-                // 32 elements = groups g and g+1: int16 lanes 0-7 take scale g, 8-15 scale g+1.
-                const int g = 8 * h + 2 * part;
-                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(b.scales[g + 1]), _mm_set1_epi16(b.scales[g]));
+                // 32 elements = groups 8h+2p and 8h+2p+1 (int16 lanes 0-7 and 8-15).
+                const __m256i sc = _mm256_shuffle_epi8(halfScales, pick);
+                pick = _mm256_add_epi16(pick, _mm256_set1_epi16(0x0404));
                 #pragma GCC unroll 4
                 for (int r = 0; r < NX; ++r) {
                     const __m256i p = _mm256_maddubs_epi16(q, load(xb[r][i].qs + 128 * h + 32 * part));
@@ -126,30 +179,35 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
         for (int r = 0; r < NX; ++r) {
             // q - 32: subtract 32 * sum_g scale_g * bsum_g.
             const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(scales16, load(xb[r][i].bsums)), 5);
-            const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi[r], offset));
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xb[r][i].d * dw), v, acc[r]);
+            if constexpr (kOrder == 3) {
+                accS[r] = std::fma(dw * float(hsumInt(_mm256_sub_epi32(sumi[r], offset))), xb[r][i].d, accS[r]);
+            } else {
+                const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi[r], offset));
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xb[r][i].d * dw), v, acc[r]);
+            }
         }
     }
     #pragma GCC unroll 4
-    for (int r = 0; r < NX; ++r) out[r * outStride] = hsum(acc[r]);
+    for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] : hsum(acc[r]);
 }
 
-template <class Block>
+template <class Block, int kOrder = 0>
 void dotRowsScaleMin(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out, size_t outStride) {
     switch (nx) {
-    case 1: dotScaleMin<Block, 1>(w, act, actStride, k, out, outStride); break;
-    case 2: dotScaleMin<Block, 2>(w, act, actStride, k, out, outStride); break;
-    case 3: dotScaleMin<Block, 3>(w, act, actStride, k, out, outStride); break;
-    default: dotScaleMin<Block, 4>(w, act, actStride, k, out, outStride); break;
+    case 1: dotScaleMin<Block, 1, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 2: dotScaleMin<Block, 2, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 3: dotScaleMin<Block, 3, kOrder>(w, act, actStride, k, out, outStride); break;
+    default: dotScaleMin<Block, 4, kOrder>(w, act, actStride, k, out, outStride); break;
     }
 }
 
+template <int kOrder = 0>
 void dotRowsQ6(const void* w, const void* act, size_t actStride, int nx, int64_t k, float* out, size_t outStride) {
     switch (nx) {
-    case 1: dotQ6<1>(w, act, actStride, k, out, outStride); break;
-    case 2: dotQ6<2>(w, act, actStride, k, out, outStride); break;
-    case 3: dotQ6<3>(w, act, actStride, k, out, outStride); break;
-    default: dotQ6<4>(w, act, actStride, k, out, outStride); break;
+    case 1: dotQ6<1, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 2: dotQ6<2, kOrder>(w, act, actStride, k, out, outStride); break;
+    case 3: dotQ6<3, kOrder>(w, act, actStride, k, out, outStride); break;
+    default: dotQ6<4, kOrder>(w, act, actStride, k, out, outStride); break;
     }
 }
 
@@ -159,7 +217,20 @@ RowDotFn avx2DotK(GgmlType type) {
     switch (type) {
     case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K>;
     case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K>;
-    case GgmlType::Q6_K: return dotRowsQ6;
+    case GgmlType::Q6_K: return dotRowsQ6<0>;
+    default: return nullptr;
+    }
+}
+
+RowDotFn avx2DotQ4_KInterleaved(bool fourRowKernel) {
+    return fourRowKernel ? dotRowsScaleMin<Q4_K, 2> : dotRowsScaleMin<Q4_K, 1>;
+}
+
+RowDotFn avx2DotKTiled(GgmlType type) {
+    switch (type) {
+    case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K, 3>;
+    case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K, 3>;
+    case GgmlType::Q6_K: return dotRowsQ6<3>;
     default: return nullptr;
     }
 }

@@ -5,6 +5,8 @@
 // Scalar matmul kernels use the activation formats llama.cpp pairs them with:
 // Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 (which carries s = d * sum(q)) for Q4_1/Q5_1,
 // so a block contributes  dw * dx * sum(qw * qx)  (+ m * s).
+#include <array>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/kernel_table.h"
@@ -40,24 +42,40 @@ inline void decode(const Q4_1& b, Decoded& o) {
     o.m = f16ToF32(b.m);
 }
 
-// Bit j of the little-endian u32 qh is bit 4 of element j.
-inline void decode5(const uint8_t* qs, uint32_t qh, int offset, int8_t* q) {
-    for (int j = 0; j < QK / 2; ++j) {
-        const int lo = (qs[j] & 15) | int(((qh >> j) & 1) << 4);
-        const int hi = (qs[j] >> 4) | int(((qh >> (j + QK / 2)) & 1) << 4);
-        q[j] = int8_t(lo - offset);
-        q[j + QK / 2] = int8_t(hi - offset);
+// 0x10 in byte i where bit i of the index is set: turns one byte of qh into
+// the fifth bits of eight elements at once.
+constexpr auto kBitSpread = [] {
+    std::array<uint64_t, 256> t{};
+    for (int b = 0; b < 256; ++b)
+        for (int i = 0; i < 8; ++i)
+            if (b >> i & 1) t[size_t(b)] |= uint64_t(0x10) << (8 * i);
+    return t;
+}();
+
+// Bit j of the little-endian u32 qh is bit 4 of element j; the nibbles are
+// laid out as in Q4_0. Eight elements per 64-bit word.
+inline void decode5(const uint8_t* qs, const uint8_t* qh, int offset, int8_t* q) {
+    constexpr uint64_t low4 = 0x0f0f0f0f0f0f0f0fULL;
+    uint8_t u[QK];
+    for (int g = 0; g < 2; ++g) {
+        uint64_t nib;
+        std::memcpy(&nib, qs + 8 * g, 8);
+        const uint64_t lo = (nib & low4) | kBitSpread[qh[g]];             // elements 8g .. 8g+7
+        const uint64_t hi = ((nib >> 4) & low4) | kBitSpread[qh[g + 2]];  // elements 16+8g ..
+        std::memcpy(u + 8 * g, &lo, 8);
+        std::memcpy(u + 16 + 8 * g, &hi, 8);
     }
+    for (int j = 0; j < QK; ++j) q[j] = int8_t(u[j] - offset);
 }
 
 inline void decode(const Q5_0& b, Decoded& o) {
-    decode5(b.qs, loadU32(b.qh), 16, o.q);
+    decode5(b.qs, b.qh, 16, o.q);
     o.d = f16ToF32(b.d);
     o.m = 0.0f;
 }
 
 inline void decode(const Q5_1& b, Decoded& o) {
-    decode5(b.qs, loadU32(b.qh), 0, o.q);
+    decode5(b.qs, b.qh, 0, o.q);
     o.d = f16ToF32(b.d);
     o.m = f16ToF32(b.m);
 }

@@ -251,12 +251,17 @@ SPECIFIC = {
           T('{"temperature": 18}', name="get_weather")], True, {"tools": TOOLS}),
     ],
     "builtin-chatml": [
+        ("content-parts", [{"role": "system", "content": [{"type": "text", "text": "Sys "}, {"type": "text", "text": "two"}]},
+                           {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Look"}]},
+                           A(None)], False, {"tools": [CLOCK]}),
         ("parallel-calls-and-results",
          [S("Use tools."), U("Paris and Rome?"),
           A("", tool_calls=[call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Rome"}, "c2")]),
           T("18"), T("24")], True, {"tools": [WEATHER]}),
     ],
     "builtin-llama3": [
+        ("content-parts", [{"role": "user", "content": [{"type": "text", "text": " a "}, {"type": "text", "text": "b "}]},
+                           T({"ok": True})], True, {}),
         ("tool-call-and-result", ROUNDTRIP + [A("Sunny, 18 °C.")], False, {"tools": [WEATHER]}),
     ],
 }
@@ -397,6 +402,10 @@ SNIPPETS = [
                         "{{ 2.7 | round(0, 'floor') }} {{ lst | sum }} {{ users | sum(attribute='age') }} "
                         "{{ lst | min }} {{ lst | max }} {{ strs | max }} {{ users | max(attribute='age') }}"),
     ("indent", "{{ 'a\\nb\\n\\nc' | indent }}|{{ 'a\\nb' | indent(2, true) }}|{{ 'a\\n\\nb' | indent('> ', blank=true) }}"),
+    ("markup", "{{ '<b>' | safe + '<i>' }} {{ '<i>' + '&' | safe }} {{ ('<' | e) + '>' }} {{ '<' | e | e }} "
+               "{{ '<' | safe ~ '>' }} {{ ('a' | safe + '\"') | length }} {{ '<' | forceescape }}"),
+    ("falsy-map-select", "{{ z | map('upper') | list }} {{ z | selectattr('a') | list }} {{ 0 | reject | list }} "
+                         "{{ [] | map('nosuchfilter') | list }} {{ nope | select | list }}"),
     ("string-filters", "{{ 42 | string }} {{ '<a href=\"x\">&\\'' | escape }} {{ 'one two  three' | wordcount }} "
                        "{{ '%s-%d' | format('a', 3) }} {{ 'x' | safe }}"),
     ("attr-filter", "{{ users[0] | attr('name') }}|{{ 'abc' | attr('upper') is defined }}"),

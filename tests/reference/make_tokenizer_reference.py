@@ -336,6 +336,11 @@ def special_indices(corpus):
     return [i for i, s in enumerate(corpus) if ("<" in s or "[" in s) and len(s) < 200]
 
 
+@llama_cpp.llama_log_callback
+def _QUIET(level, text, user_data):  # keeps llama.cpp's loader quiet; module-level so it is never freed
+    pass
+
+
 class Vocab:
     def __init__(self, path):
         params = llama_cpp.llama_model_default_params()
@@ -385,7 +390,8 @@ def main():
     assert len(corpus) >= 220, len(corpus)
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "corpus.json"), "w", encoding="utf-8") as f:
-        json.dump(corpus, f, ensure_ascii=False, indent=0)
+        # ASCII escapes: Qt's JSON parser drops a raw U+FEFF at the start of a string.
+        json.dump(corpus, f, ensure_ascii=True, indent=0)
         f.write("\n")
     long_path = os.path.join(OUT, "long_text.txt")
     if not os.path.exists(long_path):
@@ -410,7 +416,7 @@ def main():
         ("llama-spm", os.path.join(vocab_dir, "ggml-vocab-llama-spm.gguf")),
     ]
     llama_cpp.llama_backend_init()
-    llama_cpp.llama_log_set(llama_cpp.llama_log_callback(lambda level, text, data: None), ctypes.c_void_p(0))
+    llama_cpp.llama_log_set(_QUIET, ctypes.c_void_p(0))
     specials = special_indices(corpus)
     for name, path in vocabs:
         v = Vocab(path)

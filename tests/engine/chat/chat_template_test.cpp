@@ -85,6 +85,18 @@ private slots:
         QCOMPARE(q(ChatTemplate::create("{{ messages[0].content }}", "", "")->family()), q("jinja"));
     }
 
+    void unsupportedModelTemplateFallsBack() {
+        weir::ChatModelInfo info;
+        info.architecture = "gemma3";
+        info.bosText = "<bos>";
+        info.chatTemplate = "{% include 'x.jinja' %}";
+        auto t = ChatTemplate::forModel(info);
+        QVERIFY(t->isBuiltin());
+        QCOMPARE(q(t->family()), q("gemma"));
+        QVERIFY2(QString::fromStdString(t->description()).contains("not supported"), t->description().c_str());
+        QVERIFY2(QString::fromStdString(t->description()).contains("'include'"), t->description().c_str());
+    }
+
     void badTemplateTextIsAnError() {
         try {
             ChatTemplate::create("{% for m in messages %}{{ m.content }", "<bos>", "<eos>");

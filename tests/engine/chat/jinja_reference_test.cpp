@@ -1,6 +1,7 @@
 // Renders every case of tests/data/templates/expected.json (written by
 // tests/reference/make_template_reference.py with python jinja2) and requires
 // byte-identical output, or an error where jinja2 failed.
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include <fstream>
@@ -164,6 +165,32 @@ private slots:
         } catch (const weir::Error& e) {
             QVERIFY2(!raised, e.what());
             QVERIFY2(QString(e.what()).startsWith("chat template: line "), e.what());
+        }
+    }
+
+    // Prints how long rendering takes (no assertion on time): a 40-message
+    // conversation through the real Llama 3.1 and Qwen 3 templates.
+    void renderSpeed() {
+        Value messages = Value::list();
+        for (int i = 0; i < 20; ++i) {
+            Value u = Value::dict(), a = Value::dict();
+            u.set("role", Value("user")).set("content", Value("Question number " + std::to_string(i) + ", about 20 words of text here to make it realistic enough."));
+            a.set("role", Value("assistant")).set("content", Value(std::string(400, 'x')));
+            messages.append(u);
+            messages.append(a);
+        }
+        for (const char* name : {"llama3.1.jinja", "qwen3.jinja", "gemma3.jinja"}) {
+            auto tmpl = weir::ChatTemplate::create(readFile(dataDir() + name), "<bos>", "<eos>");
+            weir::ChatRenderOptions o;
+            o.now = 0;
+            size_t bytes = 0;
+            QElapsedTimer timer;
+            timer.start();
+            const int rounds = 200;
+            for (int r = 0; r < rounds; ++r) bytes += tmpl->renderValues(messages, o).size();
+            qInfo("%s: %.1f us per render of 40 messages (%zu bytes)", name, timer.nsecsElapsed() / 1e3 / rounds,
+                  bytes / rounds);
+            QVERIFY(bytes > 0);
         }
     }
 };

@@ -61,6 +61,19 @@ private slots:
         QCOMPARE(q(Value().str()), q(""));
     }
 
+    void pythonStrip() {
+        using weir::jinja::py::strip;
+        QCOMPARE(q(strip("\xe3\x80\x80 x y \xc2\xa0\n", true, true)), q("x y"));  // U+3000, NBSP
+        QCOMPARE(q(strip("  x  ", true, false)), q("x  "));
+        QCOMPARE(q(strip("  x  ", false, true)), q("  x"));
+        QCOMPARE(q(strip("\xa0x\xa0", true, true)), q("\xa0x\xa0"));  // a stray byte is not NBSP
+        QCOMPARE(q(strip("\xe2\x9c\x93 ", true, true)), q("\xe2\x9c\x93"));  // U+2713 kept
+        std::string chars = "x\xc3\xa9";
+        QCOMPARE(q(strip("\xc3\xa9xaxx\xc3\xa9", true, true, &chars)), q("a"));
+        QCOMPARE(q(strip("", true, true)), q(""));
+        QCOMPARE(q(strip(" \t\n", true, true)), q(""));
+    }
+
     void pythonEquality() {
         QVERIFY(Value(1).equals(Value(1.0)));
         QVERIFY(Value(true).equals(Value(1)));
@@ -74,13 +87,13 @@ private slots:
     }
 
     void jsonParseAndDump() {
-        Value v = Value::parseJson(R"({"a": [1, 2.0, -3e2, true, null], "s": "\u00e9\ud83d\ude00\n\"", "e": {}})");
+        Value v = Value::parseJson("{\"a\": [1, 2.0, -3e2, true, null], \"s\": \"\\u00e9\\ud83d\\ude00\\n\\\"\", \"e\": {}}");
         QVERIFY(v.isMapping());
         QVERIFY(v.get("a")->asList()[0].isInt());
         QVERIFY(v.get("a")->asList()[1].isFloat());
         QCOMPARE(v.get("a")->asList()[2].asDouble(), -300.0);
         QCOMPARE(q(v.get("s")->asString()), q("é😀\n\""));
-        QCOMPARE(q(v.toJson()), q(R"({"a": [1, 2.0, -300.0, true, null], "s": "é😀\n\"", "e": {}})"));
+        QCOMPARE(q(v.toJson()), q("{\"a\": [1, 2.0, -300.0, true, null], \"s\": \"é😀\\n\\\"\", \"e\": {}}"));
         Value::JsonStyle pretty;
         pretty.pretty = true;
         pretty.indent = "  ";
@@ -185,6 +198,31 @@ private slots:
         }
     }
 
+    void deepValuesAreRefused() {
+        // Values built ever deeper at run time stop at Value::kMaxDepth, so
+        // comparing, printing or freeing them cannot exhaust the stack.
+        std::string e = errorOf("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+                                "{% endfor %}{{ ns.l == ns.l }}");
+        QVERIFY2(QString::fromStdString(e).contains("nested more than 500"), e.c_str());
+        QVERIFY2(QString::fromStdString(e).startsWith("chat template: line 1"), e.c_str());
+        std::string ok = render("{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.l = [ns.l] %}"
+                                "{% endfor %}{{ ns.l | length }}");
+        QCOMPARE(q(ok), q("1"));
+    }
+
+    void absurdArgumentsFailCleanly() {
+        for (const char* src : {"{{ 'x' | indent(1000000000000) }}", "{{ [1] | tojson(indent=1000000000000) }}",
+                                "{{ '{99999999999999999999999}'.format(1) }}",
+                                "{{ ('x' * 1000000) | replace('x', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
+                                "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"
+                                "{% endfor %}"}) {
+            std::string e = errorOf(src);
+            QVERIFY2(QString::fromStdString(e).startsWith("chat template: line 1"), (std::string(src) + " -> " + e).c_str());
+        }
+        // Digit runs too long for an index are plain keys, not a crash.
+        QCOMPARE(q(render("{{ [{'a': 1}] | map(attribute='99999999999999999999999') | list }}")), q("[Undefined]"));
+    }
+
     void selfContainingNamespaceDoesNotHang() {
         std::string e = errorOf("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}");
         QVERIFY2(!e.empty(), "tojson of a namespace must fail like json.dumps");
@@ -204,8 +242,8 @@ private slots:
         const char* pieces[] = {"{{", "}}", "{%", "%}", "{#", "#}", "(", ")", "[", "]", "'", "\"", "|", ".",
                                 "-", "~", "if", "for", "endfor", "endif", "set", "x", "0", "**", "//", "\n"};
         Value ctx = Value::parseJson(
-            R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "yo"}],
-                "bos_token": "<bos>", "add_generation_prompt": true})");
+            "{\"messages\": [{\"role\": \"user\", \"content\": \" hi \"}, {\"role\": \"assistant\", \"content\": \"yo\"}],\n"
+            "                \"bos_token\": \"<bos>\", \"add_generation_prompt\": true}");
         RenderOptions o;
         o.maxSteps = 100000;
         o.maxOutputBytes = 1 << 16;

@@ -344,6 +344,91 @@ private slots:
         QCOMPARE(c.resize(PoolKind::Window, 40).result, KvResult::BadArgument);
     }
 
+    // The peer failure, replayed at the pool level: 4 concurrent multi-turn
+    // conversations sharing a 7.7k-token system prompt, with the window pool
+    // exactly at its floor (W 512, P 16, R 4, C 512, K 2, E 1: 3232 tokens).
+    // Each step advances at most K prefill chunks plus every decoding
+    // conversation by one token, releasing out-of-window pages first. No
+    // allocation may fail, and the pools must stay consistent throughout.
+    // (With the pool 600 tokens below the floor the same run runs dry.)
+    void fourConversationsAtTheWindowFloor() {
+        WindowFloorInput in;
+        in.window = 512;
+        in.pageSize = 16;
+        in.maxRunning = 4;
+        in.prefillChunk = 512;
+        in.chunksInFlight = 2;
+        KvCacheConfig cfg;
+        cfg.pageSize = 16;
+        cfg.window = 512;
+        cfg.windowTokens = windowFloor(in).tokens;
+        QCOMPARE(cfg.windowTokens, int64_t(3232));
+        cfg.fullTokens = 4 * 16384;
+        cfg.fullFloorTokens = 16384;
+        cfg.windowFloorTokens = cfg.windowTokens;
+        HybridKvCache c(cfg);
+
+        std::vector<int32_t> system = tokens(1, 7700);
+        struct Conv {
+            std::vector<int32_t> history;  // tokens with KV computed, across turns
+            std::vector<int32_t> prompt;   // this turn's full prompt
+            int32_t seq = -1;
+            int64_t done = 0;              // tokens of this turn computed
+            int32_t generated = 0;
+            int turn = 0;
+        };
+        std::vector<Conv> convs(4);
+        uint64_t request = 1;
+        int64_t reused = 0;
+        auto startTurn = [&](Conv& cv, int idx) {
+            cv.prompt = cv.history.empty() ? system : cv.history;
+            const auto user = tokens(100000 * (idx + 1) + 1000 * cv.turn, 300);
+            cv.prompt.insert(cv.prompt.end(), user.begin(), user.end());
+            cv.seq = c.openSequence(request++);
+            const PrefixMatch m = c.attachPrefix(cv.seq, cv.prompt);
+            cv.done = m.reuseTokens;
+            cv.generated = 0;
+            if (cv.turn > 0) QVERIFY(m.reuseTokens >= int64_t(cv.history.size()) / 16 * 16 - 16);
+            reused += m.reuseTokens;
+        };
+        for (int i = 0; i < 4; ++i) startTurn(convs[size_t(i)], i);
+        int finishedTurns = 0;
+        for (int step = 0; finishedTurns < 16; ++step) {
+            int chunks = 0;
+            for (int i = 0; i < 4; ++i) {
+                Conv& cv = convs[size_t(i)];
+                if (cv.seq < 0) continue;
+                c.releaseOutOfWindow(cv.seq);
+                const bool prefilling = cv.done < int64_t(cv.prompt.size());
+                if (prefilling && chunks == 2) continue;  // K chunks per step
+                const int64_t n = prefilling ? std::min<int64_t>(512, int64_t(cv.prompt.size()) - cv.done) : 1;
+                chunks += prefilling;
+                const KvResult r = c.allocate(cv.seq, n);
+                if (r != KvResult::Ok)
+                    QFAIL(("step " + std::to_string(step) + " conversation " + std::to_string(i) + ": " +
+                           kvResultName(r) + " with " + std::to_string(c.availablePages(PoolKind::Window)) +
+                           " window pages available").c_str());
+                if (prefilling) {
+                    cv.done += n;
+                    if (cv.done == int64_t(cv.prompt.size())) c.cachePrefix(cv.seq, cv.prompt);
+                } else if (++cv.generated == 200) {
+                    cv.history = cv.prompt;
+                    const auto out = tokens(500000 + 1000 * i + 10 * cv.turn, 199);  // last token not yet fed
+                    cv.history.insert(cv.history.end(), out.begin(), out.end());
+                    c.cachePrefix(cv.seq, cv.history);
+                    c.closeSequence(cv.seq);
+                    cv.seq = -1;
+                    ++finishedTurns;
+                    if (++cv.turn < 4) startTurn(cv, i);
+                }
+            }
+            if (step % 8 == 0) QVERIFY(c.checkIntegrity());
+        }
+        QVERIFY(c.checkIntegrity());
+        QCOMPARE(c.log().violations, uint64_t(0));
+        QVERIFY(reused > 12 * 7700);  // later turns reuse system prompt and history
+    }
+
     void unreadableDtypeIsRefused() {
         KvCacheConfig cfg = smallConfig();
         cfg.dtype = KvDtype::FP8_E4M3;

@@ -5,13 +5,15 @@
 // out-of-window release, caching prefixes, finish/cancel, fork, explicit
 // eviction and live resizing. After every operation the results, every pool
 // counter and every sequence are compared, the real page ids are checked to be
-// a bijection with the model's live pages (no page with two owners), and
+// a bijection with the model's live pages (no page with two owners), every
+// page's storage is checked to still carry the content written for it, and
 // checkCounters() (O(1)) runs; checkIntegrity() (full recount) runs every
 // kFullCheckEvery operations and at the end.
 #include <QtTest>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -301,6 +303,29 @@ private slots:
         HybridKvCache cache(config());
         Ref ref;
         Bijection fullMap, winMap;
+        // Every page's storage carries its model id (first 4 bytes of its
+        // first K row), written when the page first shows up and compared on
+        // every later look: content must follow its page through resizes
+        // (compaction) and forks (the copied partial page).
+        std::vector<uint8_t> stamped;  // by model page id
+        auto pageBytes = [&](int32_t layer, int32_t page) {
+            const KvLayerStorage st = cache.layer(layer);
+            return st.k + size_t(page) * size_t(P) * st.rowBytes;
+        };
+        auto stampOrCheck = [&](int32_t layer, int a, int32_t page) -> std::string {
+            uint8_t* bytes = pageBytes(layer, page);
+            if (size_t(a) >= stamped.size()) stamped.resize(size_t(a) + 1024, 0);
+            if (!stamped[size_t(a)]) {
+                std::memcpy(bytes, &a, sizeof a);
+                stamped[size_t(a)] = 1;
+                return {};
+            }
+            int got = 0;
+            std::memcpy(&got, bytes, sizeof got);
+            if (got == a) return {};
+            return "layer " + std::to_string(layer) + " page " + std::to_string(page) + " holds the content of model page " +
+                   std::to_string(got) + ", expected " + std::to_string(a);
+        };
         uint64_t nextRequest = 1;
         std::vector<std::vector<int32_t>> docs(4);
         for (auto& d : docs)
@@ -360,13 +385,15 @@ private slots:
                 const int64_t n = chunk ? uni(2, 3 * P + 1) : 1;
                 if (s.length + n > kMaxLen) continue;
                 growStream(s, s.length + n);
+                // need() is what admission sees; allocate() must take exactly that.
                 const StepNeed need = cache.need(id, n);
+                const int64_t newPages = Ref::pagesFor(s.length + n) - Ref::pagesFor(s.length);
                 const KvResult want = ref.allocate(s, n);
                 const KvResult got = cache.allocate(id, n);
                 if (got != want) err = std::string("allocate ") + kvResultName(got) + ", reference " + kvResultName(want);
-                if (need.fullPages != Ref::pagesFor(s.length) - Ref::pagesFor(s.length - (want == KvResult::Ok ? n : 0)) &&
-                    want == KvResult::Ok)
-                    err = "need() disagrees with what allocate() took";
+                if (need.fullPages != newPages || need.windowPages != newPages)
+                    err = "need() says " + std::to_string(need.fullPages) + "/" + std::to_string(need.windowPages) +
+                          " pages, the step takes " + std::to_string(newPages);
                 allocFails += want != KvResult::Ok;
             } else if (r < 60) {
                 op = "release out of window";
@@ -416,7 +443,16 @@ private slots:
                     c.full.assign(parent.full.begin(), parent.full.begin() + complete);
                     c.win.assign(parent.win.begin(), parent.win.begin() + complete);
                     c.lockKey = parent.lockKey;
-                    if (partial) ref.appendPages(c, 1);
+                    if (partial) {
+                        ref.appendPages(c, 1);
+                        // The copy of the partial page carries the parent's content.
+                        const size_t last = size_t(complete);
+                        int gotF = 0, gotW = 0;
+                        std::memcpy(&gotF, pageBytes(0, cache.pageTable(0, child)[last]), sizeof gotF);
+                        std::memcpy(&gotW, pageBytes(1, cache.pageTable(1, child)[last]), sizeof gotW);
+                        if (gotF != parent.full[last] || (parent.win[last] >= 0 && gotW != parent.win[last]))
+                            err = "fork did not copy the partial page";
+                    }
                     c.length = parent.length;
                     c.windowStart = parent.windowStart;
                     ref.seqs[child] = std::move(c);
@@ -511,12 +547,15 @@ private slots:
                 for (size_t k = 0; k < s.full.size(); ++k) {
                     if (ft[k] < 0 || ft[k] >= ref.fullCap) QFAIL(fail(i, "full page out of range").c_str());
                     if (auto e = fullMap.see(s.full[k], ft[k], liveF); !e.empty()) QFAIL(fail(i, e).c_str());
+                    if (auto e = stampOrCheck(0, s.full[k], ft[k]); !e.empty()) QFAIL(fail(i, e).c_str());
                     if ((s.win[k] < 0) != (wt[k] < 0) || wt[k] >= ref.winCap)
                         QFAIL(fail(i, "window entry " + std::to_string(k) + " is " + std::to_string(wt[k]) +
                                           ", reference " + std::to_string(s.win[k])).c_str());
                     if (s.win[k] >= 0)
                         if (auto e = winMap.see(s.win[k], wt[k], liveW); !e.empty())
                             QFAIL(fail(i, "window: " + e).c_str());
+                    if (s.win[k] >= 0)
+                        if (auto e = stampOrCheck(1, s.win[k], wt[k]); !e.empty()) QFAIL(fail(i, e).c_str());
                 }
             }
             if (!cache.checkCounters()) QFAIL(fail(i, "counters: " + cache.log().details.front()).c_str());

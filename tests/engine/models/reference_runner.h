@@ -90,38 +90,37 @@ inline Run runAlone(Model& model, const ReferenceCase& c, kernels::ThreadPool& p
     return r;
 }
 
-// Every case at once, one sequence each, in mixed batches: each step takes a
-// prefill chunk (sizes vary per sequence and step) from sequences still
-// prefilling and one decode token from the others.
+// Every case at once, one sequence each, in mixed batches: sequence s
+// prefills its whole prompt at step s, next to the decode tokens of the
+// sequences started before it, then decodes. (Each prompt stays in one
+// piece: llama.cpp rounds a sequence's rows by how many of them share a
+// batch, so a prompt split differently would round differently there too.)
 inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>& cases, kernels::ThreadPool& pool) {
     const ModelConfig& cfg = model.config();
     size_t maxLen = 0;
     for (const auto& c : cases) maxLen = std::max(maxLen, c.prompt.size() + c.generated.size());
     SimpleKvCache kv(cfg, int32_t(cases.size()), int32_t(maxLen), 16);
     std::vector<Run> runs(cases.size());
-    std::vector<size_t> prefilled(cases.size(), 0);
-    std::vector<int32_t> pending(cases.size(), -1);  // next token to feed once prefill is done
+    std::vector<int32_t> pending(cases.size(), -1);  // next token to feed
     std::vector<int32_t> logitRowOf(cases.size(), -1);
     Batch b;
     std::vector<float> logits;
-    for (int iter = 0;; ++iter) {
+    for (size_t iter = 0;; ++iter) {
         b.tokens.clear();
         std::fill(logitRowOf.begin(), logitRowOf.end(), -1);
         int32_t row = 0;
+        // Decode tokens first, then the new prompt, so prompts sit at varying offsets.
         for (size_t s = 0; s < cases.size(); ++s) {
-            const ReferenceCase& c = cases[s];
-            if (prefilled[s] < c.prompt.size()) {
-                const size_t chunk = 1 + (s * 5 + size_t(iter) * 3) % 9;  // 1..9 tokens
-                const size_t end = std::min(c.prompt.size(), prefilled[s] + chunk);
-                for (size_t i = prefilled[s]; i < end; ++i) b.add(c.prompt[i], int32_t(s), int32_t(i), i + 1 == c.prompt.size());
-                if (end == c.prompt.size()) logitRowOf[s] = row++;
-                prefilled[s] = end;
-            } else if (pending[s] >= 0) {
-                const int32_t pos = int32_t(c.prompt.size() + runs[s].tokens.size() - 1);
-                b.add(pending[s], int32_t(s), pos, true);
-                logitRowOf[s] = row++;
-                pending[s] = -1;
-            }
+            if (pending[s] < 0) continue;
+            const int32_t pos = int32_t(cases[s].prompt.size() + runs[s].tokens.size() - 1);
+            b.add(pending[s], int32_t(s), pos, true);
+            logitRowOf[s] = row++;
+            pending[s] = -1;
+        }
+        if (iter < cases.size()) {
+            const ReferenceCase& c = cases[iter];
+            for (size_t i = 0; i < c.prompt.size(); ++i) b.add(c.prompt[i], int32_t(iter), int32_t(i), i + 1 == c.prompt.size());
+            logitRowOf[iter] = row++;
         }
         if (b.tokens.empty()) break;
         model.forward(b, kv, logits, pool);

@@ -105,10 +105,15 @@ class TokenizerTest : public QObject {
         std::unique_ptr<Tokenizer> tok;
         const QString path = vocabPath(name);
         if (!path.isEmpty() && QFile::exists(path)) {
+            QElapsedTimer t;
+            t.start();
             auto file = weir::gguf::GgufFile::open(path.toStdString());
+            const qint64 openMs = t.elapsed();
             Vocabulary v = Vocabulary::fromGguf(*file);
             if (name == "gpt-2-default") v.pre = "default";
             tok = Tokenizer::fromVocabulary(std::move(v));
+            qInfo("%s: %d tokens; GGUF parsed in %lld ms, tokenizer built in %lld ms", qPrintable(name),
+                  tok->vocabSize(), openMs, t.elapsed() - openMs);
         }
         return (tokenizers_[name] = std::move(tok)).get();
     }
@@ -369,6 +374,50 @@ private slots:
         QCOMPARE(matched, checked);
     }
 
+    // llama.cpp's own test strings for these vocabularies, with the ids the
+    // Hugging Face tokenizers give them (a second, independent reference).
+    void idsMatchHuggingFace_data() {
+        QTest::addColumn<QString>("vocab");
+        for (const char* n : {"llama-bpe", "qwen2", "gpt-2", "llama-spm"}) QTest::newRow(n) << QString(n);
+    }
+    void idsMatchHuggingFace() {
+        QFETCH(QString, vocab);
+        Tokenizer* tok = load(vocab);
+        QFile inp(vocabPath(vocab) + ".inp"), out(vocabPath(vocab) + ".out");
+        if (!tok || !inp.open(QIODevice::ReadOnly) || !out.open(QIODevice::ReadOnly))
+            QSKIP(qPrintable("not found: " + vocabPath(vocab) + "{,.inp,.out} (packaging/setup.sh extracts them)"));
+        QList<QByteArray> texts = inp.readAll().split('\n');
+        // Strings are separated by lines "__ggml_vocab_test__"; rejoin the lines of each.
+        QList<QByteArray> cases;
+        QByteArray current;
+        bool first = true;
+        for (const QByteArray& line : texts) {
+            if (line == "__ggml_vocab_test__") {
+                cases << current;
+                current.clear();
+                first = true;
+                continue;
+            }
+            if (!first) current += '\n';
+            current += line;
+            first = false;
+        }
+        const QList<QByteArray> lines = out.readAll().split('\n');
+        QVERIFY(lines.size() >= cases.size());
+        int matched = 0;
+        for (int i = 0; i < cases.size(); ++i) {
+            std::vector<TokenId> expected;
+            for (const QByteArray& x : lines[i].split(' '))
+                if (!x.isEmpty()) expected.push_back(TokenId(x.toInt()));
+            const auto got = tok->encode(cases[i].toStdString(), false, false);
+            if (got == expected) ++matched;
+            else qWarning("%s #%d: expected %s got %s", qPrintable(vocab), i, qPrintable(showIds(expected)), qPrintable(showIds(got)));
+        }
+        qInfo("%s: %d of %d match Hugging Face tokenizers", qPrintable(vocab), matched, int(cases.size()));
+        QVERIFY(cases.size() > 20);
+        QCOMPARE(matched, int(cases.size()));
+    }
+
     // User text never yields a control token; with parseSpecial it does.
     void controlTokensNeedParseSpecial_data() { addVocabRows(); }
     void controlTokensNeedParseSpecial() {
@@ -457,6 +506,43 @@ private slots:
         }
         all += stream.flush();
         QCOMPARE(all, text);
+    }
+
+    // Arbitrary bytes (mostly invalid UTF-8) must never crash and give only
+    // valid ids; streamed output is always valid UTF-8.
+    void arbitraryBytes_data() { addVocabRows(); }
+    void arbitraryBytes() {
+        QFETCH(QString, vocab);
+        Tokenizer* tok = load(vocab);
+        if (!tok) QSKIP(qPrintable("vocabulary not found: " + vocabPath(vocab)));
+        const bool sentencePiece = vocab == "gemma3" || vocab == "llama-spm";
+        uint64_t state = 0x9E3779B97F4A7C15ull;
+        auto next = [&] {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            return state;
+        };
+        const std::string alphabet = "ab <>|_\n\t\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80\x80\xBF\xFF\xC0\xED\xA0";
+        for (int i = 0; i < 300; ++i) {
+            std::string text;
+            const size_t len = next() % 48;
+            for (size_t j = 0; j < len; ++j)
+                text += (next() & 1) ? char(next() & 0xFF) : alphabet[next() % alphabet.size()];
+            if (sentencePiece && text.find("\xE2\x96\x81") != std::string::npos) continue;
+            for (bool special : {false, true}) {
+                const std::vector<TokenId> ids = tok->encode(text, true, special);
+                for (TokenId id : ids) QVERIFY(id >= 0 && id < tok->vocabSize());
+                // Lossless for valid UTF-8. (Not for broken input: a cut-off
+                // sequence followed by a space swallows the bytes of its U+2581,
+                // which then come back as bytes, as in llama.cpp.)
+                const std::string valid = weir::tok::sanitizeUtf8(text);
+                if (sentencePiece && !special) QCOMPARE(tok->decode(tok->encode(valid, true, false)), valid);
+                weir::StreamingDetokenizer stream(*tok);
+                for (TokenId id : ids) QVERIFY(validUtf8(stream.push(id)));
+                QVERIFY(validUtf8(stream.flush()));
+            }
+        }
     }
 
     void endOfGenerationSets() {

@@ -8,7 +8,7 @@
 
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/ops.h"
-#include "kernels/cpu/ops_simd.h"
+#include "kernels/cpu/cpu_features.h"
 
 using namespace weir::kernels;
 
@@ -130,8 +130,9 @@ private slots:
     }
     void geluAndGeglu() {
         QFETCH(bool, scalar);
-        opsForceScalar(scalar);
-        auto restore = qScopeGuard([] { opsForceScalar(false); });
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        auto restore = qScopeGuard([] { resetKernelPath(); });
         for (float x : {-12.0f, -3.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f, 9.9f}) QVERIFY(std::fabs(geluTanh(x) - geluExact(x)) < 1e-6 * (1 + std::fabs(x)));
         const int64_t n = 1003;  // odd length exercises the tail
         auto g = randomVec(n, 3, 4.0f), u = randomVec(n, 4);
@@ -147,6 +148,53 @@ private slots:
         }
         QCOMPARE(y[0], 0.0f);
         QCOMPARE(y[1], 12.0f * u[1]);
+    }
+
+    void geluTableMatchesLlamaCpp() {
+        // Every finite entry of llama.cpp's table (tests/reference/make_gelu_table_reference.py).
+        QFile f(qEnvironmentVariable("WEIR_TEST_DATA") + "/reference/gelu_f16_table.u16");
+        QVERIFY2(f.open(QIODevice::ReadOnly), "reference table missing");
+        const QByteArray ref = f.readAll();
+        QCOMPARE(ref.size(), 65536 * 2);
+        const uint16_t* ours = geluF16Table();
+        int differ = 0;
+        for (uint32_t i = 0; i < 65536; ++i) {
+            if (((i >> 10) & 31) == 31) continue;  // inf/NaN inputs
+            const uint16_t r = uint16_t(uint8_t(ref[2 * i]) | (uint8_t(ref[2 * i + 1]) << 8));
+            if (ours[i] != r && differ++ < 5) qWarning("f16 input %04x: %04x vs reference %04x", i, ours[i], r);
+        }
+        QCOMPARE(differ, 0);
+    }
+
+    void expApproxIsCloseAndSaturates() {
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> u(-87.0f, 88.0f);
+        double worst = 0;
+        for (int i = 0; i < 100000; ++i) {
+            const float x = u(rng);
+            const double e = std::exp(double(x));
+            worst = std::max(worst, std::fabs(expApprox(x) - e) / e);
+        }
+        qInfo("expApprox worst relative error %.2e", worst);
+        QVERIFY(worst < 3e-7);
+        QCOMPARE(expApprox(0.0f), 1.0f);
+        QCOMPARE(expApprox(-200.0f), 0.0f);
+        QVERIFY(std::isinf(expApprox(200.0f)));
+        QVERIFY(expApprox(-100.0f) > 0.0f && expApprox(-100.0f) < 1e-43f);  // subnormal range, split scaling
+    }
+
+    void swigluSimdAndScalarAgreeBitForBit() {
+        if (bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        const int64_t n = 1027;
+        auto g = randomVec(n, 12, 6.0f), up = randomVec(n, 13);
+        g[5] = -150.0f;
+        g[6] = 120.0f;
+        std::vector<float> a(n), b(n);
+        swiglu(g.data(), up.data(), a.data(), n);
+        QVERIFY(forceKernelPath(KernelPath::Scalar));
+        swiglu(g.data(), up.data(), b.data(), n);
+        resetKernelPath();
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(a[i], b[i]);
     }
 
     void swigluAndSoftmax() {
@@ -174,8 +222,9 @@ private slots:
     void q8_0RoundTrip_data() { geluAndGeglu_data(); }
     void q8_0RoundTrip() {
         QFETCH(bool, scalar);
-        opsForceScalar(scalar);
-        auto restore = qScopeGuard([] { opsForceScalar(false); });
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        auto restore = qScopeGuard([] { resetKernelPath(); });
         const int64_t n = 256;
         auto x = randomVec(n, 8, 2.0f);
         for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block
@@ -203,8 +252,9 @@ private slots:
     void attentionMatchesNaive() {
         QFETCH(int, type);
         QFETCH(bool, scalar);
-        opsForceScalar(scalar);
-        auto restore = qScopeGuard([] { opsForceScalar(false); });
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
+        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        auto restore = qScopeGuard([] { resetKernelPath(); });
         const auto t = GgmlType(type);
         const int64_t dk = 128, dv = 96, nKvHead = 2;
         const int32_t nPos = 70, pageSize = 16;

@@ -1,6 +1,12 @@
-// The Llama code path against llama.cpp on a small random model: the test
-// writes the synthetic GGUF again (it must hash to what the reference was
-// recorded with) and replays the recorded greedy runs.
+// The Llama, Qwen 2 and Gemma 3 code paths against llama.cpp on small random
+// models: the test writes each synthetic GGUF again (it must hash to what the
+// reference was recorded with) and replays the recorded greedy runs. The
+// references were made with
+//   weir-cli make-synthetic llama.gguf
+//   weir-cli make-synthetic qwen2.gguf --arch qwen2 --seed 2
+//   weir-cli make-synthetic gemma3.gguf --arch gemma3 --seed 3 --layers 3 --rope-base 1000000
+//   tests/reference/make_model_reference.py --model X.gguf --prompt-ids-seed 7 --out tests/data/reference/X_synthetic_greedy.json
+// The Gemma 3 model has a 16-token window, so its sequences cross it many times.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -12,7 +18,7 @@
 using namespace weir;
 using namespace weir::testing;
 
-class LlamaSyntheticReferenceTest : public QObject {
+class SyntheticReferenceTest : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
     std::unique_ptr<kernels::ThreadPool> pool_;
@@ -49,7 +55,16 @@ private slots:
         spec.seed = 2;
         check(spec, "qwen2_synthetic_greedy.json");
     }
+
+    void gemma3WithSlidingWindowMatchesLlamaCpp() {
+        SyntheticModelSpec spec;
+        spec.architecture = "gemma3";
+        spec.seed = 3;
+        spec.nLayer = 3;
+        spec.ropeBase = 1e6f;
+        check(spec, "gemma3_synthetic_greedy.json");
+    }
 };
 
-QTEST_APPLESS_MAIN(LlamaSyntheticReferenceTest)
-#include "llama_synthetic_reference_test.moc"
+QTEST_APPLESS_MAIN(SyntheticReferenceTest)
+#include "synthetic_reference_test.moc"

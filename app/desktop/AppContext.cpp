@@ -1,0 +1,70 @@
+#include "AppContext.h"
+
+#include <QFileInfo>
+#include <QLocale>
+#include <QtGlobal>
+
+#include "highlight/CodeHighlighter.h"
+
+namespace weir::desktop {
+namespace {
+AppContext* g_instance = nullptr;
+}
+
+void AppContext::setInstance(AppContext* context) { g_instance = context; }
+
+AppContext* AppContext::create(QQmlEngine*, QJSEngine*) {
+    Q_ASSERT_X(g_instance, "AppContext", "set the instance before loading QML");
+    QJSEngine::setObjectOwnership(g_instance, QJSEngine::CppOwnership);
+    return g_instance;
+}
+
+AppContext::AppContext(const Parts& parts, QObject* parent)
+    : QObject(parent), parts_(parts), themeOverride_(qEnvironmentVariable("WEIR_THEME")) {}
+
+AppContext::~AppContext() {
+    if (g_instance == this) g_instance = nullptr;
+}
+
+QString AppContext::highlighterName() const { return CodeHighlighter::backendName(); }
+QString AppContext::version() const { return QStringLiteral(WEIR_VERSION); }
+QString AppContext::qtVersion() const { return QString::fromLatin1(qVersion()); }
+void AppContext::setThemeOverride(const QString& theme) {
+    if (theme == themeOverride_) return;
+    themeOverride_ = theme;
+    emit themeOverrideChanged();
+}
+
+void AppContext::loadModel(const QString& path) {
+    if (path.isEmpty()) return;
+    parts_.settings->addRecentModel(path);
+    parts_.engine->setEngineOptions(parts_.settings->engineOptions());
+    parts_.engine->load(path);
+}
+
+void AppContext::applyEngineSettings(const QVariantMap& values) {
+    parts_.settings->setEngine(values);
+    parts_.engine->setEngineOptions(parts_.settings->engineOptions());
+    const QString path = parts_.engine->modelPath();
+    if (!path.isEmpty()) parts_.engine->load(path);
+}
+
+QString AppContext::urlToPath(const QUrl& url) const { return url.isLocalFile() ? url.toLocalFile() : url.toString(); }
+QUrl AppContext::pathToUrl(const QString& path) const { return QUrl::fromLocalFile(path); }
+bool AppContext::fileExists(const QString& path) const { return QFileInfo::exists(path); }
+
+QString AppContext::formatBytes(double bytes) const {
+    return QLocale().formattedDataSize(qint64(bytes), 1, QLocale::DataSizeTraditionalFormat);
+}
+
+QString AppContext::formatCount(double n) const {
+    if (n >= 1e9) return QString::number(n / 1e9, 'f', 1) + u'B';
+    if (n >= 1e6) return QString::number(n / 1e6, 'f', n >= 1e8 ? 0 : 1) + u'M';
+    if (n >= 1e4) return QString::number(n / 1e3, 'f', 0) + u'k';
+    if (n >= 1e3) return QString::number(n / 1e3, 'f', 1) + u'k';
+    return QString::number(qint64(n));
+}
+
+QString AppContext::formatNumber(double n) const { return QLocale().toString(qint64(n)); }
+
+} // namespace weir::desktop

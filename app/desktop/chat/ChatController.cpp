@@ -1,0 +1,523 @@
+#include "chat/ChatController.h"
+
+#include <QClipboard>
+#include <QDateTime>
+#include <QFile>
+#include <QGuiApplication>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QSaveFile>
+
+#include "engine/EngineHost.h"
+#include "storage/ConversationExport.h"
+#include "storage/Storage.h"
+
+namespace weir::desktop {
+namespace {
+
+// Requests carry "conv:<id>" so the engine status can be mapped back.
+QString clientLabel(qint64 conversationId) { return QStringLiteral("conv:%1").arg(conversationId); }
+
+qint64 conversationFromClient(const std::string& client) {
+    if (client.rfind("conv:", 0) != 0) return 0;
+    return QByteArray::fromStdString(client.substr(5)).toLongLong();
+}
+
+QString titleFrom(const QString& text) {
+    QString line = text.simplified();
+    if (line.size() <= 48) return line;
+    const int cut = line.lastIndexOf(u' ', 48);
+    return line.left(cut > 20 ? cut : 48) + QChar(0x2026);
+}
+
+QVariantMap settingsToMap(const ConversationSettings& s) {
+    return {{"systemPrompt", s.systemPrompt}, {"temperature", s.temperature}, {"topP", s.topP},
+            {"topK", s.topK},                 {"maxTokens", s.maxTokens},     {"seed", s.seed}};
+}
+
+} // namespace
+
+ChatController::ChatController(Storage* storage, EngineHost* engine, QObject* parent)
+    : QObject(parent), storage_(storage), engine_(engine) {
+    saveTimer_.setInterval(1000);
+    connect(&saveTimer_, &QTimer::timeout, this, &ChatController::saveProgress);
+    // Replies on screen are repainted at most ~30 times a second however fast
+    // tokens come, which keeps Markdown re-layout off the frame budget.
+    viewTimer_.setInterval(33);
+    viewTimer_.setSingleShot(true);
+    connect(&viewTimer_, &QTimer::timeout, this, &ChatController::flushView);
+
+    connect(engine_, &EngineHost::tokens, this, &ChatController::onTokens);
+    connect(engine_, &EngineHost::finished, this, [this](quint64 t, const Usage& u, FinishReason) {
+        endReply(t, MessageState::Complete, {}, &u);
+    });
+    connect(engine_, &EngineHost::failed, this,
+            [this](quint64 t, const QString& message) { endReply(t, MessageState::Failed, message, nullptr); });
+    connect(engine_, &EngineHost::cancelled, this,
+            [this](quint64 t) { endReply(t, MessageState::Cancelled, {}, nullptr); });
+    connect(engine_, &EngineHost::statusUpdated, this, &ChatController::onStatus);
+    reload();
+}
+
+ChatController::~ChatController() {
+    // Keep what was generated; the next start marks these replies interrupted.
+    saveProgress();
+}
+
+QString ChatController::currentTitle() const {
+    const int row = conversations_.rowOf(currentId_);
+    if (row >= 0) return conversations_.data(conversations_.index(row), ConversationListModel::TitleRole).toString();
+    if (currentId_ == 0) return {};
+    auto c = storage_->conversation(currentId_);
+    return c && !c->title.isEmpty() ? c->title : QStringLiteral("New conversation");
+}
+
+QVariantMap ChatController::currentSettings() const {
+    if (currentId_ == 0) return defaultSettings();
+    auto c = storage_->conversation(currentId_);
+    return settingsToMap(c ? c->settings : ConversationSettings{});
+}
+
+QVariantMap ChatController::defaultSettings() const { return settingsToMap(ConversationSettings{}); }
+
+QString ChatController::currentActivity() const {
+    const Generation* g = generationFor(currentId_);
+    return g ? g->activity : QString();
+}
+
+QString ChatController::undoText() const {
+    if (removed_.isEmpty()) return {};
+    const QString title = removed_.last().second.isEmpty() ? QStringLiteral("New conversation") : removed_.last().second;
+    return QStringLiteral("Deleted \u201c%1\u201d").arg(title);
+}
+
+void ChatController::reload() {
+    QList<ConversationRecord> all = storage_->conversations();
+    if (!searchText_.trimmed().isEmpty()) {
+        const QList<qint64> ids = storage_->searchConversations(searchText_.trimmed());
+        const QSet<qint64> keep(ids.begin(), ids.end());
+        all.erase(std::remove_if(all.begin(), all.end(), [&](const ConversationRecord& c) { return !keep.contains(c.id); }),
+                  all.end());
+    }
+    conversations_.setConversations(all);
+}
+
+void ChatController::setSearchText(const QString& text) {
+    if (text == searchText_) return;
+    searchText_ = text;
+    reload();
+    emit searchTextChanged();
+}
+
+void ChatController::refreshConversationRow(qint64 id) {
+    auto c = storage_->conversation(id);
+    if (!c || c->deletedAt != 0) return;
+    if (searchText_.trimmed().isEmpty() || conversations_.rowOf(id) >= 0) conversations_.upsert(*c);
+}
+
+void ChatController::storageFailed(const QString& what) {
+    emit notice(what + QStringLiteral(": ") + storage_->lastError(), true);
+}
+
+qint64 ChatController::newConversation() {
+    const qint64 id = storage_->createConversation(QString());
+    if (!id) {
+        storageFailed(QStringLiteral("Could not create a conversation"));
+        return 0;
+    }
+    if (!searchText_.isEmpty()) setSearchText(QString());
+    refreshConversationRow(id);
+    select(id);
+    return id;
+}
+
+void ChatController::select(qint64 id) {
+    if (id != 0 && !storage_->conversation(id)) id = 0;
+    currentId_ = id;
+    messages_.setMessages(id ? storage_->messages(id) : QList<MessageRecord>{});
+    // A reply streaming in this conversation shows its latest text at once.
+    if (Generation* g = generationFor(id)) {
+        messages_.setContent(g->messageId, g->text);
+        messages_.setActivity(g->messageId, g->activity, g->queuePosition);
+        g->viewDirty = false;
+    }
+    emit currentChanged();
+    emit generationsChanged();
+}
+
+void ChatController::rename(qint64 id, const QString& title) {
+    const QString t = title.simplified();
+    if (t.isEmpty()) return;
+    if (!storage_->renameConversation(id, t)) return storageFailed(QStringLiteral("Could not rename"));
+    const int row = conversations_.rowOf(id);
+    if (row >= 0) {
+        auto c = storage_->conversation(id);
+        if (c) conversations_.upsert(*c);
+    }
+    if (id == currentId_) emit currentChanged();
+}
+
+void ChatController::remove(qint64 id) {
+    auto c = storage_->conversation(id);
+    if (!c) return;
+    stopConversation(id);
+    if (!storage_->setConversationDeleted(id, true)) return storageFailed(QStringLiteral("Could not delete"));
+    removed_.append({id, c->title});
+    const int row = conversations_.rowOf(id);
+    conversations_.remove(id);
+    if (id == currentId_) {
+        const int next = std::min(row, conversations_.count() - 1);
+        select(next >= 0 ? conversations_.idAt(next) : 0);
+    }
+    emit undoChanged();
+}
+
+void ChatController::undoRemove() {
+    if (removed_.isEmpty()) return;
+    const qint64 id = removed_.takeLast().first;
+    if (!storage_->setConversationDeleted(id, false)) return storageFailed(QStringLiteral("Could not restore"));
+    reload();
+    select(id);
+    emit undoChanged();
+}
+
+void ChatController::purgeRemoved() {
+    for (const auto& r : std::as_const(removed_)) storage_->deleteConversation(r.first);
+    removed_.clear();
+    emit undoChanged();
+}
+
+ChatController::Generation* ChatController::generationFor(qint64 conversationId) {
+    for (auto& g : generations_)
+        if (g.conversationId == conversationId) return &g;
+    return nullptr;
+}
+
+const ChatController::Generation* ChatController::generationFor(qint64 conversationId) const {
+    for (const auto& g : generations_)
+        if (g.conversationId == conversationId) return &g;
+    return nullptr;
+}
+
+bool ChatController::send(const QString& text) {
+    qint64 id = currentId_;
+    if (id == 0) id = newConversation();
+    return id != 0 && sendTo(id, text);
+}
+
+bool ChatController::sendTo(qint64 conversationId, const QString& text) {
+    const QString trimmed = text.trimmed();
+    if (trimmed.isEmpty() || generationFor(conversationId)) return false;
+    auto c = storage_->conversation(conversationId);
+    if (!c) return false;
+    MessageRecord user;
+    user.conversationId = conversationId;
+    user.role = QStringLiteral("user");
+    user.content = trimmed;
+    user.id = storage_->appendMessage(user);
+    if (!user.id) {
+        storageFailed(QStringLiteral("Could not save your message"));
+        return false;
+    }
+    if (c->title.isEmpty()) storage_->renameConversation(conversationId, titleFrom(trimmed));
+    if (conversationId == currentId_) {
+        if (auto stored = storage_->message(user.id)) messages_.append(*stored);
+    }
+    return startReply(conversationId);
+}
+
+std::vector<ChatMessage> ChatController::history(qint64 conversationId, const ConversationSettings& s) const {
+    std::vector<ChatMessage> out;
+    if (!s.systemPrompt.trimmed().isEmpty()) out.push_back({"system", s.systemPrompt.trimmed().toStdString()});
+    for (const MessageRecord& m : storage_->messages(conversationId)) {
+        if (m.role == u"assistant" && (m.state == MessageState::Failed || m.state == MessageState::Streaming)) continue;
+        if (m.content.isEmpty()) continue;
+        const std::string role = m.role.toStdString();
+        // Templates want roles to alternate; a reply that failed leaves two user
+        // turns in a row, which are sent as one.
+        if (!out.empty() && out.back().role == role && role != "system") {
+            out.back().content += "\n\n" + m.content.toStdString();
+            continue;
+        }
+        out.push_back({role, m.content.toStdString()});
+    }
+    return out;
+}
+
+bool ChatController::startReply(qint64 conversationId) {
+    auto c = storage_->conversation(conversationId);
+    if (!c) return false;
+    const std::vector<ChatMessage> turns = history(conversationId, c->settings);
+
+    MessageRecord reply;
+    reply.conversationId = conversationId;
+    reply.role = QStringLiteral("assistant");
+    reply.state = MessageState::Streaming;
+    reply.id = storage_->appendMessage(reply);
+    if (!reply.id) {
+        storageFailed(QStringLiteral("Could not save the reply"));
+        return false;
+    }
+
+    GenerateRequest request;
+    request.maxTokens = std::max(1, c->settings.maxTokens);
+    request.sampling.temperature = float(c->settings.temperature);
+    request.sampling.topP = float(c->settings.topP);
+    request.sampling.topK = c->settings.topK;
+    request.sampling.seed = c->settings.seed >= 0 ? quint64(c->settings.seed) : QRandomGenerator::global()->generate64();
+
+    Generation g;
+    g.conversationId = conversationId;
+    g.messageId = reply.id;
+    g.clock.start();
+    g.ticket = engine_->submit(clientLabel(conversationId), turns, request);
+    generations_.insert(g.ticket, g);
+
+    if (conversationId == currentId_) {
+        if (auto stored = storage_->message(reply.id)) messages_.append(*stored);
+        messages_.setActivity(reply.id, g.activity, 0);
+    }
+    conversations_.setActivity(conversationId, g.activity);
+    refreshConversationRow(conversationId);
+    if (conversationId == currentId_) emit currentChanged();
+    if (!saveTimer_.isActive()) saveTimer_.start();
+    emit generationsChanged();
+    emit replyStarted(conversationId, reply.id);
+    return true;
+}
+
+void ChatController::onTokens(quint64 ticket, const QString& text, int count) {
+    auto it = generations_.find(ticket);
+    if (it == generations_.end()) return;
+    Generation& g = it.value();
+    if (g.firstTokenMs < 0) g.firstTokenMs = double(g.clock.nsecsElapsed()) / 1e6;
+    g.text += text;
+    g.tokens += count;
+    g.dirty = g.viewDirty = true;
+    if (g.activity != u"decode") {
+        g.activity = QStringLiteral("decode");
+        g.queuePosition = 0;
+        conversations_.setActivity(g.conversationId, g.activity);
+        if (g.conversationId == currentId_) {
+            messages_.setActivity(g.messageId, g.activity, 0);
+            emit generationsChanged();
+        }
+    }
+    if (g.conversationId == currentId_ && !viewTimer_.isActive()) viewTimer_.start();
+    emit replyTokens(g.conversationId, g.tokens);
+}
+
+void ChatController::flushView() {
+    for (auto& g : generations_) {
+        if (!g.viewDirty || g.conversationId != currentId_) continue;
+        messages_.setContent(g.messageId, g.text);
+        g.viewDirty = false;
+    }
+}
+
+void ChatController::saveProgress() {
+    for (auto& g : generations_) {
+        if (!g.dirty) continue;
+        if (storage_->saveProgress(g.messageId, g.text)) {
+            g.dirty = false;
+            emit replySaved(g.conversationId, g.messageId, int(g.text.size()));
+        }
+    }
+    if (generations_.isEmpty()) saveTimer_.stop();
+}
+
+void ChatController::endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage) {
+    auto it = generations_.find(ticket);
+    if (it == generations_.end()) return;
+    const Generation g = it.value();
+    generations_.erase(it);
+
+    auto stored = storage_->message(g.messageId);
+    MessageRecord m = stored ? *stored : MessageRecord{};
+    m.id = g.messageId;
+    m.conversationId = g.conversationId;
+    m.role = QStringLiteral("assistant");
+    m.content = g.text;
+    m.state = state;
+    m.error = error;
+    m.completionTokens = g.tokens;
+    m.timeToFirstTokenMs = std::max(0.0, g.firstTokenMs);
+    if (usage) {
+        m.promptTokens = usage->promptTokens;
+        m.completionTokens = usage->completionTokens;
+        m.cachedTokens = usage->cachedPromptTokens;
+        if (usage->timeToFirstTokenMs > 0) m.timeToFirstTokenMs = usage->timeToFirstTokenMs;
+        m.tokensPerSecond = usage->decodeTokensPerSecond;
+    }
+    if (m.tokensPerSecond <= 0 && g.tokens > 1 && g.firstTokenMs >= 0) {
+        const double decodeMs = double(g.clock.nsecsElapsed()) / 1e6 - g.firstTokenMs;
+        if (decodeMs > 0) m.tokensPerSecond = (g.tokens - 1) * 1000.0 / decodeMs;
+    }
+    if (stored && !storage_->updateMessage(m)) storageFailed(QStringLiteral("Could not save the reply"));
+
+    conversations_.setActivity(g.conversationId, QString());
+    refreshConversationRow(g.conversationId);
+    if (g.conversationId == currentId_) messages_.update(m);
+    if (generations_.isEmpty()) saveTimer_.stop();
+    emit generationsChanged();
+    emit replyEnded(g.conversationId, g.messageId, messageStateName(state));
+}
+
+void ChatController::onStatus(const CacheStatus& status) {
+    // The engine lists waiting requests in queue order.
+    QHash<qint64, QPair<QString, int>> seen;
+    int waiting = 0;
+    for (const RequestStatus& r : status.requests) {
+        const qint64 conv = conversationFromClient(r.client);
+        if (!conv) continue;
+        const QString state = QString::fromStdString(r.state);
+        seen.insert(conv, {state, state == u"waiting" ? ++waiting : 0});
+    }
+    bool currentChangedActivity = false;
+    for (auto& g : generations_) {
+        auto it = seen.find(g.conversationId);
+        if (it == seen.end()) continue;
+        if (g.activity == it->first && g.queuePosition == it->second) continue;
+        g.activity = it->first;
+        g.queuePosition = it->second;
+        conversations_.setActivity(g.conversationId, g.activity, g.queuePosition);
+        if (g.conversationId == currentId_) {
+            messages_.setActivity(g.messageId, g.activity, g.queuePosition);
+            currentChangedActivity = true;
+        }
+    }
+    if (currentChangedActivity) emit generationsChanged();
+}
+
+void ChatController::stop() { stopConversation(currentId_); }
+
+void ChatController::stopConversation(qint64 conversationId) {
+    if (Generation* g = generationFor(conversationId)) engine_->cancel(g->ticket);
+}
+
+void ChatController::stopAll() {
+    for (const auto& g : std::as_const(generations_)) engine_->cancel(g.ticket);
+}
+
+bool ChatController::regenerate() {
+    const qint64 id = currentId_;
+    if (!id || generationFor(id)) return false;
+    const QList<MessageRecord> all = storage_->messages(id);
+    if (all.isEmpty()) return false;
+    // Drop the last reply (and anything after the last user message).
+    int from = -1;
+    for (int i = int(all.size()) - 1; i >= 0; --i) {
+        if (all[i].role == u"user") break;
+        from = all[i].position;
+    }
+    if (from >= 0) {
+        if (!storage_->deleteMessagesFrom(id, from)) return storageFailed(QStringLiteral("Could not regenerate")), false;
+        messages_.removeFrom(from);
+    }
+    return startReply(id);
+}
+
+bool ChatController::editAndResend(qint64 messageId, const QString& text) {
+    auto m = storage_->message(messageId);
+    const QString trimmed = text.trimmed();
+    if (!m || m->role != u"user" || trimmed.isEmpty()) return false;
+    const qint64 id = m->conversationId;
+    if (Generation* g = generationFor(id)) {
+        // The reply being written answers the old text: end it now.
+        const quint64 ticket = g->ticket;
+        engine_->cancel(ticket);
+        endReply(ticket, MessageState::Cancelled, {}, nullptr);
+    }
+    if (!storage_->deleteMessagesFrom(id, m->position + 1)) return storageFailed(QStringLiteral("Could not edit")), false;
+    m->content = trimmed;
+    if (!storage_->updateMessage(*m)) return storageFailed(QStringLiteral("Could not edit")), false;
+    if (id == currentId_) {
+        messages_.removeFrom(m->position + 1);
+        messages_.update(*m);
+    }
+    return startReply(id);
+}
+
+void ChatController::setSettings(const QVariantMap& map) {
+    if (!currentId_) return;
+    auto c = storage_->conversation(currentId_);
+    if (!c) return;
+    ConversationSettings s = c->settings;
+    s.systemPrompt = map.value("systemPrompt", s.systemPrompt).toString();
+    s.temperature = std::clamp(map.value("temperature", s.temperature).toDouble(), 0.0, 2.0);
+    s.topP = std::clamp(map.value("topP", s.topP).toDouble(), 0.0, 1.0);
+    s.topK = std::max(0, map.value("topK", s.topK).toInt());
+    s.maxTokens = std::clamp(map.value("maxTokens", s.maxTokens).toInt(), 1, 1 << 20);
+    s.seed = map.value("seed", s.seed).toLongLong();
+    if (!storage_->setConversationSettings(currentId_, s)) return storageFailed(QStringLiteral("Could not save settings"));
+    emit currentChanged();
+}
+
+QString ChatController::suggestedFileName(qint64 id, const QString& format) const {
+    auto c = storage_->conversation(id);
+    QString base = c && !c->title.isEmpty() ? c->title : QStringLiteral("conversation");
+    base.replace(QRegularExpression(QStringLiteral("[^\\w\\- ]+")), QString());
+    base = base.simplified().replace(u' ', u'-').left(60);
+    if (base.isEmpty()) base = QStringLiteral("conversation");
+    return base + (format == u"json" ? QStringLiteral(".json") : QStringLiteral(".md"));
+}
+
+bool ChatController::exportConversation(qint64 id, const QUrl& file, const QString& format) {
+    auto c = storage_->conversation(id);
+    if (!c) return false;
+    ConversationDocument doc;
+    doc.conversation = *c;
+    doc.messages = storage_->messages(id);
+    for (const MessageRecord& m : doc.messages) doc.toolCalls.append(storage_->toolCalls(m.id));
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly)) {
+        emit notice(QStringLiteral("Could not write %1: %2").arg(path, out.errorString()), true);
+        return false;
+    }
+    out.write(format == u"json" ? exportJson(doc) : exportMarkdown(doc).toUtf8());
+    if (!out.commit()) {
+        emit notice(QStringLiteral("Could not write %1: %2").arg(path, out.errorString()), true);
+        return false;
+    }
+    emit notice(QStringLiteral("Exported to %1").arg(path), false);
+    return true;
+}
+
+qint64 ChatController::importConversation(const QUrl& file) {
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    QFile in(path);
+    if (!in.open(QIODevice::ReadOnly)) {
+        emit notice(QStringLiteral("Could not read %1: %2").arg(path, in.errorString()), true);
+        return 0;
+    }
+    ConversationDocument doc;
+    QString error;
+    if (!importJson(in.readAll(), &doc, &error)) {
+        emit notice(QStringLiteral("Could not import %1: %2").arg(path, error), true);
+        return 0;
+    }
+    const qint64 id = storage_->importConversation(doc.conversation, doc.messages, doc.toolCalls);
+    if (!id) {
+        storageFailed(QStringLiteral("Could not import"));
+        return 0;
+    }
+    if (!searchText_.isEmpty()) setSearchText(QString());
+    reload();
+    select(id);
+    emit notice(QStringLiteral("Imported \u201c%1\u201d").arg(doc.conversation.title), false);
+    return id;
+}
+
+QString ChatController::conversationTitle(qint64 id) const {
+    const int row = conversations_.rowOf(id);
+    if (row >= 0) return conversations_.data(conversations_.index(row), ConversationListModel::TitleRole).toString();
+    auto c = storage_->conversation(id);
+    return c ? (c->title.isEmpty() ? QStringLiteral("New conversation") : c->title) : QStringLiteral("conv:%1").arg(id);
+}
+
+void ChatController::copyText(const QString& text) {
+    if (auto* app = qobject_cast<QGuiApplication*>(QCoreApplication::instance())) app->clipboard()->setText(text);
+}
+
+} // namespace weir::desktop

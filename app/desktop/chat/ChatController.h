@@ -1,0 +1,138 @@
+#pragma once
+// ChatController is what the chat views call: it owns the sidebar and message
+// models, turns "send" into an engine request, streams the reply into its
+// conversation (on screen or not), and keeps Storage up to date: a reply in
+// progress is saved every second, so a killed process loses at most that.
+#include <QElapsedTimer>
+#include <QHash>
+#include <QObject>
+#include <QTimer>
+#include <QUrl>
+#include <QVariantMap>
+#include <QtQml/qqmlregistration.h>
+
+#include "chat/ConversationListModel.h"
+#include "chat/MessageListModel.h"
+#include "engine/engine.h"
+#include "storage/Records.h"
+
+namespace weir::desktop {
+
+class EngineHost;
+class Storage;
+
+class ChatController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ChatController is created by the app")
+    Q_PROPERTY(ConversationListModel* conversations READ conversations CONSTANT)
+    Q_PROPERTY(MessageListModel* messages READ messages CONSTANT)
+    Q_PROPERTY(qint64 currentId READ currentId NOTIFY currentChanged)
+    Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChanged)
+    Q_PROPERTY(QVariantMap currentSettings READ currentSettings NOTIFY currentChanged)
+    Q_PROPERTY(bool currentGenerating READ currentGenerating NOTIFY generationsChanged)
+    Q_PROPERTY(QString currentActivity READ currentActivity NOTIFY generationsChanged)
+    Q_PROPERTY(int generatingCount READ generatingCount NOTIFY generationsChanged)
+    Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
+    Q_PROPERTY(QString undoText READ undoText NOTIFY undoChanged)
+    Q_PROPERTY(int saveIntervalMs READ saveIntervalMs CONSTANT)
+
+public:
+    ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
+    ~ChatController() override;
+
+    ConversationListModel* conversations() { return &conversations_; }
+    MessageListModel* messages() { return &messages_; }
+    qint64 currentId() const { return currentId_; }
+    QString currentTitle() const;
+    QVariantMap currentSettings() const;
+    bool currentGenerating() const { return generationFor(currentId_) != nullptr; }
+    QString currentActivity() const;
+    int generatingCount() const { return int(generations_.size()); }
+    QString searchText() const { return searchText_; }
+    void setSearchText(const QString& text);
+    QString undoText() const;
+    int saveIntervalMs() const { return saveTimer_.interval(); }
+    // How often a reply in progress is written to the database (default 1000 ms).
+    void setSaveInterval(int ms) { saveTimer_.setInterval(ms); }
+
+    Q_INVOKABLE void reload();  // sidebar from the database
+    Q_INVOKABLE qint64 newConversation();
+    Q_INVOKABLE void select(qint64 id);
+    Q_INVOKABLE void rename(qint64 id, const QString& title);
+    Q_INVOKABLE void remove(qint64 id);
+    Q_INVOKABLE void undoRemove();
+    Q_INVOKABLE void purgeRemoved();
+
+    // Sends `text` as a user message in the current conversation (creating one
+    // if none is open) and starts a reply. False if there is nothing to send.
+    Q_INVOKABLE bool send(const QString& text);
+    Q_INVOKABLE bool sendTo(qint64 conversationId, const QString& text);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void stopConversation(qint64 conversationId);
+    Q_INVOKABLE void stopAll();
+    Q_INVOKABLE bool regenerate();
+    Q_INVOKABLE bool editAndResend(qint64 messageId, const QString& text);
+    Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return generationFor(conversationId) != nullptr; }
+
+    Q_INVOKABLE void setSettings(const QVariantMap& settings);
+    Q_INVOKABLE QVariantMap defaultSettings() const;
+
+    Q_INVOKABLE bool exportConversation(qint64 id, const QUrl& file, const QString& format);
+    Q_INVOKABLE qint64 importConversation(const QUrl& file);
+    Q_INVOKABLE QString suggestedFileName(qint64 id, const QString& format) const;
+
+    Q_INVOKABLE void copyText(const QString& text);
+    Q_INVOKABLE QString conversationTitle(qint64 id) const;
+
+signals:
+    void currentChanged();
+    void generationsChanged();
+    void searchTextChanged();
+    void undoChanged();
+    // A short message for the user (toast); error = true for failures.
+    void notice(const QString& text, bool error);
+    // A reply in progress was written to the database (`length` characters).
+    void replySaved(qint64 conversationId, qint64 messageId, int length);
+    void replyStarted(qint64 conversationId, qint64 messageId);
+    void replyTokens(qint64 conversationId, int totalTokens);
+    void replyEnded(qint64 conversationId, qint64 messageId, const QString& state);
+
+private:
+    struct Generation {
+        qint64 conversationId = 0, messageId = 0;
+        quint64 ticket = 0;
+        QString text;
+        int tokens = 0;
+        bool dirty = false;       // text not yet in the database
+        bool viewDirty = false;   // text not yet in the message model
+        QElapsedTimer clock;
+        double firstTokenMs = -1;
+        QString activity = QStringLiteral("waiting");
+        int queuePosition = 0;
+    };
+
+    bool startReply(qint64 conversationId);
+    std::vector<ChatMessage> history(qint64 conversationId, const ConversationSettings& s) const;
+    Generation* generationFor(qint64 conversationId);
+    const Generation* generationFor(qint64 conversationId) const;
+    void endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage);
+    void onTokens(quint64 ticket, const QString& text, int count);
+    void onStatus(const CacheStatus& status);
+    void saveProgress();
+    void flushView();
+    void refreshConversationRow(qint64 id);
+    void storageFailed(const QString& what);
+
+    Storage* storage_;
+    EngineHost* engine_;
+    ConversationListModel conversations_;
+    MessageListModel messages_;
+    qint64 currentId_ = 0;
+    QString searchText_;
+    QList<QPair<qint64, QString>> removed_;   // undo stack: id, title
+    QHash<quint64, Generation> generations_;  // by ticket
+    QTimer saveTimer_, viewTimer_;
+};
+
+} // namespace weir::desktop

@@ -1,0 +1,74 @@
+#pragma once
+// The messages of the conversation on screen. Each row carries its stored
+// record, a MessagePartsModel for the typed parts, and the live activity of a
+// reply that is generating (waiting in the queue, reading the prompt, writing).
+#include <QAbstractListModel>
+#include <QtQml/qqmlregistration.h>
+#include <vector>
+#include <memory>
+
+#include "chat/MessagePartsModel.h"
+#include "storage/Records.h"
+
+namespace weir::desktop {
+
+class MessageListModel : public QAbstractListModel {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("MessageListModel comes from ChatController")
+    Q_PROPERTY(int count READ count NOTIFY countChanged)
+public:
+    enum Roles {
+        MessageIdRole = Qt::UserRole + 1,
+        RoleRole,             // "user", "assistant", "system", "tool"
+        ContentRole,          // raw text (Markdown for replies)
+        PartsRole,            // MessagePartsModel*
+        StateRole,            // "complete", "streaming", "interrupted", "cancelled", "failed"
+        ErrorRole,            // engine error of a failed reply
+        PromptTokensRole,
+        CompletionTokensRole,
+        CachedTokensRole,
+        TokensPerSecondRole,
+        TimeToFirstTokenRole, // ms
+        CreatedAtRole,        // QDateTime
+        ActivityRole,         // streaming only: "waiting", "prefill", "decode" or ""
+        QueuePositionRole,    // streaming + waiting: 1 = next to start
+        IsLastRole,
+    };
+    Q_ENUM(Roles)
+
+    using QAbstractListModel::QAbstractListModel;
+    ~MessageListModel() override;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QHash<int, QByteArray> roleNames() const override;
+    int count() const { return int(rows_.size()); }
+
+    void setMessages(const QList<MessageRecord>& messages);
+    void append(const MessageRecord& message);
+    // Live text of a streaming reply (re-splits its parts incrementally).
+    void setContent(qint64 messageId, const QString& content);
+    void update(const MessageRecord& message);
+    void setActivity(qint64 messageId, const QString& activity, int queuePosition);
+    void removeFrom(int position);
+
+    int rowOf(qint64 messageId) const;
+    const MessageRecord* record(qint64 messageId) const;
+    Q_INVOKABLE QVariantMap get(int row) const;
+
+signals:
+    void countChanged();
+
+private:
+    struct Row {
+        MessageRecord record;
+        std::unique_ptr<MessagePartsModel> parts;
+        QString activity;
+        int queuePosition = 0;
+    };
+    Row makeRow(const MessageRecord& m);
+    std::vector<Row> rows_;
+};
+
+} // namespace weir::desktop

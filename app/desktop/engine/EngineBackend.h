@@ -1,0 +1,41 @@
+#pragma once
+// What the app needs from an inference engine: the public weir::Engine API,
+// behind an interface so tests can run the UI on a deterministic fake (the way
+// Tokodon tests swap in a mock network). The shipped app uses
+// RealEngineBackend, which forwards to weir::Engine.
+//
+// Threading contract (same as weir::Engine): every method is called from the
+// engine host thread except cacheStatus(), which is safe from any thread; the
+// sink passed to submit() is called on the engine's own worker thread.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace weir::desktop {
+
+class EngineBackend {
+public:
+    virtual ~EngineBackend() = default;
+
+    virtual const ModelConfig& modelConfig() const = 0;
+    virtual const EngineOptions& options() const = 0;
+    // Chat messages -> prompt tokens with the model's template. May throw weir::Error.
+    virtual std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const = 0;
+    virtual uint64_t submit(GenerateRequest request, EventSink sink) = 0;
+    virtual void cancel(uint64_t id) = 0;
+    virtual CacheStatus cacheStatus() const = 0;
+    // Evicts cached prefixes no running request uses (Engine::clearPrefixCache).
+    virtual void clearPrefixCache() = 0;
+};
+
+// Builds a backend: loads the model and sizes the pools. Blocking (runs on the
+// engine host thread); throws weir::Error with a clear message on failure.
+using EngineFactory = std::function<std::unique_ptr<EngineBackend>(const EngineOptions&)>;
+
+// The factory for the real engine (RealEngineBackend.cpp). Only the app's
+// executable and the end-to-end test link it.
+EngineFactory realEngineFactory();
+
+} // namespace weir::desktop

@@ -1,0 +1,181 @@
+#include "engine/EngineHost.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+#include <algorithm>
+
+#include "engine/EngineWorker.h"
+#include "engine/EventRelay.h"
+
+namespace weir::desktop {
+
+EngineHost::EngineHost(EngineFactory factory, QObject* parent)
+    : QObject(parent),
+      relay_(std::make_shared<EventRelay>(this, [this] { drainEvents(); })),
+      generation_(std::make_shared<std::atomic<quint64>>(0)) {
+    thread_.setObjectName(QStringLiteral("weir-engine-host"));
+    worker_ = new EngineWorker(std::move(factory), this, relay_, generation_);
+    worker_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    thread_.start();
+    loadTicker_.setInterval(100);
+    connect(&loadTicker_, &QTimer::timeout, this, &EngineHost::loadingSecondsChanged);
+}
+
+EngineHost::~EngineHost() {
+    relay_->detach();
+    generation_->fetch_add(1);
+    // Shutting down is the one place the GUI waits for the engine thread: the
+    // backend must be destroyed on the thread that created it.
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
+    thread_.quit();
+    thread_.wait();
+}
+
+double EngineHost::loadingSeconds() const {
+    return state_ == Loading && loadClock_.isValid() ? loadClock_.elapsed() / 1000.0 : 0.0;
+}
+
+void EngineHost::setState(State s, const QString& error) {
+    state_ = s;
+    errorString_ = error;
+    if (s == Loading) {
+        loadClock_.start();
+        loadTicker_.start();
+    } else {
+        loadTicker_.stop();
+    }
+    emit stateChanged();
+}
+
+void EngineHost::load(const QString& path) {
+    failAllActive(QStringLiteral("The model was unloaded before this reply finished."));
+    const quint64 generation = generation_->fetch_add(1) + 1;
+    EngineOptions options = options_;
+    options.modelPath = path.toStdString();
+    modelPath_ = path;
+    modelInfo_.clear();
+    loadingFileSize_ = QFileInfo(path).size();
+    setState(Loading);
+    QMetaObject::invokeMethod(worker_, [w = worker_, generation, options] { w->load(generation, options); },
+                              Qt::QueuedConnection);
+}
+
+void EngineHost::cancelLoad() {
+    if (state_ != Loading) return;
+    generation_->fetch_add(1);
+    setState(NoModel, QStringLiteral("Loading was cancelled."));
+}
+
+void EngineHost::unload() {
+    failAllActive(QStringLiteral("The model was unloaded before this reply finished."));
+    generation_->fetch_add(1);
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->unload(); }, Qt::QueuedConnection);
+    modelInfo_.clear();
+    setState(NoModel);
+}
+
+void EngineHost::onLoaded(quint64 generation, const QVariantMap& info) {
+    if (generation != generation_->load()) return;
+    modelInfo_ = info;
+    setState(Ready);
+}
+
+void EngineHost::onLoadFailed(quint64 generation, const QString& message) {
+    if (generation != generation_->load()) return;
+    setState(Failed, message);
+}
+
+quint64 EngineHost::submit(const QString& client, std::vector<ChatMessage> messages, GenerateRequest request) {
+    const quint64 ticket = ++nextTicket_;
+    active_.insert(ticket, client);
+    emit activeRequestsChanged();
+    if (state_ != Ready) {
+        // Still answer through the signal, after the caller has the ticket.
+        const QString why = state_ == Loading ? QStringLiteral("The model is still loading.")
+                                              : QStringLiteral("No model is loaded.");
+        QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
+        return ticket;
+    }
+    QMetaObject::invokeMethod(
+        worker_,
+        [w = worker_, ticket, client, messages = std::move(messages), request = std::move(request)]() mutable {
+            w->submit(ticket, client, std::move(messages), std::move(request));
+        },
+        Qt::QueuedConnection);
+    return ticket;
+}
+
+void EngineHost::cancel(quint64 ticket) {
+    if (!active_.contains(ticket)) return;
+    QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->cancel(ticket); }, Qt::QueuedConnection);
+}
+
+void EngineHost::clearPrefixCache() {
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->clearPrefixCache(); }, Qt::QueuedConnection);
+}
+
+void EngineHost::setStatusInterval(int ms) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, ms] { w->setStatusInterval(ms); }, Qt::QueuedConnection);
+}
+
+void EngineHost::onSubmitFailed(quint64 ticket, const QString& message) {
+    if (!active_.remove(ticket)) return;
+    emit activeRequestsChanged();
+    emit failed(ticket, message);
+}
+
+void EngineHost::onStatus(quint64 generation, const CacheStatus& status) {
+    if (generation != generation_->load() || state_ != Ready) return;
+    emit statusUpdated(status);
+}
+
+void EngineHost::failAllActive(const QString& message) {
+    const QList<quint64> tickets = active_.keys();
+    active_.clear();
+    if (!tickets.isEmpty()) emit activeRequestsChanged();
+    for (quint64 t : tickets) emit failed(t, message);
+}
+
+void EngineHost::drainEvents() {
+    // Every request's tokens in this batch become one signal (four streams
+    // interleave, so adjacent-only merging would not help); a request's text
+    // is always flushed before its terminal event.
+    struct Pending { std::string text; int count = 0; };
+    std::vector<std::pair<quint64, Pending>> pending;  // first-seen order
+    auto flush = [&](quint64 ticket) {
+        for (auto it = pending.begin(); it != pending.end(); ++it) {
+            if (it->first != ticket) continue;
+            const Pending p = std::move(it->second);
+            pending.erase(it);
+            if (p.count > 0) emit tokens(ticket, QString::fromStdString(p.text), p.count);
+            return;
+        }
+    };
+    const EventRelay::Batch batch = relay_->take();
+    bool changed = false;
+    for (const auto& [ticket, e] : batch) {
+        if (!active_.contains(ticket)) continue;  // ended already (unload, reload)
+        if (e.kind == Event::Kind::Token) {
+            auto it = std::find_if(pending.begin(), pending.end(), [t = ticket](const auto& p) { return p.first == t; });
+            if (it == pending.end()) it = pending.insert(pending.end(), {ticket, Pending{}});
+            it->second.text += e.text;
+            ++it->second.count;
+            continue;
+        }
+        flush(ticket);
+        active_.remove(ticket);
+        changed = true;
+        switch (e.kind) {
+        case Event::Kind::Done: emit finished(ticket, e.usage, e.finish); break;
+        case Event::Kind::Error: emit failed(ticket, QString::fromStdString(e.text)); break;
+        case Event::Kind::Cancelled: emit cancelled(ticket); break;
+        case Event::Kind::Token: break;
+        }
+    }
+    for (auto& [ticket, p] : pending)
+        if (p.count > 0 && active_.contains(ticket)) emit tokens(ticket, QString::fromStdString(p.text), p.count);
+    if (changed) emit activeRequestsChanged();
+}
+
+} // namespace weir::desktop

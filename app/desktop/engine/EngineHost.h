@@ -1,0 +1,115 @@
+#pragma once
+// EngineHost gives the GUI an engine it never has to wait for. The backend
+// (the model, both KV pools, the scheduler) is created, used and destroyed on
+// the engine host thread; the GUI talks to it only through queued calls, and
+// events come back as queued signals keyed by a ticket (one per request).
+// Tokens are coalesced: however fast the engine emits, the GUI thread gets at
+// most one wake-up per batch of events.
+#include <QElapsedTimer>
+#include <QHash>
+#include <QObject>
+#include <QThread>
+#include <QTimer>
+#include <QVariantMap>
+#include <QtQml/qqmlregistration.h>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "engine/EngineBackend.h"
+
+namespace weir::desktop {
+
+class EngineWorker;
+struct EventRelay;
+
+class EngineHost : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("EngineHost is created by the app")
+    Q_PROPERTY(State state READ state NOTIFY stateChanged)
+    Q_PROPERTY(bool ready READ ready NOTIFY stateChanged)
+    Q_PROPERTY(QString errorString READ errorString NOTIFY stateChanged)
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY stateChanged)
+    Q_PROPERTY(QVariantMap modelInfo READ modelInfo NOTIFY stateChanged)
+    Q_PROPERTY(double loadingSeconds READ loadingSeconds NOTIFY loadingSecondsChanged)
+    Q_PROPERTY(qint64 loadingFileSize READ loadingFileSize NOTIFY stateChanged)
+    Q_PROPERTY(int activeRequests READ activeRequests NOTIFY activeRequestsChanged)
+
+public:
+    enum State { NoModel, Loading, Ready, Failed };
+    Q_ENUM(State)
+
+    explicit EngineHost(EngineFactory factory, QObject* parent = nullptr);
+    ~EngineHost() override;
+
+    State state() const { return state_; }
+    bool ready() const { return state_ == Ready; }
+    QString errorString() const { return errorString_; }
+    QString modelPath() const { return modelPath_; }
+    QVariantMap modelInfo() const { return modelInfo_; }
+    double loadingSeconds() const;
+    qint64 loadingFileSize() const { return loadingFileSize_; }
+    int activeRequests() const { return int(active_.size()); }
+
+    // Options used by the next load(); modelPath is taken from load().
+    void setEngineOptions(const EngineOptions& options) { options_ = options; }
+    const EngineOptions& engineOptions() const { return options_; }
+
+    // Loads (or replaces) the model in the background; state goes Loading,
+    // then Ready or Failed. Requests still running are ended with an error.
+    Q_INVOKABLE void load(const QString& path);
+    // Stops waiting for a load: the GUI is free at once; the backend being
+    // built is thrown away when it finishes.
+    Q_INVOKABLE void cancelLoad();
+    Q_INVOKABLE void unload();
+
+    // Renders and tokenizes `messages`, then submits them on the engine host
+    // thread. Returns a ticket (never 0) that names this request in signals.
+    // `client` labels the request in the status snapshot (e.g. "conv:12").
+    quint64 submit(const QString& client, std::vector<ChatMessage> messages, GenerateRequest request);
+    void cancel(quint64 ticket);
+    bool isActive(quint64 ticket) const { return active_.contains(ticket); }
+
+    // Frees the pages of cached prefixes no request uses (in the background).
+    Q_INVOKABLE void clearPrefixCache();
+
+    // How often the engine status is sampled (default 250 ms).
+    void setStatusInterval(int ms);
+
+signals:
+    void stateChanged();
+    void loadingSecondsChanged();
+    void activeRequestsChanged();
+    void tokens(quint64 ticket, const QString& text, int count);
+    void finished(quint64 ticket, const weir::Usage& usage, weir::FinishReason reason);
+    void failed(quint64 ticket, const QString& message);
+    void cancelled(quint64 ticket);
+    void statusUpdated(const weir::CacheStatus& status);
+
+private:
+    friend class EngineWorker;
+    void drainEvents();
+    void onLoaded(quint64 generation, const QVariantMap& info);
+    void onLoadFailed(quint64 generation, const QString& message);
+    void onSubmitFailed(quint64 ticket, const QString& message);
+    void onStatus(quint64 generation, const CacheStatus& status);
+    void failAllActive(const QString& message);
+    void setState(State s, const QString& error = {});
+
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;        // lives on thread_
+    std::shared_ptr<EventRelay> relay_;
+    std::shared_ptr<std::atomic<quint64>> generation_;
+    EngineOptions options_;
+    State state_ = NoModel;
+    QString errorString_, modelPath_;
+    QVariantMap modelInfo_;
+    qint64 loadingFileSize_ = 0;
+    QElapsedTimer loadClock_;
+    QTimer loadTicker_;
+    quint64 nextTicket_ = 0;
+    QHash<quint64, QString> active_;        // ticket -> client label
+};
+
+} // namespace weir::desktop

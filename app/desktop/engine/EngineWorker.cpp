@@ -1,0 +1,177 @@
+#include "engine/EngineWorker.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+#include <exception>
+
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include "engine/EngineHost.h"
+#include "engine/EventRelay.h"
+
+namespace weir::desktop {
+
+EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
+                           std::shared_ptr<std::atomic<quint64>> generation)
+    : factory_(std::move(factory)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)),
+      statusTimer_(this) {  // parented, so it moves to the engine host thread with us
+    statusTimer_.setInterval(250);
+    connect(&statusTimer_, &QTimer::timeout, this, &EngineWorker::pollStatus);
+}
+
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::shutdown() {
+    statusTimer_.stop();
+    backend_.reset();  // the engine's destructor stops its thread: no sink calls after this
+    requests_.clear();
+}
+
+namespace {
+
+// The engine's threads (its scheduler and kernel pool) are created by the
+// backend's constructor on this thread and inherit its nice value. A little
+// lower priority than the GUI means that when the cores are busy generating,
+// the UI thread still gets the CPU it needs for its frames; when the UI is
+// idle, the engine loses nothing.
+constexpr int kEngineNice = 5;
+
+void lowerThisThreadsPriority() {
+#ifdef __linux__
+    static thread_local bool done = false;
+    if (done) return;
+    done = true;
+    const pid_t tid = pid_t(::syscall(SYS_gettid));
+    const int current = ::getpriority(PRIO_PROCESS, id_t(tid));
+    if (current < kEngineNice) ::setpriority(PRIO_PROCESS, id_t(tid), kEngineNice);
+#endif
+}
+
+} // namespace
+
+void EngineWorker::load(quint64 generation, const EngineOptions& options) {
+    unload();
+    lowerThisThreadsPriority();
+    if (generation_->load() != generation) return;  // cancelled while queued
+    std::unique_ptr<EngineBackend> backend;
+    QString error;
+    try {
+        backend = factory_(options);
+    } catch (const std::exception& e) {
+        error = QString::fromUtf8(e.what());
+    } catch (...) {
+        error = QStringLiteral("unknown error while loading the model");
+    }
+    if (generation_->load() != generation) return;  // cancelled while loading: drop it
+    if (!backend) {
+        if (error.isEmpty()) error = QStringLiteral("the engine could not be created");
+        QMetaObject::invokeMethod(host_, [host = host_, generation, error] { host->onLoadFailed(generation, error); },
+                                  Qt::QueuedConnection);
+        return;
+    }
+    backend_ = std::move(backend);
+    backendGeneration_ = generation;
+    const QVariantMap info = describe(options);
+    QMetaObject::invokeMethod(host_, [host = host_, generation, info] { host->onLoaded(generation, info); },
+                              Qt::QueuedConnection);
+    statusTimer_.start();
+    pollStatus();
+}
+
+void EngineWorker::unload() {
+    statusTimer_.stop();
+    backend_.reset();
+    requests_.clear();
+}
+
+void EngineWorker::submit(quint64 ticket, const QString& client, std::vector<ChatMessage> messages,
+                          GenerateRequest request) {
+    auto fail = [this, ticket](const QString& message) {
+        QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
+                                  Qt::QueuedConnection);
+    };
+    if (!backend_) return fail(QStringLiteral("No model is loaded."));
+    try {
+        request.prompt = backend_->tokenizeChat(messages);
+        request.client = client.toStdString();
+        std::shared_ptr<EventRelay> relay = relay_;
+        const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) {
+            relay->push(ticket, e);
+        });
+        requests_.insert(ticket, id);
+    } catch (const std::exception& e) {
+        fail(QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::cancel(quint64 ticket) {
+    const auto it = requests_.find(ticket);
+    if (it == requests_.end() || !backend_) return;
+    backend_->cancel(it.value());
+    requests_.erase(it);
+}
+
+void EngineWorker::setStatusInterval(int ms) { statusTimer_.setInterval(ms); }
+
+void EngineWorker::clearPrefixCache() {
+    if (!backend_) return;
+    backend_->clearPrefixCache();
+    pollStatus();  // show the freed pages at once
+}
+
+void EngineWorker::pollStatus() {
+    if (!backend_) return;
+    CacheStatus status = backend_->cacheStatus();
+    QMetaObject::invokeMethod(
+        host_, [host = host_, generation = backendGeneration_, status = std::move(status)] {
+            host->onStatus(generation, status);
+        },
+        Qt::QueuedConnection);
+}
+
+QVariantMap EngineWorker::describe(const EngineOptions& options) const {
+    const ModelConfig& c = backend_->modelConfig();
+    const EngineOptions& used = backend_->options();
+    int sliding = 0;
+    for (bool b : c.layerSlides) sliding += b ? 1 : 0;
+    const CacheStatus status = backend_->cacheStatus();
+    QVariantMap m;
+    m["path"] = QString::fromStdString(options.modelPath);
+    m["fileName"] = QFileInfo(QString::fromStdString(options.modelPath)).fileName();
+    m["fileSize"] = QFileInfo(QString::fromStdString(options.modelPath)).size();
+    m["name"] = QString::fromStdString(c.name);
+    m["architecture"] = QString::fromStdString(c.architecture);
+    m["quantization"] = QString::fromStdString(c.quantization);
+    m["parameters"] = double(c.parameterCount);
+    m["contextLength"] = c.nCtxTrain;
+    m["slidingWindow"] = c.slidingWindow;
+    m["layers"] = c.nLayer;
+    m["slidingLayers"] = sliding;
+    m["fullLayers"] = c.nLayer - sliding;
+    QString pattern;  // one letter per layer: S sliding, F full attention
+    for (bool b : c.layerSlides) pattern += b ? u'S' : u'F';
+    m["layerPattern"] = pattern;
+    m["heads"] = c.nHead;
+    m["kvHeads"] = c.nHeadKv;
+    m["headDimK"] = c.headDimK;
+    m["headDimV"] = c.headDimV;
+    m["embedding"] = c.nEmbd;
+    m["vocab"] = c.nVocab;
+    m["threads"] = used.threads;
+    m["maxRunning"] = used.maxRunningRequests;
+    m["prefillChunk"] = used.prefillChunk;
+    m["pageSize"] = used.pageSize;
+    m["kvDtype"] = QString::fromLatin1(kvDtypeName(used.kvDtype));
+    m["fullPoolTokens"] = qint64(status.full.capacityTokens);
+    m["windowPoolTokens"] = qint64(status.window.capacityTokens);
+    m["fullPoolBytes"] = qint64(status.full.totalBytes);
+    m["windowPoolBytes"] = qint64(status.window.totalBytes);
+    m["windowFloorTokens"] = qint64(status.window.floorTokens);
+    return m;
+}
+
+} // namespace weir::desktop

@@ -1,0 +1,47 @@
+#pragma once
+// The half of EngineHost that lives on the engine host thread: it owns the
+// backend and is the only code that calls into it (besides cacheStatus).
+#include <QHash>
+#include <QObject>
+#include <QTimer>
+#include <atomic>
+#include <memory>
+
+#include "engine/EngineBackend.h"
+
+namespace weir::desktop {
+
+class EngineHost;
+struct EventRelay;
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
+                 std::shared_ptr<std::atomic<quint64>> generation);
+    ~EngineWorker() override;
+
+    // All of these run on the engine host thread (queued from EngineHost).
+    void load(quint64 generation, const EngineOptions& options);
+    void unload();
+    void submit(quint64 ticket, const QString& client, std::vector<ChatMessage> messages, GenerateRequest request);
+    void cancel(quint64 ticket);
+    void setStatusInterval(int ms);
+    void clearPrefixCache();
+    void shutdown();
+
+private:
+    void pollStatus();
+    QVariantMap describe(const EngineOptions& options) const;
+
+    EngineFactory factory_;
+    EngineHost* host_;                       // lives on the GUI thread: only post to it
+    std::shared_ptr<EventRelay> relay_;
+    std::shared_ptr<std::atomic<quint64>> generation_;
+    std::unique_ptr<EngineBackend> backend_;
+    quint64 backendGeneration_ = 0;
+    QHash<quint64, uint64_t> requests_;      // ticket -> engine request id
+    QTimer statusTimer_;
+};
+
+} // namespace weir::desktop

@@ -1,0 +1,54 @@
+#pragma once
+// Carries engine events from the engine's thread to the GUI thread. The engine
+// calls push() for every event; the GUI is woken once per batch (not once per
+// token) and takes everything queued so far, in order.
+#include <QMetaObject>
+#include <QMutex>
+#include <QMutexLocker>
+#include <QObject>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace weir::desktop {
+
+struct EventRelay {
+    using Batch = std::vector<std::pair<quint64, Event>>;
+
+    // `receiver` lives on the GUI thread; `drain` runs there.
+    EventRelay(QObject* receiver, std::function<void()> drain) : receiver_(receiver), drain_(std::move(drain)) {}
+
+    void push(quint64 ticket, const Event& event) {
+        QMutexLocker lock(&mutex_);
+        pending_.emplace_back(ticket, event);
+        if (scheduled_ || !receiver_) return;
+        scheduled_ = true;
+        QMetaObject::invokeMethod(receiver_, drain_, Qt::QueuedConnection);
+    }
+
+    Batch take() {
+        QMutexLocker lock(&mutex_);
+        scheduled_ = false;
+        Batch out;
+        out.swap(pending_);
+        return out;
+    }
+
+    // The receiver is going away: drop whatever comes later.
+    void detach() {
+        QMutexLocker lock(&mutex_);
+        receiver_ = nullptr;
+        pending_.clear();
+    }
+
+private:
+    QMutex mutex_;
+    QObject* receiver_;
+    std::function<void()> drain_;
+    Batch pending_;
+    bool scheduled_ = false;
+};
+
+} // namespace weir::desktop

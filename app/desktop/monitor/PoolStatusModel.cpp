@@ -1,0 +1,175 @@
+#include "monitor/PoolStatusModel.h"
+
+#include <QLocale>
+#include <algorithm>
+
+namespace weir::desktop {
+namespace {
+
+float fraction(int64_t part, int64_t whole) {
+    return whole > 0 ? float(std::clamp(double(part) / double(whole), 0.0, 1.0)) : 0.f;
+}
+
+// How far back "recent" preemptions and refusals count for the banner.
+constexpr double kPressureMemorySeconds = 15.0;
+// A pool with less than this fraction free counts as nearly full.
+constexpr double kNearlyFull = 0.10;
+
+} // namespace
+
+PoolStatusModel::PoolStatusModel(QObject* parent) : QObject(parent) { clock_.start(); }
+
+double PoolStatusModel::now() const { return double(clock_.nsecsElapsed()) / 1e9; }
+
+void PoolStatusModel::clear() {
+    samples_.clear();
+    last_ = {};
+    preemptionHistory_.clear();
+    refusalHistory_.clear();
+    requests_.update(last_);
+    ++revision_;
+    emit updated();
+    updatePressure(now());
+}
+
+void PoolStatusModel::addSnapshot(const CacheStatus& status) { addSnapshot(status, now()); }
+
+void PoolStatusModel::addSnapshot(const CacheStatus& status, double t) {
+    last_ = status;
+    samples_.push_back({t, fraction(status.full.ownedTokens, status.full.capacityTokens),
+                        fraction(status.full.cachedTokens, status.full.capacityTokens),
+                        fraction(status.window.ownedTokens, status.window.capacityTokens),
+                        fraction(status.window.cachedTokens, status.window.capacityTokens)});
+    // Keep a little more than the visible minute so the left edge is drawn.
+    while (samples_.size() > 2 && samples_[1].t < t - historySeconds()) samples_.pop_front();
+    preemptionHistory_.push_back({t, status.preemptions});
+    refusalHistory_.push_back({t, status.refusals});
+    while (!preemptionHistory_.empty() && preemptionHistory_.front().first < t - kPressureMemorySeconds)
+        preemptionHistory_.pop_front();
+    while (!refusalHistory_.empty() && refusalHistory_.front().first < t - kPressureMemorySeconds)
+        refusalHistory_.pop_front();
+    requests_.update(status);
+    ++revision_;
+    emit updated();
+    updatePressure(t);
+}
+
+QVariantMap PoolStatusModel::poolMap(const PoolStatus& p) {
+    const int64_t used = p.ownedTokens;
+    return {{"name", QString::fromStdString(p.name)},
+            {"capacity", qint64(p.capacityTokens)},
+            {"used", qint64(used)},
+            {"cached", qint64(p.cachedTokens)},
+            {"free", qint64(p.freeTokens)},
+            {"floor", qint64(p.floorTokens)},
+            {"bytesPerToken", qulonglong(p.bytesPerToken)},
+            {"totalBytes", qulonglong(p.totalBytes)},
+            {"usedFraction", double(fraction(used, p.capacityTokens))},
+            {"cachedFraction", double(fraction(p.cachedTokens, p.capacityTokens))},
+            {"freeFraction", double(fraction(p.freeTokens, p.capacityTokens))}};
+}
+
+QVariantMap PoolStatusModel::counters() const {
+    return {{"deferrals", qulonglong(last_.deferrals)},
+            {"preemptions", qulonglong(last_.preemptions)},
+            {"refusals", qulonglong(last_.refusals)},
+            {"prefixHitTokens", qulonglong(last_.prefixHitTokens)},
+            {"integrityChecks", qulonglong(last_.integrityChecks)},
+            {"violations", qulonglong(last_.violations)},
+            {"running", last_.running},
+            {"waiting", last_.waiting}};
+}
+
+QStringList PoolStatusModel::violationDetails() const {
+    QStringList out;
+    for (const std::string& s : last_.violationDetails) out.append(QString::fromStdString(s));
+    return out;
+}
+
+double PoolStatusModel::updatesPerSecond() const {
+    if (samples_.size() < 2) return 0;
+    const double span = samples_.back().t - samples_.front().t;
+    return span > 0 ? double(samples_.size() - 1) / span : 0;
+}
+
+float PoolStatusModel::level(const Sample& s, bool full, int lvl) const {
+    const float owned = full ? s.fullOwned : s.windowOwned;
+    const float cached = full ? s.fullCached : s.windowCached;
+    switch (lvl) {
+    case 1: return owned;
+    case 2: return std::min(1.f, owned + cached);
+    default: return 0.f;
+    }
+}
+
+QPolygonF PoolStatusModel::line(const QString& pool, int lvl, qreal w, qreal h) const {
+    QPolygonF out;
+    if (samples_.empty() || w <= 0 || h <= 0) return out;
+    const bool full = pool != u"window";
+    const double end = samples_.back().t, start = end - historySeconds();
+    out.reserve(int(samples_.size()));
+    for (const Sample& s : samples_) {
+        const qreal x = std::max<qreal>(0, w * (s.t - start) / historySeconds());
+        out.append({x, h * (1 - level(s, full, lvl))});
+    }
+    return out;
+}
+
+QPolygonF PoolStatusModel::band(const QString& pool, int lower, int upper, qreal w, qreal h) const {
+    QPolygonF top = line(pool, upper, w, h);
+    if (top.isEmpty()) return top;
+    const QPolygonF bottom = line(pool, lower, w, h);
+    for (auto it = bottom.crbegin(); it != bottom.crend(); ++it) top.append(*it);
+    top.append(top.first());
+    return top;
+}
+
+void PoolStatusModel::dismissPressure() {
+    dismissed_ = pressureKind_;
+    pressure_.clear();
+    emit pressureChanged();
+}
+
+void PoolStatusModel::updatePressure(double) {
+    QString text, kind;
+    bool error = false;
+    const uint64_t preempted = preemptionHistory_.empty()
+                                   ? 0 : preemptionHistory_.back().second - preemptionHistory_.front().second;
+    const uint64_t refused = refusalHistory_.empty() ? 0 : refusalHistory_.back().second - refusalHistory_.front().second;
+    const auto nearlyFull = [](const PoolStatus& p) {
+        return p.capacityTokens > 0 && double(p.freeTokens + p.cachedTokens) < kNearlyFull * double(p.capacityTokens);
+    };
+    if (last_.violations > 0) {
+        error = true;
+        kind = QStringLiteral("violation");
+        text = QStringLiteral("KV integrity check found %1 violation(s): %2")
+                   .arg(last_.violations)
+                   .arg(last_.violationDetails.empty() ? QStringLiteral("see the pool monitor")
+                                                       : QString::fromStdString(last_.violationDetails.front()));
+    } else if (preempted > 0) {
+        kind = QStringLiteral("preemption");
+        text = QStringLiteral("Memory pressure: %1 request(s) preempted in the last %2 s and restarted from their "
+                              "prompt. Fewer running requests or a larger window pool avoid this.")
+                   .arg(preempted).arg(int(kPressureMemorySeconds));
+    } else if (refused > 0) {
+        kind = QStringLiteral("refusal");
+        text = QStringLiteral("%1 request(s) refused in the last %2 s: they could never fit in the KV pools.")
+                   .arg(refused).arg(int(kPressureMemorySeconds));
+    } else if (nearlyFull(last_.window) || nearlyFull(last_.full)) {
+        const PoolStatus& p = nearlyFull(last_.window) ? last_.window : last_.full;
+        kind = QStringLiteral("full:") + QString::fromStdString(p.name);
+        text = QStringLiteral("The %1 pool is nearly full (%2% in use); new requests wait for space.")
+                   .arg(QString::fromStdString(p.name))
+                   .arg(qRound(100.0 * double(p.ownedTokens) / double(p.capacityTokens)));
+    }
+    // A dismissed kind of pressure stays hidden until it goes away.
+    if (!kind.isEmpty() && kind == dismissed_) text.clear();
+    if (kind.isEmpty()) dismissed_.clear();
+    pressureKind_ = kind;
+    if (text == pressure_ && error == pressureIsError_) return;
+    pressure_ = text;
+    pressureIsError_ = error;
+    emit pressureChanged();
+}
+
+} // namespace weir::desktop

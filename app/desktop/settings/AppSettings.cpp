@@ -1,0 +1,145 @@
+#include "settings/AppSettings.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <thread>
+
+#include "engine/models/kv_access.h"
+
+namespace weir::desktop {
+namespace {
+
+const char* kEngineKeys[] = {"threads", "maxRunning", "prefillChunk", "pageSize", "fullPoolTokens",
+                             "windowPoolTokens", "kvDtype", "retainGap", "maxContext", "device"};
+
+} // namespace
+
+AppSettings::AppSettings(const QString& dataDir, const QString& defaultModel, QObject* parent)
+    : QObject(parent),
+      settings_(QDir(dataDir).filePath(QStringLiteral("settings.ini")), QSettings::IniFormat),
+      defaultModel_(defaultModel) {}
+
+QVariantMap AppSettings::engineDefaults() const {
+    const EngineOptions d;
+    return {{"threads", d.threads},
+            {"maxRunning", d.maxRunningRequests},
+            {"prefillChunk", d.prefillChunk},
+            {"pageSize", d.pageSize},
+            {"fullPoolTokens", qint64(d.kvReserveTokens)},
+            {"windowPoolTokens", qint64(d.swaTokens)},
+            {"kvDtype", QString::fromLatin1(kvDtypeName(d.kvDtype))},
+            {"retainGap", d.retainGap},
+            {"maxContext", d.maxContext},
+            {"device", QStringLiteral("cpu")}};
+}
+
+QVariantMap AppSettings::engine() const {
+    QVariantMap out = engineDefaults();
+    settings_.beginGroup(QStringLiteral("engine"));
+    for (const char* key : kEngineKeys) {
+        const QString k = QString::fromLatin1(key);
+        if (settings_.contains(k)) out[k] = settings_.value(k);
+    }
+    settings_.endGroup();
+    return out;
+}
+
+void AppSettings::setEngine(const QVariantMap& values) {
+    settings_.beginGroup(QStringLiteral("engine"));
+    for (const char* key : kEngineKeys) {
+        const QString k = QString::fromLatin1(key);
+        if (values.contains(k)) settings_.setValue(k, values.value(k));
+    }
+    settings_.endGroup();
+    settings_.sync();
+    emit engineChanged();
+}
+
+EngineOptions AppSettings::engineOptions() const {
+    const QVariantMap e = engine();
+    EngineOptions o;
+    o.threads = std::max(0, e.value("threads").toInt());
+    o.maxRunningRequests = std::max(1, e.value("maxRunning").toInt());
+    o.prefillChunk = std::max(16, e.value("prefillChunk").toInt());
+    o.pageSize = std::max(1, e.value("pageSize").toInt());
+    o.kvReserveTokens = std::max<qint64>(0, e.value("fullPoolTokens").toLongLong());
+    o.swaTokens = std::max<qint64>(0, e.value("windowPoolTokens").toLongLong());
+    o.retainGap = std::max(1, e.value("retainGap").toInt());
+    o.maxContext = std::max(0, e.value("maxContext").toInt());
+    const QString dtype = e.value("kvDtype").toString();
+    for (KvDtype t : {KvDtype::F16, KvDtype::Q8_0, KvDtype::F32, KvDtype::FP8_E4M3})
+        if (dtype == QLatin1String(kvDtypeName(t))) o.kvDtype = t;
+    return o;
+}
+
+QStringList AppSettings::recentModels() const {
+    QStringList out;
+    for (const QString& p : settings_.value(QStringLiteral("models/recent")).toStringList())
+        if (QFileInfo::exists(p)) out.append(p);
+    return out;
+}
+
+QString AppSettings::lastModel() const {
+    const QStringList recent = recentModels();
+    return recent.isEmpty() ? QString() : recent.first();
+}
+
+void AppSettings::addRecentModel(const QString& path) {
+    QStringList recent = settings_.value(QStringLiteral("models/recent")).toStringList();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(abs);
+    recent.prepend(abs);
+    while (recent.size() > 8) recent.removeLast();
+    settings_.setValue(QStringLiteral("models/recent"), recent);
+    emit recentModelsChanged();
+}
+
+qint64 AppSettings::lastConversation() const {
+    return settings_.value(QStringLiteral("session/lastConversation"), 0).toLongLong();
+}
+
+void AppSettings::setLastConversation(qint64 id) {
+    if (id == lastConversation()) return;
+    settings_.setValue(QStringLiteral("session/lastConversation"), id);
+    emit lastConversationChanged();
+}
+
+QRect AppSettings::windowGeometry() const { return settings_.value(QStringLiteral("window/geometry")).toRect(); }
+
+void AppSettings::setWindowGeometry(const QRect& r) {
+    if (r == windowGeometry()) return;
+    settings_.setValue(QStringLiteral("window/geometry"), r);
+    emit windowGeometryChanged();
+}
+
+bool AppSettings::windowMaximized() const { return settings_.value(QStringLiteral("window/maximized")).toBool(); }
+
+void AppSettings::setWindowMaximized(bool m) {
+    if (m == windowMaximized()) return;
+    settings_.setValue(QStringLiteral("window/maximized"), m);
+    emit windowGeometryChanged();
+}
+
+int AppSettings::sidebarWidth() const { return settings_.value(QStringLiteral("window/sidebarWidth"), 272).toInt(); }
+
+void AppSettings::setSidebarWidth(int w) {
+    if (w == sidebarWidth()) return;
+    settings_.setValue(QStringLiteral("window/sidebarWidth"), w);
+    emit sidebarWidthChanged();
+}
+
+int AppSettings::hardwareThreads() const { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
+QString AppSettings::cpuFeatures() const {
+    QStringList f;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) f << QStringLiteral("AVX2");
+    if (__builtin_cpu_supports("fma")) f << QStringLiteral("FMA");
+    if (__builtin_cpu_supports("avx512f")) f << QStringLiteral("AVX-512");
+    if (__builtin_cpu_supports("avx512vnni")) f << QStringLiteral("VNNI");
+#endif
+    return f.join(QStringLiteral(", "));
+}
+
+} // namespace weir::desktop

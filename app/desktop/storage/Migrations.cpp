@@ -1,0 +1,90 @@
+#include "storage/Migrations.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStringList>
+
+namespace weir::desktop::migrations {
+namespace {
+
+bool exec(QSqlDatabase& db, const QStringList& statements, QString* error) {
+    QSqlQuery q(db);
+    for (const QString& sql : statements) {
+        if (!q.exec(sql)) {
+            *error = q.lastError().text() + QStringLiteral(" (in: ") + sql.simplified() + u')';
+            return false;
+        }
+    }
+    return true;
+}
+
+// 1: conversations, messages and tool calls.
+bool migrateTo1(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("CREATE TABLE conversations ("
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " title TEXT NOT NULL DEFAULT '',"
+                       " created_at INTEGER NOT NULL,"
+                       " updated_at INTEGER NOT NULL)"),
+        QStringLiteral("CREATE TABLE messages ("
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+                       " position INTEGER NOT NULL,"
+                       " role TEXT NOT NULL,"
+                       " content TEXT NOT NULL DEFAULT '',"
+                       " state TEXT NOT NULL DEFAULT 'complete',"
+                       " created_at INTEGER NOT NULL,"
+                       " updated_at INTEGER NOT NULL)"),
+        QStringLiteral("CREATE TABLE tool_calls ("
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,"
+                       " call_id TEXT NOT NULL DEFAULT '',"
+                       " name TEXT NOT NULL,"
+                       " arguments TEXT NOT NULL DEFAULT '',"
+                       " result TEXT NOT NULL DEFAULT '',"
+                       " created_at INTEGER NOT NULL)"),
+    }, error);
+}
+
+// 2: per-conversation generation settings; per-reply usage and error text.
+bool migrateTo2(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN system_prompt TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN temperature REAL NOT NULL DEFAULT 0.8"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN top_p REAL NOT NULL DEFAULT 0.95"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN top_k INTEGER NOT NULL DEFAULT 40"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN max_tokens INTEGER NOT NULL DEFAULT 1024"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN seed INTEGER NOT NULL DEFAULT -1"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN error TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN tokens_per_second REAL NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN ttft_ms REAL NOT NULL DEFAULT 0"),
+    }, error);
+}
+
+// 3: soft delete (undo) and the indexes the sidebar and chat view query by.
+bool migrateTo3(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN deleted_at INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("CREATE INDEX messages_by_conversation ON messages(conversation_id, position)"),
+        QStringLiteral("CREATE INDEX conversations_by_update ON conversations(deleted_at, updated_at)"),
+        QStringLiteral("CREATE INDEX tool_calls_by_message ON tool_calls(message_id)"),
+    }, error);
+}
+
+} // namespace
+
+bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
+    switch (toVersion) {
+    case 1: return migrateTo1(db, error);
+    case 2: return migrateTo2(db, error);
+    case 3: return migrateTo3(db, error);
+    default:
+        *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
+        return false;
+    }
+}
+
+} // namespace weir::desktop::migrations

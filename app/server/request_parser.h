@@ -1,0 +1,62 @@
+#pragma once
+// Reads OpenAI request bodies (chat completions, completions) into plain
+// structs, checking every field it knows: malformed JSON, a wrong type or a
+// value out of range gives an ApiError (400) naming the field. Fields it does
+// not know are ignored, as OpenAI's own server ignores metadata it does not
+// use. No engine, no network: the fuzz test calls these directly.
+#include <QByteArray>
+#include <QString>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/server/api_error.h"
+#include "engine/chat/jinja_value.h"
+#include "engine/chat/tool_format.h"
+#include "engine/sampling/sampler.h"
+
+namespace weir::server {
+
+// Fields shared by both endpoints.
+struct GenerationFields {
+    std::optional<int64_t> maxTokens;      // max_tokens / max_completion_tokens
+    SamplingParams sampling;               // Weir's defaults where the request is silent
+    bool seedGiven = false;
+    std::vector<std::string> stop;
+    bool stream = false;
+    bool includeUsage = false;             // stream_options.include_usage
+};
+
+struct ChatRequest {
+    QString model;
+    // A list of dicts: role ("system", "user", "assistant", "tool"; "developer"
+    // reads as "system"), content (a string; text parts joined), and, where
+    // given, tool_calls (id, type, function {name, arguments as JSON text}),
+    // tool_call_id, name.
+    jinja::Value messages;
+    jinja::Value tools;                    // OpenAI's tool list, or undefined
+    ToolChoice toolChoice;
+    GenerationFields gen;
+};
+
+struct CompletionRequest {
+    QString model;
+    std::string prompt;                    // text prompt, or
+    std::vector<int32_t> promptTokens;     // token ids when the prompt was given as ids
+    bool promptIsTokens = false;
+    bool echo = false;
+    GenerationFields gen;
+};
+
+// Limits on what one request may carry (beyond the body-size limit).
+inline constexpr int kMaxStopStrings = 16;
+inline constexpr int kMaxStopBytes = 1024;
+inline constexpr int kMaxMessages = 100000;
+inline constexpr int kMaxTools = 512;
+
+// True and `out` filled, or false and `error` filled (status 400).
+bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& error);
+bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiError& error);
+
+} // namespace weir::server

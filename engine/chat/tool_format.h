@@ -1,0 +1,107 @@
+#pragma once
+// Tool calling for each chat format Weir knows. A ToolFormat says how a
+// model's family declares tools in the prompt, how it writes a call, which
+// markers end a turn that called a tool, and makes the parser for its calls.
+//
+//   Gemma3         no tool tokens: tools as JSON with an instruction in the
+//                  system text; calls as JSON ({"name", "arguments"}) in a
+//                  ```tool_call block or bare, or Python calls [f(a=1)];
+//                  results in a ```tool_output block
+//   FunctionGemma  <start_function_declaration>declaration:f{...}<end_…>,
+//                  <start_function_call>call:f{a:<escape>x<escape>}<end_function_call>,
+//                  stop at <start_function_response>
+//   Gemma4         <|tool>declaration:…<tool|>, <|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>,
+//                  stop at <|tool_response>
+//   Llama3         a bare JSON reply {"name", "parameters"}, optionally after <|python_tag|>
+//   Qwen           <tool_call>{"name", "arguments"}</tool_call>, results in <tool_response>
+//   Generic        any other template: the Gemma3 convention in its own turns
+//
+// When the model's template takes `tools` (it mentions them), the template
+// renders the declarations and the conversation's calls itself; otherwise
+// Weir writes the family's instruction into the system message and renders
+// calls and results as text in the family's syntax (Gemma 3's own template
+// has no tools).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/chat/chat_template.h"
+#include "engine/chat/jinja_value.h"
+
+namespace weir {
+
+enum class ToolFamily : uint8_t { Gemma3, FunctionGemma, Gemma4, Llama3, Qwen, Generic };
+const char* toolFamilyName(ToolFamily family);
+
+struct ToolCall {
+    std::string id;         // left empty by the parser; the API layer names calls
+    std::string name;
+    std::string arguments;  // a JSON object, as text
+};
+
+struct ToolChoice {
+    enum class Mode { Auto, None, Required, Function };
+    Mode mode = Mode::Auto;
+    std::string function;   // Mode::Function: the one function to call
+};
+
+class ToolCallParser;
+
+class ToolFormat {
+public:
+    // The convention of `chat`, from the markers its template writes.
+    // `vocabularyHas` (optional) says whether a token text exists: a Gemma
+    // model without a tool template but with FunctionGemma's tokens is one.
+    static ToolFormat detect(const ChatTemplate& chat,
+                             const std::function<bool(std::string_view)>& vocabularyHas = {});
+    ToolFormat(ToolFamily family, bool templateTakesTools, bool templateTakesToolCalls,
+               bool templateEscapesValues = true);
+
+    ToolFamily family() const { return family_; }
+    const char* name() const { return toolFamilyName(family_); }
+    bool templateTakesTools() const { return takesTools_; }
+
+    // Prompt text of a conversation with tools. `messages`: a list of dicts
+    // in OpenAI's shape (role, content as a string, tool_calls with
+    // JSON-string arguments, tool_call_id, name); `tools`: OpenAI's tool list
+    // ({"type": "function", "function": {"name", "description",
+    // "parameters"}}). With Mode::None or no tools it renders as plain chat.
+    // Throws weir::Error for messages the template rejects or tools without a
+    // name.
+    std::string render(const ChatTemplate& chat, const jinja::Value& messages, const jinja::Value& tools,
+                       const ToolChoice& choice, const ChatRenderOptions& base) const;
+
+    // tool_choice "required" or a named function: the start of a call in the
+    // family's syntax, to append to the prompt (and to feed the parser first)
+    // so that the reply is a call; empty for "auto" and "none".
+    std::string forcedPrefix(const ToolChoice& choice) const;
+
+    // Markers that end a turn which called a tool (the tool's reply comes from
+    // the client, not the model); use with ChatTemplate::endOfTurnStrings().
+    std::vector<std::string> stopStrings() const;
+    // True when the call markers are control tokens: ask the engine for
+    // generated text with special tokens shown (GenerateRequest::showSpecialTokens).
+    bool markersAreSpecialTokens() const;
+
+    // A parser for one reply; calls to names outside `toolNames` are malformed.
+    std::unique_ptr<ToolCallParser> makeParser(std::vector<std::string> toolNames) const;
+
+    // The function names of an OpenAI tool list (skipping entries without one).
+    static std::vector<std::string> toolNames(const jinja::Value& tools);
+
+private:
+    jinja::Value fallbackMessages(const jinja::Value& messages, const jinja::Value& tools,
+                                  const ToolChoice& choice) const;
+    jinja::Value functionGemmaMessages(const jinja::Value& messages, const jinja::Value& tools) const;
+    std::string instruction(const jinja::Value& tools, const ToolChoice& choice) const;
+    std::string callText(const jinja::Value& toolCalls) const;
+    std::string resultText(const std::string& name, const std::string& content) const;
+
+    ToolFamily family_;
+    bool takesTools_, takesToolCalls_, escapesValues_;
+};
+
+}  // namespace weir

@@ -1,0 +1,111 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Weir
+
+// The chat page: header (title, what the reply is doing, model, settings),
+// the streaming message list, the composer, and the per-conversation settings
+// panel on the right.
+Rectangle {
+    id: view
+    color: Theme.window
+    property alias composer: composer
+    property alias messageList: messages
+    property bool settingsOpen: false
+    signal navigateRequested(string page)
+
+    function focusComposer() { composer.focusInput() }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            // Header
+            Rectangle {
+                Layout.fillWidth: true
+                implicitHeight: 52
+                color: Theme.window
+                Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Theme.border }
+                RowLayout {
+                    anchors.fill: parent
+                    anchors.leftMargin: 20
+                    anchors.rightMargin: 12
+                    spacing: 10
+                    ColumnLayout {
+                        spacing: 0
+                        Layout.fillWidth: true
+                        Label {
+                            objectName: "chatTitle"
+                            text: App.chat.currentId > 0 ? App.chat.currentTitle : qsTr("New conversation")
+                            font.pixelSize: Theme.baseSize + 2
+                            font.weight: Font.DemiBold
+                            color: Theme.text
+                            elide: Text.ElideRight
+                            Layout.fillWidth: true
+                        }
+                        Label {
+                            text: {
+                                const a = App.chat.currentActivity
+                                if (a === "waiting") return qsTr("Waiting for a free slot")
+                                if (a === "prefill") return qsTr("Reading the prompt\u2026")
+                                if (a === "decode") return qsTr("Writing\u2026")
+                                const n = App.chat.generatingCount
+                                return n > 0 ? qsTr("%n conversation(s) generating", "", n) : ""
+                            }
+                            visible: text.length > 0
+                            color: App.chat.currentActivity === "waiting" ? Theme.warning : Theme.muted
+                            font.pixelSize: Theme.smallSize
+                        }
+                    }
+                    PoolGauge { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
+                    ModelChip { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
+                    IconButton {
+                        objectName: "conversationSettingsButton"
+                        iconName: "sliders"
+                        checkable: true
+                        checked: view.settingsOpen
+                        highlighted: view.settingsOpen
+                        enabled: App.chat.currentId > 0
+                        tip: qsTr("Conversation settings")
+                        onClicked: view.settingsOpen = !view.settingsOpen
+                    }
+                }
+            }
+
+            LoadingCard {
+                Layout.fillWidth: true
+                Layout.maximumWidth: Theme.contentWidth
+                Layout.alignment: Qt.AlignHCenter
+                Layout.topMargin: 12
+                Layout.leftMargin: 24
+                Layout.rightMargin: 24
+            }
+
+            // Messages
+            MessageList {
+                id: messages
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                onEditRequested: function(messageId, text) { App.chat.editAndResend(messageId, text) }
+                onSuggestionPicked: function(text) { composer.text = text; composer.focusInput() }
+            }
+
+            Composer {
+                id: composer
+                Layout.fillWidth: true
+            }
+        }
+
+        ConversationSettingsPanel {
+            visible: view.settingsOpen && App.chat.currentId > 0
+            Layout.preferredWidth: 320
+            Layout.fillHeight: true
+            onCloseRequested: view.settingsOpen = false
+        }
+    }
+}

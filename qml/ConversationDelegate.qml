@@ -1,0 +1,107 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Weir
+
+// One conversation in the sidebar: title, a live marker while it generates
+// (pulsing) or waits in the queue (its place), and a menu.
+ItemDelegate {
+    id: row
+    required property real conversationId
+    required property string title
+    required property string activity
+    required property int queuePosition
+    required property int index
+    property bool current: false
+    property bool renaming: false
+
+    signal activated()
+    signal renameRequested()
+    signal renameFinished(var title)
+    signal deleteRequested()
+    signal exportRequested(string format)
+
+    implicitHeight: 38
+    hoverEnabled: true
+    leftPadding: 12
+    rightPadding: 6
+    onClicked: activated()
+    onDoubleClicked: renameRequested()
+
+    background: Item {
+        Rectangle {
+            anchors.fill: parent
+            anchors.leftMargin: 8
+            anchors.rightMargin: 8
+            radius: Theme.smallRadius
+            color: row.current ? Theme.selected : row.hovered ? Theme.hover : "transparent"
+        }
+    }
+
+    contentItem: RowLayout {
+        spacing: 8
+        Item {
+            Layout.leftMargin: 8
+            implicitWidth: 8
+            implicitHeight: 8
+            Rectangle {
+                id: dot
+                anchors.centerIn: parent
+                width: 8; height: 8; radius: 4
+                visible: row.activity.length > 0
+                color: row.activity === "waiting" ? Theme.warning : Theme.success
+                SequentialAnimation on opacity {
+                    running: row.activity === "decode" || row.activity === "prefill"
+                    loops: Animation.Infinite
+                    NumberAnimation { to: 0.3; duration: 600; easing.type: Easing.InOutQuad }
+                    NumberAnimation { to: 1.0; duration: 600; easing.type: Easing.InOutQuad }
+                    onStopped: dot.opacity = 1
+                }
+            }
+        }
+        Label {
+            visible: !row.renaming
+            text: row.title
+            elide: Text.ElideRight
+            color: row.current ? Theme.text : Theme.text
+            font.weight: row.current ? Font.DemiBold : Font.Normal
+            Layout.fillWidth: true
+        }
+        Label {
+            visible: !row.renaming && row.activity === "waiting"
+            text: row.queuePosition > 0 ? qsTr("queued #%1").arg(row.queuePosition) : qsTr("queued")
+            color: Theme.warning
+            font.pixelSize: Theme.smallSize - 1
+        }
+        TextField {
+            id: editor
+            visible: row.renaming
+            Layout.fillWidth: true
+            text: row.title
+            selectByMouse: true
+            onVisibleChanged: if (visible) { text = row.title; forceActiveFocus(); selectAll() }
+            onAccepted: row.renameFinished(text)
+            Keys.onEscapePressed: row.renameFinished(undefined)
+            onActiveFocusChanged: if (!activeFocus && row.renaming) row.renameFinished(text)
+        }
+        IconButton {
+            visible: !row.renaming && (row.hovered || menu.visible || row.current)
+            opacity: row.hovered || menu.visible ? 1 : 0.6
+            iconName: "more"
+            iconSize: 16
+            implicitWidth: 26
+            implicitHeight: 26
+            tip: qsTr("More")
+            onClicked: menu.popup()
+        }
+    }
+
+    Menu {
+        id: menu
+        MenuItem { text: qsTr("Rename"); onTriggered: row.renameRequested() }
+        MenuItem { text: qsTr("Export as Markdown\u2026"); onTriggered: row.exportRequested("markdown") }
+        MenuItem { text: qsTr("Export as JSON\u2026"); onTriggered: row.exportRequested("json") }
+        MenuSeparator {}
+        MenuItem { text: qsTr("Delete"); onTriggered: row.deleteRequested() }
+    }
+}

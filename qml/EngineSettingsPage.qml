@@ -1,0 +1,206 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Weir
+
+// Engine settings. Edits are a draft checked live against the KV pools'
+// concurrency-aware floors; nothing reaches the engine until Apply, which
+// reloads the model with the new settings.
+Rectangle {
+    id: page
+    objectName: "engineSettingsPage"
+    color: Theme.window
+
+    property var saved: App.settings.engine
+    property var draft: Object.assign({}, saved)
+    readonly property bool dirty: JSON.stringify(draft) !== JSON.stringify(saved)
+    readonly property bool blocked: advisor.problems.length > 0
+
+    function set(key, value) {
+        const d = Object.assign({}, draft)
+        d[key] = value
+        draft = d
+    }
+    // Lets tests and the sizing buttons change a draft value.
+    function setDraft(key, value) { set(key, value) }
+
+    onSavedChanged: draft = Object.assign({}, saved)
+
+    SizingAdvisor {
+        id: advisor
+        objectName: "sizingAdvisor"
+        maxRunning: page.draft.maxRunning
+        pageSize: page.draft.pageSize
+        prefillChunk: page.draft.prefillChunk
+        retainGap: page.draft.retainGap
+        maxContext: page.draft.maxContext
+        windowPoolTokens: page.draft.windowPoolTokens
+        fullPoolTokens: page.draft.fullPoolTokens
+        kvDtype: page.draft.kvDtype
+        Component.onCompleted: setModelInfo(App.engine.modelInfo)
+    }
+    Connections {
+        target: App.engine
+        function onStateChanged() { advisor.setModelInfo(App.engine.modelInfo) }
+    }
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: Math.min(1000, parent.width - 48)
+            x: (parent.width - width) / 2
+            spacing: 16
+
+            PageHeader {
+                Layout.topMargin: 24
+                title: qsTr("Engine settings")
+                subtitle: qsTr("Checked against the KV pool floors as you type. Applying reloads the model; replies in progress end.")
+            }
+
+            GridLayout {
+                Layout.fillWidth: true
+                columns: page.width > 960 ? 2 : 1
+                columnSpacing: 16
+                rowSpacing: 16
+
+                Card {
+                    Layout.fillWidth: true
+                    Layout.alignment: Qt.AlignTop
+                    ColumnLayout {
+                        spacing: 12
+                        Label { text: qsTr("Compute"); font.weight: Font.DemiBold; color: Theme.text }
+                        SettingRow {
+                            label: qsTr("Device")
+                            help: qsTr("CPU features: %1").arg(App.settings.cpuFeatures || qsTr("baseline"))
+                            ComboBox { model: [qsTr("CPU")]; enabled: false; implicitWidth: 160 }
+                        }
+                        SettingRow {
+                            label: qsTr("Threads")
+                            help: page.draft.threads === 0 ? qsTr("all %1 hardware threads").arg(App.settings.hardwareThreads) : ""
+                            NumberField { objectName: "threadsField"; from: 0; to: 1024; value: page.draft.threads; onEdited: function(v) { page.set("threads", v) } }
+                        }
+                        SettingRow {
+                            label: qsTr("Max running requests")
+                            help: qsTr("Conversations generating at once; more wait in a queue")
+                            NumberField { objectName: "maxRunningField"; from: 1; to: 256; value: page.draft.maxRunning; onEdited: function(v) { page.set("maxRunning", v) } }
+                        }
+                        SettingRow {
+                            label: qsTr("Prefill chunk")
+                            help: qsTr("Prompt tokens processed per step")
+                            NumberField { objectName: "prefillChunkField"; from: 16; to: 65536; value: page.draft.prefillChunk; onEdited: function(v) { page.set("prefillChunk", v) } }
+                        }
+                        SettingRow {
+                            label: qsTr("Max context")
+                            help: page.draft.maxContext === 0 ? qsTr("the model's (%1 tokens)").arg(App.formatNumber(App.engine.modelInfo.contextLength || 0)) : ""
+                            NumberField { from: 0; to: 1048576; value: page.draft.maxContext; onEdited: function(v) { page.set("maxContext", v) } }
+                        }
+                    }
+                }
+
+                Card {
+                    Layout.fillWidth: true
+                    Layout.alignment: Qt.AlignTop
+                    ColumnLayout {
+                        spacing: 12
+                        Label { text: qsTr("KV cache"); font.weight: Font.DemiBold; color: Theme.text }
+                        SettingRow {
+                            label: qsTr("KV dtype")
+                            help: qsTr("%1 per token (both pools)").arg(App.formatBytes(advisor.windowBytesPerToken + advisor.fullBytesPerToken))
+                            warn: advisor.problems.indexOf("--kv-cache-dtype") >= 0
+                            ComboBox {
+                                implicitWidth: 160
+                                model: ["f16", "q8_0", "f32", "fp8_e4m3"]
+                                currentIndex: Math.max(0, model.indexOf(page.draft.kvDtype))
+                                onActivated: page.set("kvDtype", currentText)
+                            }
+                        }
+                        SettingRow {
+                            label: qsTr("Page size")
+                            help: qsTr("Tokens per KV page")
+                            NumberField { from: 1; to: 1024; value: page.draft.pageSize; onEdited: function(v) { page.set("pageSize", v) } }
+                        }
+                        SettingRow {
+                            label: qsTr("Full pool")
+                            help: (page.draft.fullPoolTokens === 0 ? qsTr("automatic: %1 tokens, max running \u00d7 context").arg(App.formatNumber(advisor.effectiveFullTokens))
+                                                                  : qsTr("tokens")) + " \u00b7 " + App.formatBytes(advisor.fullBytes)
+                            warn: advisor.fullBelowFloor
+                            NumberField { objectName: "fullPoolField"; from: 0; to: 100000000; stepSize: 1024; value: page.draft.fullPoolTokens; onEdited: function(v) { page.set("fullPoolTokens", v) } }
+                        }
+                        SettingRow {
+                            label: qsTr("Window pool")
+                            help: (page.draft.windowPoolTokens === 0 ? qsTr("automatic: the floor, %1 tokens").arg(App.formatNumber(advisor.windowFloor))
+                                                                     : qsTr("tokens")) + " \u00b7 " + App.formatBytes(advisor.windowBytes)
+                            warn: advisor.windowBelowFloor
+                            NumberField { objectName: "windowPoolField"; from: 0; to: 100000000; stepSize: 1024; value: page.draft.windowPoolTokens; onEdited: function(v) { page.set("windowPoolTokens", v) } }
+                        }
+                        SettingRow {
+                            label: qsTr("Release gap")
+                            help: qsTr("Decode steps between out-of-window releases")
+                            NumberField { from: 1; to: 1024; value: page.draft.retainGap; onEdited: function(v) { page.set("retainGap", v) } }
+                        }
+                    }
+                }
+            }
+
+            SizingPanel {
+                Layout.fillWidth: true
+                advisor: advisor
+                onUseFloor: page.set("windowPoolTokens", advisor.windowFloor)
+                onUseMaxRunning: function(n) { page.set("maxRunning", n) }
+                onUseFullFloor: page.set("fullPoolTokens", advisor.fullFloor)
+            }
+
+            RowLayout {
+                Layout.fillWidth: true
+                Layout.bottomMargin: 24
+                spacing: 8
+                IconButton { text: qsTr("Restore defaults"); iconName: "undo"; onClicked: page.draft = App.settings.engineDefaults() }
+                Item { Layout.fillWidth: true }
+                Label {
+                    visible: page.blocked
+                    text: qsTr("The engine would refuse these settings")
+                    color: Theme.danger
+                    font.pixelSize: Theme.smallSize
+                }
+                IconButton { text: qsTr("Revert"); enabled: page.dirty; onClicked: page.draft = Object.assign({}, page.saved) }
+                IconButton {
+                    objectName: "applyButton"
+                    text: App.engine.modelPath.length > 0 ? qsTr("Apply and reload") : qsTr("Apply")
+                    primary: true
+                    enabled: page.dirty && !page.blocked
+                    onClicked: App.applyEngineSettings(page.draft)
+                }
+            }
+        }
+    }
+
+    component SettingRow: RowLayout {
+        id: sr
+        property string label
+        property string help
+        property bool warn: false
+        default property alias control: holder.data
+        Layout.fillWidth: true
+        spacing: 12
+        ColumnLayout {
+            Layout.fillWidth: true
+            spacing: 1
+            Label { text: sr.label; color: sr.warn ? Theme.danger : Theme.text }
+            Label { text: sr.help; visible: text.length > 0; color: Theme.faint; font.pixelSize: Theme.smallSize - 1; wrapMode: Text.Wrap; Layout.fillWidth: true }
+        }
+        Item {
+            id: holder
+            implicitWidth: children.length > 0 ? children[0].implicitWidth : 0
+            implicitHeight: children.length > 0 ? children[0].implicitHeight : 0
+        }
+    }
+
+    component NumberField: SpinBox {
+        signal edited(int v)
+        editable: true
+        implicitWidth: 160
+        onValueModified: edited(value)
+    }
+}

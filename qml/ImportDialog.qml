@@ -1,0 +1,11 @@
+import QtQuick
+import QtQuick.Dialogs
+import Weir
+
+// Picks a Weir JSON export and imports it as a new conversation.
+FileDialog {
+    title: qsTr("Import a conversation")
+    fileMode: FileDialog.OpenFile
+    nameFilters: [qsTr("Weir conversation (*.json)"), qsTr("All files (*)")]
+    onAccepted: App.chat.importConversation(selectedFile)
+}

@@ -1,0 +1,124 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Weir
+
+// The main window: conversations on the left, the current page on the right
+// (chat, pool monitor, engine settings, model, about), banners for engine
+// pressure on top, notices at the bottom.
+ApplicationWindow {
+    id: window
+    objectName: "mainWindow"
+    width: 1280
+    height: 820
+    minimumWidth: 760
+    minimumHeight: 480
+    visible: true
+    title: App.chat.currentId > 0 ? App.chat.currentTitle + " \u2014 Weir" : "Weir"
+    color: Theme.window
+
+    property string page: "chat"
+    property alias sidebar: sidebar
+    property alias chatView: chatView
+
+    function navigate(p) {
+        page = p
+        if (p === "chat") Qt.callLater(chatView.focusComposer)
+    }
+
+    // Window geometry and the last conversation come back on the next start.
+    Component.onCompleted: {
+        const g = App.settings.windowGeometry
+        if (g.width >= minimumWidth && g.height >= minimumHeight) {
+            x = g.x; y = g.y; width = g.width; height = g.height
+        }
+        if (App.settings.windowMaximized) showMaximized()
+        chatView.focusComposer()
+        if (App.interruptedAtStart > 0)
+            toast.show(qsTr("%n reply(s) were cut off when Weir last closed; they are marked interrupted.", "", App.interruptedAtStart), false)
+    }
+    function saveGeometry() {
+        App.settings.windowMaximized = window.visibility === Window.Maximized
+        if (window.visibility === Window.Windowed) App.settings.windowGeometry = Qt.rect(x, y, width, height)
+    }
+    Timer { id: geometrySaver; interval: 500; onTriggered: window.saveGeometry() }
+    onXChanged: geometrySaver.restart()
+    onYChanged: geometrySaver.restart()
+    onWidthChanged: geometrySaver.restart()
+    onHeightChanged: geometrySaver.restart()
+    onVisibilityChanged: geometrySaver.restart()
+    onClosing: saveGeometry()
+
+    Shortcut { sequence: "Ctrl+N"; onActivated: { window.navigate("chat"); App.chat.newConversation() } }
+    Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
+    Shortcut { sequence: "Ctrl+,"; onActivated: window.navigate(window.page === "settings" ? "chat" : "settings") }
+    Shortcut {
+        sequence: "Esc"
+        enabled: window.page === "chat" && App.chat.currentGenerating
+        onActivated: App.chat.stop()
+    }
+
+    Connections {
+        target: App.chat
+        function onNotice(text, error) { toast.show(text, error) }
+        function onUndoChanged() { if (App.chat.undoText.length > 0) toast.showUndo(App.chat.undoText) }
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        Sidebar {
+            id: sidebar
+            Layout.preferredWidth: App.settings.sidebarWidth
+            Layout.fillHeight: true
+            page: window.page
+            onNavigate: function(p) { window.navigate(p) }
+        }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            Banner {
+                objectName: "pressureBanner"
+                Layout.fillWidth: true
+                text: App.pools.pressure
+                error: App.pools.pressureIsError
+                actionText: window.page === "monitor" ? "" : qsTr("Pool monitor")
+                onAction: window.navigate("monitor")
+                onDismissed: App.pools.dismissPressure()
+            }
+            Banner {
+                objectName: "engineErrorBanner"
+                Layout.fillWidth: true
+                text: App.engine.state === EngineHost.Failed && window.page !== "model" && window.page !== "chat"
+                      ? qsTr("The model failed to load: %1").arg(App.engine.errorString) : ""
+                error: true
+                actionText: qsTr("Model")
+                onAction: window.navigate("model")
+                onDismissed: window.navigate("model")
+            }
+
+            StackLayout {
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                currentIndex: ["chat", "monitor", "settings", "model", "about"].indexOf(window.page)
+                ChatView { id: chatView; onNavigateRequested: function(p) { window.navigate(p) } }
+                PoolMonitor { id: poolMonitor }
+                EngineSettingsPage { id: engineSettings }
+                ModelPage { id: modelPage }
+                AboutPage { id: aboutPage }
+            }
+        }
+    }
+
+    Toast {
+        id: toast
+        objectName: "toast"
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        anchors.bottomMargin: 90
+    }
+}

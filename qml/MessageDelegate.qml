@@ -1,0 +1,249 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Weir
+
+// One message. User turns are bubbles on the right (edit and resend);
+// replies are full-width, made of typed parts (Markdown text, code, thinking),
+// with their state, usage and actions underneath.
+Item {
+    id: root
+    required property real messageId
+    required property string role
+    required property string content
+    required property var parts
+    required property string state
+    required property string error
+    required property int promptTokens
+    required property int completionTokens
+    required property int cachedTokens
+    required property real tokensPerSecond
+    required property real timeToFirstTokenMs
+    required property string activity
+    required property int queuePosition
+    required property bool isLast
+    property real columnWidth: 800
+    signal editRequested(real messageId, string text)
+
+    readonly property bool isUser: role === "user"
+    readonly property bool streaming: state === "streaming"
+    property bool editing: false
+
+    implicitHeight: column.implicitHeight + 16
+    HoverHandler { id: hover }
+
+    ColumnLayout {
+        id: column
+        width: root.columnWidth
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.top: parent.top
+        anchors.topMargin: 8
+        spacing: 6
+
+        // ---- user turn -------------------------------------------------
+        RowLayout {
+            visible: root.isUser && !root.editing
+            Layout.alignment: Qt.AlignRight
+            spacing: 6
+            Row {
+                Layout.alignment: Qt.AlignVCenter
+                opacity: hover.hovered ? 1 : 0
+                spacing: 0
+                IconButton { iconName: "copy"; iconSize: 15; implicitWidth: 28; implicitHeight: 28; tip: qsTr("Copy"); onClicked: App.chat.copyText(root.content) }
+                IconButton {
+                    objectName: "editButton"
+                    iconName: "pencil"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
+                    tip: qsTr("Edit and resend")
+                    onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+                }
+            }
+            Rectangle {
+                Layout.maximumWidth: root.columnWidth * 0.8
+                implicitWidth: userText.implicitWidth + 28
+                implicitHeight: userText.implicitHeight + 20
+                radius: 14
+                color: Theme.userBubble
+                TextEdit {
+                    id: userText
+                    x: 14; y: 10
+                    width: Math.min(implicitWidth, root.columnWidth * 0.8 - 28)
+                    text: root.isUser ? root.content : ""
+                    textFormat: TextEdit.PlainText
+                    wrapMode: TextEdit.Wrap
+                    readOnly: true
+                    selectByMouse: true
+                    color: Theme.text
+                    selectionColor: Theme.accent
+                    font.pixelSize: Theme.baseSize
+                }
+            }
+        }
+        Rectangle {
+            visible: root.editing
+            Layout.fillWidth: true
+            implicitHeight: editColumn.implicitHeight + 20
+            radius: 12
+            color: Theme.surface
+            border.color: Theme.accent
+            ColumnLayout {
+                id: editColumn
+                anchors.fill: parent
+                anchors.margins: 10
+                TextArea {
+                    id: editArea
+                    Layout.fillWidth: true
+                    wrapMode: TextEdit.Wrap
+                    selectByMouse: true
+                    color: Theme.text
+                    background: null
+                    Keys.onEscapePressed: root.editing = false
+                }
+                RowLayout {
+                    Layout.alignment: Qt.AlignRight
+                    IconButton { text: qsTr("Cancel"); onClicked: root.editing = false }
+                    IconButton {
+                        text: qsTr("Save and resend"); primary: true
+                        enabled: editArea.text.trim().length > 0
+                        onClicked: { root.editing = false; root.editRequested(root.messageId, editArea.text) }
+                    }
+                }
+            }
+        }
+
+        // ---- assistant reply -------------------------------------------
+        RowLayout {
+            visible: !root.isUser
+            spacing: 8
+            Rectangle {
+                width: 24; height: 24; radius: 12
+                color: Theme.accentSoft
+                Icon { anchors.centerIn: parent; name: "weir"; size: 15; color: Theme.accent; lineWidth: 2.2 }
+            }
+            Label {
+                text: App.engine.modelInfo.name || qsTr("Assistant")
+                font.weight: Font.DemiBold
+                font.pixelSize: Theme.smallSize + 1
+                color: Theme.text
+            }
+            Label {
+                visible: root.streaming
+                text: root.activity === "waiting"
+                      ? (root.queuePosition > 0 ? qsTr("waiting in queue \u2014 #%1").arg(root.queuePosition) : qsTr("waiting for a free slot"))
+                      : root.activity === "prefill" ? qsTr("reading the prompt\u2026") : qsTr("writing\u2026")
+                color: root.activity === "waiting" ? Theme.warning : Theme.muted
+                font.pixelSize: Theme.smallSize
+            }
+        }
+
+        Repeater {
+            model: root.isUser ? null : root.parts
+            delegate: Loader {
+                required property string kind
+                required property string text
+                required property string language
+                required property bool closed
+                Layout.fillWidth: true
+                Layout.leftMargin: 32
+                sourceComponent: kind === "code" ? codeComponent : kind === "thinking" ? thinkingComponent : textComponent
+                Component {
+                    id: textComponent
+                    MarkdownText { text: parent ? parent.text : "" }
+                }
+                Component {
+                    id: codeComponent
+                    CodeBlock { code: parent ? parent.text : ""; language: parent ? parent.language : ""; complete: parent ? parent.closed : true }
+                }
+                Component {
+                    id: thinkingComponent
+                    ThinkingBlock { text: parent ? parent.text : ""; complete: parent ? parent.closed : true }
+                }
+            }
+        }
+
+        // Typing indicator before the first token.
+        Row {
+            visible: !root.isUser && root.streaming && root.content.length === 0
+            Layout.leftMargin: 32
+            spacing: 5
+            Repeater {
+                model: 3
+                Rectangle {
+                    required property int index
+                    width: 7; height: 7; radius: 3.5
+                    color: root.activity === "waiting" ? Theme.warning : Theme.faint
+                    SequentialAnimation on opacity {
+                        loops: Animation.Infinite
+                        running: root.streaming && root.content.length === 0
+                        PauseAnimation { duration: index * 160 }
+                        NumberAnimation { to: 0.25; duration: 420 }
+                        NumberAnimation { to: 1; duration: 420 }
+                        PauseAnimation { duration: (2 - index) * 160 }
+                    }
+                }
+            }
+        }
+
+        // Errors and interruptions, in place.
+        Rectangle {
+            visible: !root.isUser && (root.state === "failed" || root.state === "interrupted")
+            Layout.fillWidth: true
+            Layout.leftMargin: 32
+            implicitHeight: notice.implicitHeight + 16
+            radius: Theme.smallRadius
+            color: root.state === "failed" ? Theme.dangerSoft : Theme.warningSoft
+            RowLayout {
+                id: notice
+                anchors.fill: parent
+                anchors.margins: 8
+                spacing: 8
+                Icon { name: "warning"; size: 16; color: root.state === "failed" ? Theme.danger : Theme.warning }
+                Label {
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    color: Theme.text
+                    text: root.state === "failed" ? qsTr("The engine could not answer: %1").arg(root.error || qsTr("unknown error"))
+                                                  : qsTr("Interrupted: Weir closed while this reply was being written. The text above is what was saved.")
+                }
+                IconButton {
+                    visible: root.isLast
+                    text: qsTr("Retry")
+                    iconName: "refresh"
+                    enabled: App.engine.ready && !App.chat.currentGenerating
+                    onClicked: App.chat.regenerate()
+                }
+            }
+        }
+
+        // Usage and actions.
+        RowLayout {
+            visible: !root.isUser && !root.streaming
+            Layout.leftMargin: 26
+            spacing: 2
+            opacity: hover.hovered || root.isLast ? 1 : 0
+            IconButton { iconName: "copy"; iconSize: 15; implicitWidth: 28; implicitHeight: 28; tip: qsTr("Copy reply"); onClicked: App.chat.copyText(root.content) }
+            IconButton {
+                visible: root.isLast
+                objectName: "regenerateButton"
+                iconName: "refresh"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
+                tip: qsTr("Regenerate")
+                enabled: App.engine.ready && !App.chat.currentGenerating
+                onClicked: App.chat.regenerate()
+            }
+            Label {
+                Layout.leftMargin: 6
+                color: Theme.faint
+                font.pixelSize: Theme.smallSize
+                text: {
+                    const bits = []
+                    if (root.state === "cancelled") bits.push(qsTr("stopped"))
+                    if (root.completionTokens > 0) bits.push(qsTr("%n token(s)", "", root.completionTokens))
+                    if (root.tokensPerSecond > 0) bits.push(qsTr("%1 tok/s").arg(root.tokensPerSecond.toFixed(1)))
+                    if (root.timeToFirstTokenMs > 0) bits.push(qsTr("%1 s to first token").arg((root.timeToFirstTokenMs / 1000).toFixed(2)))
+                    if (root.promptTokens > 0) bits.push(root.cachedTokens > 0 ? qsTr("prompt %1 (%2 cached)").arg(root.promptTokens).arg(root.cachedTokens)
+                                                                             : qsTr("prompt %1").arg(root.promptTokens))
+                    return bits.join("  \u00b7  ")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+import Weir
+
+// The model picker and model info: open a GGUF file, recent models, the
+// default model; what the loaded model is (architecture, parameters,
+// quantization, context, window, which layers slide) and its KV pools.
+Rectangle {
+    id: page
+    objectName: "modelPage"
+    color: Theme.window
+    readonly property var info: App.engine.modelInfo
+
+    FileDialog {
+        id: openDialog
+        title: qsTr("Open a GGUF model")
+        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
+        onAccepted: App.loadModel(App.urlToPath(selectedFile))
+    }
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: Math.min(900, parent.width - 48)
+            x: (parent.width - width) / 2
+            spacing: 16
+
+            PageHeader {
+                Layout.topMargin: 24
+                title: qsTr("Model")
+                subtitle: qsTr("One model serves every conversation (and the API) at once.")
+            }
+
+            LoadingCard { Layout.fillWidth: true }
+
+            Card {
+                Layout.fillWidth: true
+                visible: App.engine.ready
+                ColumnLayout {
+                    spacing: 12
+                    RowLayout {
+                        spacing: 10
+                        Icon { name: "chip"; size: 22; color: Theme.accent }
+                        ColumnLayout {
+                            spacing: 0
+                            Layout.fillWidth: true
+                            Label { text: page.info.name || page.info.fileName || ""; font.pixelSize: Theme.titleSize; font.weight: Font.DemiBold; color: Theme.text }
+                            Label { text: page.info.path || ""; color: Theme.faint; font.pixelSize: Theme.smallSize - 1; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                        }
+                    }
+                    GridLayout {
+                        Layout.fillWidth: true
+                        columns: 4
+                        columnSpacing: 24
+                        rowSpacing: 8
+                        Fact { label: qsTr("Architecture"); value: page.info.architecture || "" }
+                        Fact { label: qsTr("Parameters"); value: App.formatCount(page.info.parameters || 0) }
+                        Fact { label: qsTr("Quantization"); value: page.info.quantization || "" }
+                        Fact { label: qsTr("File size"); value: App.formatBytes(page.info.fileSize || 0) }
+                        Fact { label: qsTr("Context length"); value: App.formatNumber(page.info.contextLength || 0) }
+                        Fact { label: qsTr("Sliding window"); value: page.info.slidingWindow > 0 ? App.formatNumber(page.info.slidingWindow) : qsTr("none") }
+                        Fact { label: qsTr("Layers"); value: qsTr("%1 (%2 sliding, %3 full)").arg(page.info.layers).arg(page.info.slidingLayers).arg(page.info.fullLayers) }
+                        Fact { label: qsTr("Heads"); value: qsTr("%1 q / %2 kv \u00d7 %3").arg(page.info.heads).arg(page.info.kvHeads).arg(page.info.headDimK) }
+                        Fact { label: qsTr("Vocabulary"); value: App.formatNumber(page.info.vocab || 0) }
+                        Fact { label: qsTr("KV dtype"); value: page.info.kvDtype || "" }
+                        Fact { label: qsTr("Full pool"); value: qsTr("%1 tokens \u00b7 %2").arg(App.formatNumber(page.info.fullPoolTokens || 0)).arg(App.formatBytes(page.info.fullPoolBytes || 0)) }
+                        Fact { label: qsTr("Window pool"); value: qsTr("%1 tokens \u00b7 %2").arg(App.formatNumber(page.info.windowPoolTokens || 0)).arg(App.formatBytes(page.info.windowPoolBytes || 0)) }
+                    }
+                    LayerStrip { Layout.fillWidth: true; pattern: page.info.layerPattern || "" }
+                }
+            }
+
+            Card {
+                Layout.fillWidth: true
+                Layout.bottomMargin: 24
+                ColumnLayout {
+                    spacing: 8
+                    RowLayout {
+                        Label { text: qsTr("Load a model"); font.weight: Font.DemiBold; color: Theme.text; Layout.fillWidth: true }
+                        IconButton { objectName: "openModelButton"; text: qsTr("Open GGUF file\u2026"); iconName: "folder"; onClicked: openDialog.open() }
+                    }
+                    ModelRow {
+                        visible: App.fileExists(App.settings.defaultModel)
+                        path: App.settings.defaultModel
+                        tag: qsTr("default")
+                    }
+                    Repeater {
+                        model: App.settings.recentModels.filter(p => p !== App.settings.defaultModel)
+                        ModelRow { required property string modelData; path: modelData; tag: qsTr("recent") }
+                    }
+                }
+            }
+        }
+    }
+
+    component Fact: ColumnLayout {
+        property string label
+        property string value
+        spacing: 1
+        Layout.fillWidth: true
+        Label { text: parent.label; color: Theme.faint; font.pixelSize: Theme.smallSize - 1 }
+        Label { text: parent.value; color: Theme.text; font.pixelSize: Theme.smallSize + 1; elide: Text.ElideRight; Layout.fillWidth: true }
+    }
+
+    component ModelRow: ItemDelegate {
+        id: mr
+        property string path
+        property string tag
+        readonly property bool loaded: App.engine.modelPath === path && App.engine.state !== EngineHost.NoModel
+        Layout.fillWidth: true
+        hoverEnabled: true
+        onClicked: if (!loaded || App.engine.state === EngineHost.Failed) App.loadModel(path)
+        contentItem: RowLayout {
+            spacing: 10
+            Icon { name: "chip"; size: 16; color: Theme.muted }
+            Label { text: mr.path.split("/").pop(); color: Theme.text; Layout.fillWidth: true; elide: Text.ElideMiddle }
+            Label { text: mr.loaded ? qsTr("in use") : mr.tag; color: mr.loaded ? Theme.success : Theme.faint; font.pixelSize: Theme.smallSize - 1 }
+        }
+        background: Rectangle { radius: Theme.smallRadius; color: mr.hovered ? Theme.hover : "transparent" }
+    }
+
+    // One cell per layer: which ones use the sliding window.
+    component LayerStrip: ColumnLayout {
+        id: strip
+        property string pattern
+        spacing: 4
+        Label { text: qsTr("Layer pattern"); color: Theme.faint; font.pixelSize: Theme.smallSize - 1 }
+        Row {
+            spacing: 2
+            Repeater {
+                model: strip.pattern.split("")
+                Rectangle {
+                    required property string modelData
+                    width: Math.max(6, Math.min(18, (strip.width - 2 * strip.pattern.length) / Math.max(1, strip.pattern.length)))
+                    height: 14
+                    radius: 2
+                    color: modelData === "F" ? Theme.poolUsed : Theme.poolCached
+                }
+            }
+        }
+        RowLayout {
+            spacing: 14
+            Row { spacing: 5; Rectangle { width: 10; height: 10; radius: 2; color: Theme.poolCached } Label { text: qsTr("sliding window"); color: Theme.muted; font.pixelSize: Theme.smallSize - 1 } }
+            Row { spacing: 5; Rectangle { width: 10; height: 10; radius: 2; color: Theme.poolUsed } Label { text: qsTr("full attention"); color: Theme.muted; font.pixelSize: Theme.smallSize - 1 } }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import QtQuick
+import QtQuick.Shapes
+import QtQuick.Controls
+import Weir
+
+// A live stacked-area chart of one KV pool over the last minute: tokens in
+// use (bottom), cached for reuse (on top of it), free (the rest), with the
+// pool's concurrency-aware floor as a dashed line. Redrawn on every status
+// snapshot (4 per second).
+Item {
+    id: chart
+    property string pool: "full"
+    readonly property var current: pool === "window" ? App.pools.window : App.pools.full
+    readonly property int revision: App.pools.revision
+    readonly property real plotWidth: width - axis.width - 6
+    readonly property real plotHeight: height - 18
+
+    implicitHeight: 170
+
+    // Y axis labels
+    Item {
+        id: axis
+        width: 34
+        height: chart.plotHeight
+        Repeater {
+            model: ["100%", "75%", "50%", "25%", "0%"]
+            Label {
+                required property string modelData
+                required property int index
+                y: index * chart.plotHeight / 4 - height / 2
+                width: axis.width
+                horizontalAlignment: Text.AlignRight
+                text: modelData
+                color: Theme.faint
+                font.pixelSize: Theme.smallSize - 3
+            }
+        }
+    }
+
+    Rectangle {
+        id: plot
+        x: axis.width + 6
+        width: chart.plotWidth
+        height: chart.plotHeight
+        color: Theme.poolFree
+        radius: 4
+        clip: true
+
+        Repeater {
+            model: 3
+            Rectangle {
+                required property int index
+                y: (index + 1) * plot.height / 4
+                width: plot.width; height: 1
+                color: Theme.dark ? Qt.rgba(1, 1, 1, 0.06) : Qt.rgba(0, 0, 0, 0.06)
+            }
+        }
+
+        Shape {
+            anchors.fill: parent
+            antialiasing: true
+            layer.enabled: true
+            layer.samples: 4
+
+            ShapePath {
+                strokeColor: Theme.poolCached
+                strokeWidth: 1.5
+                fillColor: Qt.rgba(Theme.poolCached.r, Theme.poolCached.g, Theme.poolCached.b, 0.35)
+                joinStyle: ShapePath.RoundJoin
+                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 1, 2, plot.width, plot.height) } }
+            }
+            ShapePath {
+                strokeColor: Theme.poolUsed
+                strokeWidth: 1.5
+                fillColor: Qt.rgba(Theme.poolUsed.r, Theme.poolUsed.g, Theme.poolUsed.b, 0.45)
+                joinStyle: ShapePath.RoundJoin
+                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 0, 1, plot.width, plot.height) } }
+            }
+            ShapePath {
+                id: floorLine
+                readonly property real fraction: chart.current.capacity > 0 ? chart.current.floor / chart.current.capacity : 0
+                strokeColor: fraction > 0 && fraction <= 1 ? Theme.poolFloor : "transparent"
+                strokeWidth: 1.2
+                strokeStyle: ShapePath.DashLine
+                dashPattern: [4, 3]
+                fillColor: "transparent"
+                startX: 0
+                startY: plot.height * (1 - Math.min(1, floorLine.fraction))
+                PathLine { x: plot.width; y: plot.height * (1 - Math.min(1, floorLine.fraction)) }
+            }
+        }
+
+        Label {
+            visible: !App.pools.hasData
+            anchors.centerIn: parent
+            text: App.engine.ready ? qsTr("Waiting for the first status\u2026") : qsTr("No model loaded")
+            color: Theme.faint
+        }
+    }
+
+    Label {
+        anchors.left: plot.left
+        anchors.top: plot.bottom
+        anchors.topMargin: 3
+        text: qsTr("60 s ago")
+        color: Theme.faint
+        font.pixelSize: Theme.smallSize - 3
+    }
+    Label {
+        anchors.right: plot.right
+        anchors.top: plot.bottom
+        anchors.topMargin: 3
+        text: qsTr("now")
+        color: Theme.faint
+        font.pixelSize: Theme.smallSize - 3
+    }
+}

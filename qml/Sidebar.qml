@@ -1,0 +1,190 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Weir
+
+// Conversations: new, search (titles and content), rename in place, delete
+// with undo, and a marker on the ones generating or waiting. Navigation to
+// the pool monitor, engine settings, model and about pages sits at the bottom.
+Rectangle {
+    id: sidebar
+    color: Theme.sidebar
+
+    property string page: "chat"
+    signal navigate(string page)
+    property alias searchField: search
+
+    function focusSearch() { search.forceActiveFocus(); search.selectAll() }
+    function startRename(id) {
+        const row = App.chat.conversations.rowOf(id)
+        if (row >= 0) { list.currentIndex = row; list.renamingId = id }
+    }
+
+    Rectangle { anchors.right: parent.right; width: 1; height: parent.height; color: Theme.border }
+
+    ColumnLayout {
+        anchors.fill: parent
+        anchors.rightMargin: 1
+        spacing: 0
+
+        // Brand + new conversation
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.margins: 12
+            Layout.bottomMargin: 8
+            spacing: 8
+            Icon { name: "weir"; color: Theme.accent; size: 22; lineWidth: 2 }
+            Label {
+                text: "Weir"
+                font.pixelSize: Theme.titleSize
+                font.weight: Font.DemiBold
+                color: Theme.text
+                Layout.fillWidth: true
+            }
+            IconButton {
+                iconName: "upload"
+                tip: qsTr("Import a conversation (JSON)")
+                onClicked: importDialog.open()
+            }
+            IconButton {
+                objectName: "newConversationButton"
+                iconName: "plus"
+                tip: qsTr("New conversation (Ctrl+N)")
+                onClicked: { sidebar.navigate("chat"); App.chat.newConversation() }
+            }
+        }
+
+        // Search
+        TextField {
+            id: search
+            objectName: "searchField"
+            Layout.fillWidth: true
+            Layout.leftMargin: 12
+            Layout.rightMargin: 12
+            Layout.bottomMargin: 8
+            placeholderText: qsTr("Search conversations")
+            leftPadding: 32
+            selectByMouse: true
+            color: Theme.text
+            placeholderTextColor: Theme.faint
+            background: Rectangle {
+                radius: Theme.smallRadius
+                color: Theme.surface
+                border.color: search.activeFocus ? Theme.accent : Theme.border
+                border.width: search.activeFocus ? 1.5 : 1
+            }
+            Icon {
+                name: "search"; size: 16; color: Theme.faint
+                anchors.left: parent.left; anchors.leftMargin: 10
+                anchors.verticalCenter: parent.verticalCenter
+            }
+            onTextChanged: searchDelay.restart()
+            Keys.onEscapePressed: { text = ""; list.forceActiveFocus() }
+            Timer { id: searchDelay; interval: 180; onTriggered: App.chat.searchText = search.text }
+        }
+
+        ListView {
+            id: list
+            objectName: "conversationList"
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            model: App.chat.conversations
+            currentIndex: model.rowOf(App.chat.currentId)
+            boundsBehavior: Flickable.StopAtBounds
+            property real renamingId: 0
+            ScrollBar.vertical: ScrollBar { policy: ScrollBar.AsNeeded }
+
+            section.property: "section"
+            section.delegate: Label {
+                required property string section
+                width: ListView.view.width
+                text: section
+                leftPadding: 20
+                topPadding: 12
+                bottomPadding: 4
+                font.pixelSize: Theme.smallSize - 1
+                font.weight: Font.DemiBold
+                color: Theme.faint
+            }
+
+            delegate: ConversationDelegate {
+                width: ListView.view.width
+                current: conversationId === App.chat.currentId && sidebar.page === "chat"
+                renaming: list.renamingId === conversationId
+                onActivated: { sidebar.navigate("chat"); App.chat.select(conversationId) }
+                onRenameRequested: list.renamingId = conversationId
+                onRenameFinished: function(title) {
+                    list.renamingId = 0
+                    if (title !== undefined) App.chat.rename(conversationId, title)
+                }
+                onDeleteRequested: App.chat.remove(conversationId)
+                onExportRequested: function(format) { exportDialog.start(conversationId, format) }
+            }
+
+            Label {
+                anchors.centerIn: parent
+                width: parent.width - 48
+                visible: list.count === 0
+                horizontalAlignment: Text.AlignHCenter
+                wrapMode: Text.Wrap
+                color: Theme.faint
+                text: App.chat.searchText.length > 0 ? qsTr("No conversation mentions \u201c%1\u201d").arg(App.chat.searchText)
+                                                     : qsTr("No conversations yet.\nPress Ctrl+N to start one.")
+            }
+        }
+
+        Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
+
+        // Pages
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.margins: 8
+            spacing: 2
+            NavItem {
+                objectName: "navPoolMonitor"
+                iconName: "activity"; text: qsTr("Pool monitor"); page: "monitor"
+                badge: App.pools.pressure.length > 0 ? "!" : ""
+            }
+            NavItem { objectName: "navEngineSettings"; iconName: "sliders"; text: qsTr("Engine settings"); page: "settings"; shortcutText: "Ctrl+," }
+            NavItem { objectName: "navModel"; iconName: "chip"; text: qsTr("Model"); page: "model" }
+            NavItem { objectName: "navAbout"; iconName: "info"; text: qsTr("About"); page: "about" }
+        }
+    }
+
+    component NavItem: ItemDelegate {
+        id: nav
+        property string iconName
+        property string page
+        property string badge: ""
+        property string shortcutText: ""
+        Layout.fillWidth: true
+        implicitHeight: 34
+        hoverEnabled: true
+        highlighted: sidebar.page === page
+        onClicked: sidebar.navigate(page)
+        contentItem: RowLayout {
+            spacing: 10
+            Icon { name: nav.iconName; size: 17; color: nav.highlighted ? Theme.accent : Theme.muted }
+            Label {
+                text: nav.text
+                color: nav.highlighted ? Theme.text : Theme.muted
+                font.weight: nav.highlighted ? Font.DemiBold : Font.Normal
+                Layout.fillWidth: true
+            }
+            Label { visible: nav.shortcutText.length > 0 && nav.hovered; text: nav.shortcutText; color: Theme.faint; font.pixelSize: Theme.smallSize - 1 }
+            Rectangle {
+                visible: nav.badge.length > 0
+                width: 8; height: 8; radius: 4
+                color: App.pools.pressureIsError ? Theme.danger : Theme.warning
+            }
+        }
+        background: Rectangle {
+            radius: Theme.smallRadius
+            color: nav.highlighted ? Theme.selected : nav.hovered ? Theme.hover : "transparent"
+        }
+    }
+
+    ExportDialog { id: exportDialog }
+    ImportDialog { id: importDialog }
+}

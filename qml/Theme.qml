@@ -1,0 +1,69 @@
+pragma Singleton
+import QtQuick
+import Weir
+
+// Colours and metrics for every view, derived from the system palette so the
+// app follows light and dark mode. WEIR_THEME=dark|light overrides (tests).
+QtObject {
+    id: theme
+
+    readonly property SystemPalette palette: SystemPalette { colorGroup: SystemPalette.Active }
+    readonly property bool dark: App.themeOverride === "dark" ? true
+                               : App.themeOverride === "light" ? false
+                               : palette.window.hslLightness < 0.5
+
+    function mix(a, b, t) {
+        return Qt.rgba(a.r * (1 - t) + b.r * t, a.g * (1 - t) + b.g * t,
+                       a.b * (1 - t) + b.b * t, a.a * (1 - t) + b.a * t)
+    }
+
+    // Surfaces
+    readonly property color window: dark ? "#1b1d21" : "#ffffff"
+    readonly property color sidebar: dark ? "#15171a" : "#f4f5f7"
+    readonly property color surface: dark ? "#23262b" : "#ffffff"
+    readonly property color raised: dark ? "#2a2e34" : "#f7f8fa"
+    readonly property color hover: dark ? Qt.rgba(1, 1, 1, 0.06) : Qt.rgba(0, 0, 0, 0.045)
+    readonly property color selected: dark ? Qt.rgba(1, 1, 1, 0.10) : Qt.rgba(0, 0, 0, 0.075)
+    readonly property color border: dark ? "#353a41" : "#e2e5e9"
+    readonly property color strongBorder: dark ? "#4a5058" : "#cfd4da"
+
+    // Text
+    readonly property color text: dark ? "#e8eaed" : "#1f2328"
+    readonly property color muted: dark ? "#9aa0a8" : "#656d76"
+    readonly property color faint: dark ? "#6b7178" : "#8c959f"
+
+    // Accent follows the system highlight when it has some colour.
+    readonly property color accent: palette.highlight.hslSaturation > 0.25
+                                    ? palette.highlight : (dark ? "#6ea8fe" : "#2f6fde")
+    readonly property color accentText: "#ffffff"
+    readonly property color accentSoft: Qt.rgba(accent.r, accent.g, accent.b, dark ? 0.22 : 0.10)
+    readonly property color userBubble: dark ? "#2c3440" : "#eef3fb"
+
+    readonly property color danger: dark ? "#ff7b72" : "#cf222e"
+    readonly property color dangerSoft: dark ? Qt.rgba(1, 0.48, 0.45, 0.14) : "#ffebe9"
+    readonly property color warning: dark ? "#e3b341" : "#9a6700"
+    readonly property color warningSoft: dark ? Qt.rgba(0.89, 0.70, 0.25, 0.14) : "#fff8c5"
+    readonly property color success: dark ? "#56d364" : "#1a7f37"
+
+    // Code blocks
+    readonly property color codeBackground: dark ? "#16181c" : "#f6f8fa"
+    readonly property color codeHeader: dark ? "#202328" : "#eef0f3"
+    readonly property color inlineCode: dark ? "#2d3139" : "#eff1f3"
+
+    // Pool chart
+    readonly property color poolUsed: accent
+    readonly property color poolCached: dark ? "#3fb9a0" : "#1f9d83"
+    readonly property color poolFree: dark ? "#2a2e34" : "#eef0f3"
+    readonly property color poolFloor: warning
+
+    // Metrics
+    readonly property int radius: 8
+    readonly property int smallRadius: 6
+    readonly property int spacing: 8
+    readonly property int sidebarWidth: 272
+    readonly property int contentWidth: 820
+    readonly property real baseSize: Qt.application.font.pixelSize > 0 ? Qt.application.font.pixelSize : 14
+    readonly property real smallSize: Math.round(baseSize * 0.86)
+    readonly property real titleSize: Math.round(baseSize * 1.3)
+    readonly property string monoFamily: "DejaVu Sans Mono, Noto Sans Mono, Liberation Mono, monospace"
+}

@@ -1,0 +1,79 @@
+#pragma once
+// A deterministic stand-in for weir::Engine, for tests of the app's C++ and
+// QML (the way Tokodon's tests replay a mock network). It behaves like the
+// engine from the outside: a scheduler thread admits up to maxRunningRequests,
+// queues the rest, streams one word per token, ends each request with exactly
+// one terminal event, and reports pool usage through cacheStatus().
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/EngineBackend.h"
+
+namespace weir::desktop::testing {
+
+struct FakeEngineConfig {
+    int tokenIntervalMs = 2;     // time between decode steps
+    int loadDelayMs = 0;         // how long "loading the model" takes
+    std::string failLoad;        // non-empty: the constructor throws weir::Error with this
+    bool endless = false;        // replies never finish on their own (kill -9 test)
+    std::string refuseClientContaining;  // such requests end with an Error event
+    // When set, every submitted request and the chat it was rendered from are
+    // recorded here (tests check what the app asked for).
+    struct Record {
+        std::mutex mutex;
+        std::vector<GenerateRequest> requests;
+        std::vector<std::vector<ChatMessage>> chats;
+    };
+    std::shared_ptr<Record> record;
+};
+
+// The reply the fake writes for a prompt whose last user message is `lastUser`.
+std::string fakeReplyFor(const std::string& lastUser);
+
+class FakeEngineBackend final : public EngineBackend {
+public:
+    FakeEngineBackend(const EngineOptions& options, FakeEngineConfig config);
+    ~FakeEngineBackend() override;
+
+    const ModelConfig& modelConfig() const override { return config_; }
+    const EngineOptions& options() const override { return options_; }
+    std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const override;
+    uint64_t submit(GenerateRequest request, EventSink sink) override;
+    void cancel(uint64_t id) override;
+    CacheStatus cacheStatus() const override;
+    void clearPrefixCache() override;
+
+    static EngineFactory factory(FakeEngineConfig config = {});
+
+private:
+    struct Request {
+        uint64_t id;
+        GenerateRequest request;
+        EventSink sink;
+        std::vector<std::string> words;
+        size_t next = 0;
+        bool cancelled = false;
+        bool admitted = false;
+    };
+    void run();
+
+    EngineOptions options_;
+    FakeEngineConfig fake_;
+    ModelConfig config_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<Request> requests_;  // running first, then waiting, in order
+    uint64_t nextId_ = 1;
+    uint64_t deferrals_ = 0, prefixHits_ = 0;
+    bool cacheCleared_ = false;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+} // namespace weir::desktop::testing

@@ -1,0 +1,261 @@
+// ChatController on the fake engine: send streams a reply into its
+// conversation and stores it; two conversations generate at the same time;
+// beyond max running they wait in a visible queue; stop keeps the partial
+// text; regenerate, edit-and-resend, delete with undo, search, settings
+// reaching the request, progress saved while streaming, errors in place.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "FakeEngineBackend.h"
+#include "chat/ChatController.h"
+#include "engine/EngineHost.h"
+#include "storage/Storage.h"
+
+using namespace weir::desktop;
+using testing::FakeEngineBackend;
+using testing::FakeEngineConfig;
+
+namespace {
+
+struct Fixture {
+    explicit Fixture(FakeEngineConfig config = {}, int maxRunning = 2)
+        : storage(dir.path()), host(FakeEngineBackend::factory(config)) {
+        QVERIFY(storage.open());
+        weir::EngineOptions options;
+        options.maxRunningRequests = maxRunning;
+        host.setEngineOptions(options);
+        host.setStatusInterval(10);
+        chat = std::make_unique<ChatController>(&storage, &host);
+        host.load(QStringLiteral("fake.gguf"));
+        QTRY_VERIFY_WITH_TIMEOUT(host.state() == EngineHost::Ready, 30000);
+    }
+    QTemporaryDir dir;
+    Storage storage;
+    EngineHost host;
+    std::unique_ptr<ChatController> chat;
+};
+
+QString expectedReply(qint64 conv, int promptTokens) {
+    return QString::fromStdString(testing::fakeReplyFor(
+        QStringLiteral("conv:%1 (%2 tokens)").arg(conv).arg(promptTokens).toStdString()));
+}
+
+} // namespace
+
+class ChatControllerTest : public QObject {
+    Q_OBJECT
+private slots:
+    void sendStreamsAndStores() {
+        Fixture f;
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QCOMPARE(f.chat->currentId(), id);
+        QVERIFY(f.chat->send(QStringLiteral("Hello world")));
+        QVERIFY(f.chat->currentGenerating());
+        QCOMPARE(f.chat->messages()->rowCount(), 2);
+        QCOMPARE(f.chat->currentTitle(), QStringLiteral("Hello world"));
+        QVERIFY(!f.chat->send(QStringLiteral("again")));  // one reply at a time per conversation
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("complete"));
+
+        const auto stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].content, expectedReply(id, 4));
+        QCOMPARE(stored[1].state, MessageState::Complete);
+        QCOMPARE(stored[1].tokensPerSecond, 250.0);
+        QVERIFY(stored[1].completionTokens > 10);
+        QCOMPARE(f.chat->messages()->get(1).value("content").toString(), stored[1].content);
+        QVERIFY(!f.chat->currentGenerating());
+    }
+
+    void twoConversationsStreamAtTheSameTime() {
+        Fixture f;
+        const qint64 a = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("first")));
+        const qint64 b = f.chat->newConversation();  // switch, start another
+        QVERIFY(f.chat->send(QStringLiteral("second")));
+        QCOMPARE(f.chat->generatingCount(), 2);
+        // Interleaving: a token of each arrives while the other is still running.
+        QSet<qint64> streaming, ended;
+        bool overlapped = false;
+        connect(f.chat.get(), &ChatController::replyTokens, [&](qint64 conv, int) {
+            streaming.insert(conv);
+            if (streaming.contains(a) && streaming.contains(b) && ended.isEmpty()) overlapped = true;
+        });
+        connect(f.chat.get(), &ChatController::replyEnded, [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
+        QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 2, 30000);
+        QVERIFY(overlapped);
+        QCOMPARE(f.storage.messages(a)[1].content, expectedReply(a, 3));
+        QCOMPARE(f.storage.messages(b)[1].content, expectedReply(b, 3));
+        // The conversation on screen is b; a's reply went to storage, not to b's view.
+        QCOMPARE(f.chat->messages()->get(0).value("content").toString(), QStringLiteral("second"));
+    }
+
+    void beyondMaxRunningTheyQueue() {
+        Fixture f({}, 1);
+        QList<qint64> ids;
+        for (int i = 0; i < 3; ++i) {
+            ids << f.chat->newConversation();
+            QVERIFY(f.chat->send(QStringLiteral("q%1").arg(i)));
+        }
+        bool sawQueue = false;
+        int bestPosition = 0;
+        connect(&f.host, &EngineHost::statusUpdated, [&](const weir::CacheStatus&) {
+            for (qint64 id : ids) {
+                const int row = f.chat->conversations()->rowOf(id);
+                const auto idx = f.chat->conversations()->index(row);
+                if (f.chat->conversations()->data(idx, ConversationListModel::ActivityRole).toString() == u"waiting") {
+                    sawQueue = true;
+                    bestPosition = std::max(bestPosition,
+                                            f.chat->conversations()->data(idx, ConversationListModel::QueuePositionRole).toInt());
+                }
+            }
+        });
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, 30000);
+        QVERIFY(sawQueue);
+        QCOMPARE(bestPosition, 2);  // third in line = second in the queue
+    }
+
+    void stopKeepsThePartialReply() {
+        FakeEngineConfig config;
+        config.endless = true;
+        Fixture f(config);
+        const qint64 id = f.chat->newConversation();
+        QSignalSpy tokens(f.chat.get(), &ChatController::replyTokens);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("go on")));
+        QTRY_VERIFY_WITH_TIMEOUT(tokens.count() > 3, 30000);
+        f.chat->stop();
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("cancelled"));
+        const auto stored = f.storage.messages(id);
+        QCOMPARE(stored[1].state, MessageState::Cancelled);
+        QVERIFY(stored[1].content.startsWith(QStringLiteral("word0 ")));
+    }
+
+    void progressIsSavedWhileStreaming() {
+        FakeEngineConfig config;
+        config.endless = true;
+        config.tokenIntervalMs = 5;
+        Fixture f(config);
+        QVERIFY(f.chat->saveIntervalMs() <= 2000);
+        f.chat->setSaveInterval(50);
+        const qint64 id = f.chat->newConversation();
+        QSignalSpy saved(f.chat.get(), &ChatController::replySaved);
+        QVERIFY(f.chat->send(QStringLiteral("stream")));
+        QTRY_VERIFY_WITH_TIMEOUT(saved.count() >= 2, 30000);
+        const auto stored = f.storage.messages(id);
+        QCOMPARE(stored[1].state, MessageState::Streaming);
+        QVERIFY(stored[1].content.size() >= saved.last().at(2).toInt());
+        f.chat->stop();
+    }
+
+    void regenerateAndEditAndResend() {
+        Fixture f;
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("one two")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const qint64 firstReply = f.storage.messages(id)[1].id;
+
+        QVERIFY(f.chat->regenerate());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        auto stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QVERIFY(stored[1].id != firstReply);
+        QCOMPARE(f.chat->messages()->rowCount(), 2);
+
+        QVERIFY(f.chat->send(QStringLiteral("three")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, 30000);
+        QCOMPARE(f.storage.messages(id).size(), 4);
+
+        // Edit the first question: everything after it goes, a new reply comes.
+        QVERIFY(f.chat->editAndResend(stored[0].id, QStringLiteral("one two three four")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 4, 30000);
+        stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("one two three four"));
+        QCOMPARE(stored[1].content, expectedReply(id, 6));
+        QCOMPARE(f.chat->messages()->rowCount(), 2);
+    }
+
+    void deleteWithUndoAndSearch() {
+        Fixture f;
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 a = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("about rivers")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const qint64 b = f.chat->newConversation();
+        f.chat->rename(b, QStringLiteral("Mountains"));
+        QCOMPARE(f.chat->conversations()->count(), 2);
+
+        f.chat->setSearchText(QStringLiteral("RIVERS"));
+        QCOMPARE(f.chat->conversations()->count(), 1);
+        QCOMPARE(f.chat->conversations()->idAt(0), a);
+        f.chat->setSearchText(QStringLiteral("doubled"));  // in the reply's code block
+        QCOMPARE(f.chat->conversations()->count(), 1);
+        f.chat->setSearchText(QString());
+        QCOMPARE(f.chat->conversations()->count(), 2);
+
+        f.chat->remove(a);
+        QCOMPARE(f.chat->conversations()->count(), 1);
+        QVERIFY(f.chat->undoText().contains(QStringLiteral("about rivers")));
+        f.chat->undoRemove();
+        QCOMPARE(f.chat->conversations()->count(), 2);
+        QCOMPARE(f.chat->currentId(), a);
+        QVERIFY(f.chat->undoText().isEmpty());
+
+        f.chat->remove(b);
+        f.chat->purgeRemoved();
+        QVERIFY(!f.storage.conversation(b));
+        QVERIFY(f.storage.conversation(a));
+    }
+
+    void settingsReachTheRequest() {
+        FakeEngineConfig config;
+        config.record = std::make_shared<FakeEngineConfig::Record>();
+        Fixture f(config);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        f.chat->newConversation();
+        f.chat->setSettings({{"systemPrompt", "Answer in French."}, {"temperature", 0.25}, {"topP", 0.5},
+                             {"topK", 12}, {"maxTokens", 7}, {"seed", 99}});
+        QCOMPARE(f.chat->currentSettings().value("topK").toInt(), 12);
+        QVERIFY(f.chat->send(QStringLiteral("Bonjour")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        std::lock_guard lock(config.record->mutex);
+        QCOMPARE(config.record->requests.size(), size_t(1));
+        const weir::GenerateRequest& r = config.record->requests[0];
+        QCOMPARE(r.sampling.temperature, 0.25f);
+        QCOMPARE(r.sampling.topP, 0.5f);
+        QCOMPARE(r.sampling.topK, 12);
+        QCOMPARE(r.sampling.seed, uint64_t(99));
+        QCOMPARE(r.maxTokens, 7);
+        const auto& chat = config.record->chats[0];
+        QCOMPARE(chat.size(), size_t(2));
+        QCOMPARE(chat[0].role, std::string("system"));
+        QCOMPARE(chat[0].content, std::string("Answer in French."));
+        QCOMPARE(chat[1].content, std::string("Bonjour"));
+        // maxTokens 7: the reply stops at 7 tokens.
+        QCOMPARE(f.storage.messages(f.chat->currentId())[1].completionTokens, 7);
+    }
+
+    void engineErrorsShowInPlace() {
+        FakeEngineConfig config;
+        config.refuseClientContaining = "conv:";
+        Fixture f(config);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("anything")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        const auto stored = f.storage.messages(id);
+        QCOMPARE(stored[1].state, MessageState::Failed);
+        QVERIFY(stored[1].error.contains(QStringLiteral("can never fit")));
+        QCOMPARE(f.chat->messages()->get(1).value("error").toString(), stored[1].error);
+    }
+};
+
+QTEST_GUILESS_MAIN(ChatControllerTest)
+#include "chat_controller_test.moc"

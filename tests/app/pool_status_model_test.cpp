@@ -1,0 +1,125 @@
+// The pool monitor's model: a minute of history, chart polygons scaled into
+// the plot, current values and counters, per-request rows, and the pressure
+// banner (preemptions, refusals, nearly full pools, integrity violations).
+#include <QSignalSpy>
+#include <QTest>
+
+#include "monitor/PoolStatusModel.h"
+
+using namespace weir::desktop;
+
+namespace {
+weir::CacheStatus status(int64_t fullOwned, int64_t fullCached, int64_t windowOwned, int64_t windowCached) {
+    weir::CacheStatus s;
+    s.full.name = "full";
+    s.window.name = "window";
+    s.full.capacityTokens = 1000;
+    s.window.capacityTokens = 400;
+    s.full.ownedTokens = fullOwned;
+    s.full.cachedTokens = fullCached;
+    s.full.freeTokens = 1000 - fullOwned - fullCached;
+    s.window.ownedTokens = windowOwned;
+    s.window.cachedTokens = windowCached;
+    s.window.freeTokens = 400 - windowOwned - windowCached;
+    s.window.floorTokens = 300;
+    return s;
+}
+} // namespace
+
+class PoolStatusModelTest : public QObject {
+    Q_OBJECT
+private slots:
+    void currentValuesAndCounters() {
+        PoolStatusModel m;
+        auto s = status(250, 100, 200, 0);
+        s.preemptions = 0;
+        s.prefixHitTokens = 1234;
+        s.running = 2;
+        s.waiting = 1;
+        weir::RequestStatus r;
+        r.id = 5;
+        r.client = "conv:12";
+        r.state = "decode";
+        r.fullTokens = 250;
+        r.windowTokens = 100;
+        s.requests.push_back(r);
+        QSignalSpy updated(&m, &PoolStatusModel::updated);
+        m.addSnapshot(s, 0.0);
+        QCOMPARE(updated.count(), 1);
+        QCOMPARE(m.full().value("used").toLongLong(), 250);
+        QCOMPARE(m.full().value("usedFraction").toDouble(), 0.25);
+        QCOMPARE(m.window().value("floor").toLongLong(), 300);
+        QCOMPARE(m.counters().value("prefixHitTokens").toULongLong(), 1234u);
+        QCOMPARE(m.counters().value("waiting").toInt(), 1);
+        QCOMPARE(m.requests()->rowCount(), 1);
+        const auto idx = m.requests()->index(0);
+        QCOMPARE(m.requests()->data(idx, RequestUsageModel::ConversationIdRole).toLongLong(), 12);
+        QCOMPARE(m.requests()->data(idx, RequestUsageModel::FullShareRole).toDouble(), 0.25);
+        QCOMPARE(m.requests()->data(idx, RequestUsageModel::WindowShareRole).toDouble(), 0.25);
+    }
+
+    void chartPolygons() {
+        PoolStatusModel m;
+        m.addSnapshot(status(0, 0, 0, 0), 0.0);
+        m.addSnapshot(status(500, 250, 0, 0), 30.0);
+        m.addSnapshot(status(1000, 0, 0, 0), 60.0);
+        // In-use line of the full pool in a 600 x 100 box: time 0..60 s maps to x 0..600.
+        const QPolygonF used = m.line(QStringLiteral("full"), 1, 600, 100);
+        QCOMPARE(used.size(), 3);
+        QCOMPARE(used[0], QPointF(0, 100));
+        QCOMPARE(used[1], QPointF(300, 50));
+        QCOMPARE(used[2], QPointF(600, 0));
+        const QPolygonF top = m.line(QStringLiteral("full"), 2, 600, 100);
+        QCOMPARE(top[1], QPointF(300, 25));  // in use + cached = 75%
+        // The cached band: the top edge forward, the in-use edge back, closed.
+        const QPolygonF band = m.band(QStringLiteral("full"), 1, 2, 600, 100);
+        QCOMPARE(band.size(), 7);
+        QCOMPARE(band.first(), band.last());
+        QCOMPARE(band[3], used[2]);
+        QCOMPARE(band[4], used[1]);
+
+        // Samples older than a minute drop out (one is kept for the left edge).
+        // (samples at 30 and 60 s stay: 60 is inside the minute, 30 draws its left edge).
+        m.addSnapshot(status(0, 0, 0, 0), 100.0);
+        QCOMPARE(m.sampleCount(), 3);
+        QCOMPARE(m.line(QStringLiteral("full"), 1, 600, 100).first().x(), 0.0);  // clamped to the left edge
+        QVERIFY(m.updatesPerSecond() > 0);
+    }
+
+    void pressureBanner() {
+        PoolStatusModel m;
+        QSignalSpy changed(&m, &PoolStatusModel::pressureChanged);
+        m.addSnapshot(status(100, 0, 100, 0), 0.0);
+        QVERIFY(m.pressure().isEmpty());
+
+        auto s = status(100, 0, 380, 0);  // window 95% used, little cached
+        m.addSnapshot(s, 1.0);
+        QVERIFY(m.pressure().contains(QStringLiteral("window pool is nearly full")));
+        QVERIFY(!m.pressureIsError());
+
+        s.preemptions = 2;
+        m.addSnapshot(s, 2.0);
+        QVERIFY(m.pressure().contains(QStringLiteral("2 request(s) preempted")));
+
+        m.dismissPressure();
+        QVERIFY(m.pressure().isEmpty());
+        m.addSnapshot(s, 3.0);
+        QVERIFY(m.pressure().isEmpty());  // dismissed until it goes away
+
+        // Old preemptions age out; a violation is an error.
+        auto calm = status(100, 0, 100, 0);
+        calm.preemptions = 2;
+        m.addSnapshot(calm, 30.0);
+        m.addSnapshot(calm, 31.0);
+        QVERIFY(m.pressure().isEmpty());
+        calm.violations = 1;
+        calm.violationDetails = {"window page 17 owned twice"};
+        m.addSnapshot(calm, 32.0);
+        QVERIFY(m.pressureIsError());
+        QVERIFY(m.pressure().contains(QStringLiteral("window page 17 owned twice")));
+        QVERIFY(changed.count() >= 4);
+    }
+};
+
+QTEST_GUILESS_MAIN(PoolStatusModelTest)
+#include "pool_status_model_test.moc"

@@ -1,0 +1,177 @@
+// Storage: the database is WAL with foreign keys on; conversations, messages
+// and tool calls round-trip; search covers titles and content; delete is
+// undoable until purged and cascades to messages and tool calls.
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "storage/Storage.h"
+
+using namespace weir::desktop;
+
+class StorageTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+private slots:
+    void opensWithWalAndForeignKeys() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY2(s.open(), qPrintable(s.lastError()));
+        QCOMPARE(s.schemaVersion(), Storage::latestSchemaVersion());
+        // Check from an independent connection what the file says.
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("check"));
+            db.setDatabaseName(s.databasePath());
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA journal_mode")) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("wal"));
+            QVERIFY(q.exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")));
+            QStringList tables;
+            while (q.next()) tables << q.value(0).toString();
+            QVERIFY(tables.contains(QStringLiteral("conversations")));
+            QVERIFY(tables.contains(QStringLiteral("messages")));
+            QVERIFY(tables.contains(QStringLiteral("tool_calls")));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("check"));
+    }
+
+    void conversationsAndMessagesRoundTrip() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        ConversationSettings settings;
+        settings.systemPrompt = QStringLiteral("Be brief.");
+        settings.temperature = 0.3;
+        settings.topK = 7;
+        settings.seed = 1234;
+        const qint64 id = s.createConversation(QStringLiteral("First"), settings);
+        QVERIFY(id > 0);
+
+        MessageRecord user;
+        user.conversationId = id;
+        user.role = QStringLiteral("user");
+        user.content = QStringLiteral("Hi \u00e9\u00e8 \U0001F600");
+        const qint64 u = s.appendMessage(user);
+        MessageRecord reply;
+        reply.conversationId = id;
+        reply.role = QStringLiteral("assistant");
+        reply.state = MessageState::Streaming;
+        const qint64 r = s.appendMessage(reply);
+        QVERIFY(u > 0 && r > u);
+        QVERIFY(s.saveProgress(r, QStringLiteral("Hel")));
+
+        reply = *s.message(r);
+        QCOMPARE(reply.position, 1);
+        QCOMPARE(reply.content, QStringLiteral("Hel"));
+        QCOMPARE(reply.state, MessageState::Streaming);
+        reply.content = QStringLiteral("Hello");
+        reply.state = MessageState::Complete;
+        reply.promptTokens = 10;
+        reply.completionTokens = 2;
+        reply.cachedTokens = 4;
+        reply.tokensPerSecond = 55.5;
+        QVERIFY(s.updateMessage(reply));
+
+        const auto messages = s.messages(id);
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[0].content, user.content);
+        QCOMPARE(messages[1].content, QStringLiteral("Hello"));
+        QCOMPARE(messages[1].cachedTokens, 4);
+        QCOMPARE(messages[1].tokensPerSecond, 55.5);
+
+        const auto c = s.conversation(id);
+        QVERIFY(c);
+        QCOMPARE(c->settings.systemPrompt, QStringLiteral("Be brief."));
+        QCOMPARE(c->settings.topK, 7);
+        QCOMPARE(c->settings.seed, 1234);
+        QCOMPARE(c->settings.temperature, 0.3);
+
+        ToolCallRecord call;
+        call.messageId = r;
+        call.callId = QStringLiteral("call_1");
+        call.name = QStringLiteral("search");
+        call.arguments = QStringLiteral("{\"q\":\"x\"}");
+        QVERIFY(s.addToolCall(call) > 0);
+        QCOMPARE(s.toolCalls(r).size(), 1);
+        QCOMPARE(s.toolCalls(r)[0].name, QStringLiteral("search"));
+
+        QVERIFY(s.deleteMessagesFrom(id, 1));
+        QCOMPARE(s.messages(id).size(), 1);
+        QCOMPARE(s.toolCalls(r).size(), 0);  // cascaded
+    }
+
+    void searchTitlesAndContent() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        const qint64 a = s.createConversation(QStringLiteral("Rust lifetimes"));
+        const qint64 b = s.createConversation(QStringLiteral("Cooking"));
+        const qint64 c = s.createConversation(QStringLiteral("Other"));
+        MessageRecord m;
+        m.conversationId = b;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("How long do I boil a LIFETIME egg?");
+        s.appendMessage(m);
+        m.conversationId = c;
+        m.content = QStringLiteral("100% sure_thing");
+        s.appendMessage(m);
+
+        const auto hits = s.searchConversations(QStringLiteral("lifetime"));
+        QCOMPARE(hits.size(), 2);
+        QVERIFY(hits.contains(a) && hits.contains(b));
+        QCOMPARE(s.searchConversations(QStringLiteral("100%")), QList<qint64>{c});
+        QCOMPARE(s.searchConversations(QStringLiteral("o_g")).size(), 0);  // "_" is literal: "long" must not match
+        QCOMPARE(s.searchConversations(QStringLiteral("nothing like it")).size(), 0);
+    }
+
+    void softDeleteUndoAndPurge() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        const qint64 a = s.createConversation(QStringLiteral("keep"));
+        const qint64 b = s.createConversation(QStringLiteral("drop"));
+        MessageRecord m;
+        m.conversationId = b;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("x");
+        s.appendMessage(m);
+
+        QVERIFY(s.setConversationDeleted(b, true));
+        QCOMPARE(s.conversations().size(), 1);
+        QCOMPARE(s.conversations(true).size(), 2);
+        QVERIFY(s.searchConversations(QStringLiteral("drop")).isEmpty());
+        QVERIFY(s.setConversationDeleted(b, false));
+        QCOMPARE(s.conversations().size(), 2);
+
+        QVERIFY(s.setConversationDeleted(b, true));
+        QCOMPARE(s.purgeDeletedConversations(), 1);
+        QVERIFY(!s.conversation(b));
+        QVERIFY(s.conversation(a));
+        QCOMPARE(s.messages(b).size(), 0);  // cascaded
+    }
+
+    void foreignKeysRejectOrphans() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        MessageRecord m;
+        m.conversationId = 999;  // no such conversation
+        m.role = QStringLiteral("user");
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("cannot save a message")));
+        QCOMPARE(s.appendMessage(m), 0);
+        QVERIFY(s.lastError().contains(QStringLiteral("FOREIGN KEY"), Qt::CaseInsensitive));
+    }
+
+    void unwritableFolderIsAClearError() {
+        Storage s(QStringLiteral("/proc/weir-cannot-exist/data"));
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("cannot create the data folder")));
+        QVERIFY(!s.open());
+        QVERIFY(s.lastError().contains(QStringLiteral("/proc/weir-cannot-exist/data")));
+    }
+};
+
+QTEST_GUILESS_MAIN(StorageTest)
+#include "storage_test.moc"

@@ -1,0 +1,172 @@
+// End-to-end: the real app offscreen on the real default model. Creates two
+// conversations with Ctrl+N, types a prompt into each and sends it with
+// Enter; checks both replies stream at the same time and are stored; opens
+// the pool monitor (live chart) and the engine settings with a floor warning;
+// saves screenshots of each to $WEIR_SCREENSHOT_DIR (build/screenshots/).
+// Then measures the longest UI frame while 4 conversations stream (printed,
+// not asserted: no timed assertions).
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "AppDriver.h"
+#include "DesktopApp.h"
+#include "chat/ChatController.h"
+#include "engine/EngineHost.h"
+#include "monitor/PoolStatusModel.h"
+#include "storage/Storage.h"
+
+using namespace weir::desktop;
+using namespace weir::desktop::testing;
+
+class AppE2eTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::unique_ptr<DesktopApp> app_;
+    QQuickWindow* window_ = nullptr;
+    QString shots_;
+
+    // Replies short enough for a CI box, long enough to overlap.
+    void limitReply(int maxTokens) {
+        QVariantMap s = app_->chat()->currentSettings();
+        s["maxTokens"] = maxTokens;
+        s["seed"] = 7;
+        s["temperature"] = 0.7;
+        app_->chat()->setSettings(s);
+    }
+
+private slots:
+    void initTestCase() {
+        const QString model = qEnvironmentVariable("WEIR_MODEL");
+        if (model.isEmpty() || !QFileInfo::exists(model))
+            QSKIP("SKIPPED: the default model is missing (set WEIR_MODEL; packaging/setup.sh fetches it)");
+        shots_ = qEnvironmentVariable("WEIR_SCREENSHOT_DIR", QDir::tempPath() + QStringLiteral("/weir-screenshots"));
+        app_ = std::make_unique<DesktopApp>(realEngineFactory());
+        QVERIFY(app_->start({QStringLiteral("weir"), QStringLiteral("--model"), model, QStringLiteral("--data-dir"),
+                             dir_.path()}));
+        window_ = app_->window();
+        QVERIFY(window_);
+        window_->resize(1360, 860);
+        QVERIFY(QTest::qWaitForWindowExposed(window_));
+        QTRY_VERIFY_WITH_TIMEOUT(app_->engineHost()->state() != EngineHost::Loading, 180000);
+        QVERIFY2(app_->engineHost()->state() == EngineHost::Ready, qPrintable(app_->engineHost()->errorString()));
+        qInfo() << "model:" << app_->engineHost()->modelInfo().value("name").toString()
+                << "window pool:" << app_->engineHost()->modelInfo().value("windowPoolTokens").toLongLong();
+    }
+
+    void twoConversationsStreamAtOnceAndAreStored() {
+        ChatController* chat = app_->chat();
+        QObject scope;  // the lambdas below die with this test function
+        QSet<qint64> streaming, ended;
+        bool overlapped = false;
+        auto c1 = connect(chat, &ChatController::replyTokens, &scope, [&](qint64 conv, int) {
+            streaming.insert(conv);
+            if (streaming.size() >= 2 && ended.isEmpty()) overlapped = true;
+        });
+        auto c2 = connect(chat, &ChatController::replyEnded, &scope,
+                          [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
+        const char* prompts[] = {"Write a short Python function that checks whether a number is prime, with an example.",
+                                 "Describe a river at dawn in a few sentences."};
+        QList<qint64> ids;
+        for (const char* prompt : prompts) {
+            QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);
+            QTRY_VERIFY(chat->currentId() != 0 && !ids.contains(chat->currentId()));
+            ids << chat->currentId();
+            limitReply(160);
+            findItem(window_, "composerInput")->forceActiveFocus();
+            typeText(window_, QString::fromLatin1(prompt));
+            QTest::keyClick(window_, Qt::Key_Return);
+            QTRY_VERIFY(chat->isGenerating(ids.last()));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(streaming.size() == 2 || ended.size() == 2, 120000);
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("chat-streaming")).isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 2, 300000);
+        disconnect(c1);
+        disconnect(c2);
+        QVERIFY2(overlapped, "both replies must stream at the same time");
+        for (qint64 id : ids) {
+            const auto messages = app_->storage()->messages(id);
+            QCOMPARE(messages.size(), 2);
+            QCOMPARE(messages[0].role, QStringLiteral("user"));
+            QCOMPARE(messages[1].state, MessageState::Complete);
+            QVERIFY(!messages[1].content.trimmed().isEmpty());
+            QVERIFY(messages[1].completionTokens > 0);
+            qInfo().noquote() << "reply" << id << messages[1].completionTokens << "tokens,"
+                              << messages[1].tokensPerSecond << "tok/s";
+        }
+        chat->select(ids.first());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("chat")).isEmpty());
+    }
+
+    void poolMonitorShowsLivePools() {
+        ChatController* chat = app_->chat();
+        const qint64 id = chat->newConversation();
+        limitReply(200);
+        QVERIFY(chat->sendTo(id, QStringLiteral("Tell me a story about a weir on a river, in detail.")));
+        QVERIFY(clickItem(window_, findItem(window_, "navPoolMonitor")));
+        QTRY_VERIFY(findItem(window_, "poolMonitorPage")->isVisible());
+        const int start = app_->pools()->revision();
+        QTRY_VERIFY_WITH_TIMEOUT(app_->pools()->revision() >= start + 12, 60000);  // 3 s of live updates
+        QVERIFY(app_->pools()->hasData());
+        qInfo() << "pool updates per second:" << app_->pools()->updatesPerSecond();
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("pool-monitor")).isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 300000);
+    }
+
+    void engineSettingsWithAFloorWarning() {
+        QVERIFY(clickItem(window_, findItem(window_, "navEngineSettings")));
+        QQuickItem* page = findItem(window_, "engineSettingsPage");
+        QTRY_VERIFY(page->isVisible());
+        QObject* advisor = page->findChild<QObject*>(QStringLiteral("sizingAdvisor"));
+        QVERIFY(advisor);
+        const qint64 floor = advisor->property("windowFloor").toLongLong();
+        QVERIFY(floor > 0);
+        // Ask for 8 running requests in a window pool half the size of the 4-request floor.
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("maxRunning")), Q_ARG(QVariant, 8));
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("windowPoolTokens")),
+                                  Q_ARG(QVariant, floor / 2));
+        QTRY_VERIFY(advisor->property("windowBelowFloor").toBool());
+        QVERIFY(findItem(window_, "useFloorButton")->isVisible());
+        QVERIFY(!findItem(window_, "applyButton")->isEnabled());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("engine-settings")).isEmpty());
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("maxRunning")), Q_ARG(QVariant, 4));
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("windowPoolTokens")), Q_ARG(QVariant, 0));
+        QTRY_VERIFY(!advisor->property("windowBelowFloor").toBool());
+    }
+
+    void longestFrameWhileFourStream() {
+        ChatController* chat = app_->chat();
+        QObject scope;  // the lambdas below die with this test function
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QSet<qint64> ended, streaming;
+        int maxConcurrent = 0;
+        connect(chat, &ChatController::replyTokens, &scope, [&](qint64 conv, int) {
+            streaming.insert(conv);
+            maxConcurrent = std::max(maxConcurrent, chat->generatingCount());
+        });
+        connect(chat, &ChatController::replyEnded, &scope, [&](qint64 conv, qint64, const QString&) { ended.insert(conv); });
+        const char* prompts[] = {"Explain how a lock on a canal works.", "List ten uses of a river.",
+                                 "Write a C++ function that reverses a string.", "What is continuous batching?"};
+        for (const char* prompt : prompts) {
+            const qint64 id = chat->newConversation();
+            limitReply(120);
+            QVERIFY(chat->sendTo(id, QString::fromLatin1(prompt)));
+        }
+        FrameMeter meter(window_);  // from here on, the four stream (the last one is on screen)
+        QElapsedTimer clock;
+        clock.start();
+        QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 4, 400000);
+        qInfo().noquote() << QStringLiteral("UI timing while 4 conversations streamed (%1 s, up to %2 generating at once): ")
+                                     .arg(clock.elapsed() / 1000.0, 0, 'f', 1).arg(maxConcurrent) + meter.summary();
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("chat-four")).isEmpty());
+    }
+
+    void cleanupTestCase() {
+        if (!app_) return;
+        app_->chat()->stopAll();
+        app_.reset();
+    }
+};
+
+QTEST_MAIN(AppE2eTest)
+#include "app_e2e_test.moc"
