@@ -102,18 +102,18 @@ SoakReport runSoak(Engine& engine, const SoakOptions& opt) {
             const int32_t index = nextRequest.fetch_add(1);
             if (index >= opt.requests) break;
             if (turn == 0) {
-                messages = {{"system", system}};
+                messages = {{"system", system, {}}};
                 ++generation;
             }
             if (turn > 0 && opt.toolEvery > 0 && turn % opt.toolEvery == 0) {
                 messages.push_back({"user", "```tool_output\n{\"call\": " + std::to_string(index) +
                                                 ", \"status\": \"ok\", \"rows\": " +
-                                                std::to_string(rng() % 1000) + "}\n```"});
+                                                std::to_string(rng() % 1000) + "}\n```", {}});
             } else {
                 messages.push_back({"user", "Conversation " + std::to_string(convIndex) + "." +
                                                 std::to_string(generation) + ", turn " +
                                                 std::to_string(turn) + ": what does clause " +
-                                                std::to_string(1 + rng() % 60) + " require?"});
+                                                std::to_string(1 + rng() % 60) + " require?", {}});
             }
             GenerateRequest req;
             req.prompt = engine.tokenizeChat(messages);
@@ -173,7 +173,7 @@ SoakReport runSoak(Engine& engine, const SoakOptions& opt) {
                      << st.window.freeTokens << "/" << st.window.capacityTokens;
                 opt.progress(line.str());
             }
-            messages.push_back({"assistant", out->text});
+            messages.push_back({"assistant", out->text, {}});
             if (++turn >= opt.turnsPerConversation) turn = 0;  // delete the conversation
         }
     };
