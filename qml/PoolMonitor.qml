@@ -110,12 +110,12 @@ Rectangle {
                     RowLayout {
                         Layout.fillWidth: true
                         spacing: 12
-                        HeaderCell { text: qsTr("Conversation"); Layout.fillWidth: true }
-                        HeaderCell { text: qsTr("State"); Layout.preferredWidth: 80 }
-                        HeaderCell { text: qsTr("Full pool"); Layout.preferredWidth: 170 }
-                        HeaderCell { text: qsTr("Window pool"); Layout.preferredWidth: 170 }
-                        HeaderCell { text: qsTr("Prefix hit"); Layout.preferredWidth: 80; horizontalAlignment: Text.AlignRight }
-                        HeaderCell { text: qsTr("Prompt / out"); Layout.preferredWidth: 100; horizontalAlignment: Text.AlignRight }
+                        HeaderCell { text: qsTr("Conversation"); Layout.fillWidth: true; Layout.preferredWidth: 100 }
+                        HeaderCell { text: qsTr("State"); Layout.minimumWidth: 80; Layout.maximumWidth: 80 }
+                        HeaderCell { text: qsTr("Full pool"); Layout.minimumWidth: 170; Layout.maximumWidth: 170 }
+                        HeaderCell { text: qsTr("Window pool"); Layout.minimumWidth: 170; Layout.maximumWidth: 170 }
+                        HeaderCell { text: qsTr("Prefix hit"); Layout.minimumWidth: 80; Layout.maximumWidth: 80; horizontalAlignment: Text.AlignRight }
+                        HeaderCell { text: qsTr("Prompt / out"); Layout.minimumWidth: 100; Layout.maximumWidth: 100; horizontalAlignment: Text.AlignRight }
                     }
                     Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
                     Repeater {
@@ -135,15 +135,16 @@ Rectangle {
                             spacing: 12
                             Label {
                                 Layout.fillWidth: true
+                                Layout.preferredWidth: 100  // same column width on every row
                                 elide: Text.ElideRight
                                 color: Theme.text
                                 text: conversationId > 0 ? App.chat.conversationTitle(conversationId) : client
                             }
-                            StateTag { state: parent.state; Layout.preferredWidth: 80 }
-                            UsageBar { Layout.preferredWidth: 170; tokens: fullTokens; share: fullShare; barColor: Theme.poolUsed }
-                            UsageBar { Layout.preferredWidth: 170; tokens: windowTokens; share: windowShare; barColor: Theme.poolUsed }
-                            Label { Layout.preferredWidth: 80; horizontalAlignment: Text.AlignRight; text: App.formatNumber(prefixHitTokens); color: prefixHitTokens > 0 ? Theme.success : Theme.muted; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize }
-                            Label { Layout.preferredWidth: 100; horizontalAlignment: Text.AlignRight; text: promptTokens + " / " + generatedTokens; color: Theme.muted; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize }
+                            StateTag { state: parent.state }
+                            UsageBar { tokens: fullTokens; share: fullShare; barColor: Theme.poolUsed }
+                            UsageBar { tokens: windowTokens; share: windowShare; barColor: Theme.poolUsed }
+                            Label { Layout.minimumWidth: 80; Layout.maximumWidth: 80; horizontalAlignment: Text.AlignRight; text: App.formatNumber(prefixHitTokens); color: prefixHitTokens > 0 ? Theme.success : Theme.muted; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize }
+                            Label { Layout.minimumWidth: 100; Layout.maximumWidth: 100; horizontalAlignment: Text.AlignRight; text: promptTokens + " / " + generatedTokens; color: Theme.muted; font.family: Theme.monoFamily; font.pixelSize: Theme.smallSize }
                         }
                     }
                     Label {
@@ -166,6 +167,8 @@ Rectangle {
 
     component StateTag: Label {
         property string state
+        Layout.minimumWidth: 80
+        Layout.maximumWidth: 80
         text: state
         color: state === "waiting" ? Theme.warning : state === "decode" ? Theme.success : Theme.accent
         font.pixelSize: Theme.smallSize
@@ -175,6 +178,8 @@ Rectangle {
         property real tokens
         property real share
         property color barColor
+        Layout.minimumWidth: 170
+        Layout.maximumWidth: 170
         spacing: 6
         Rectangle {
             Layout.fillWidth: true

@@ -21,6 +21,7 @@ class ChatController;
 class EngineHost;
 class PoolStatusModel;
 class Storage;
+class StorageCheckpointer;
 
 // Registers the Weir QML module's types (call once before loading QML).
 void registerQmlTypes();
@@ -53,6 +54,7 @@ private:
     EngineFactory factory_;
     QString dataDir_;
     std::unique_ptr<Storage> storage_;
+    std::unique_ptr<StorageCheckpointer> checkpointer_;
     EngineHost* engine_ = nullptr;
     ChatController* chat_ = nullptr;
     PoolStatusModel* pools_ = nullptr;

@@ -7,6 +7,8 @@
 #include <QTest>
 
 #include "storage/Storage.h"
+#include "storage/StorageCheckpointer.h"
+#include <QFileInfo>
 
 using namespace weir::desktop;
 
@@ -163,6 +165,30 @@ private slots:
         QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("cannot save a message")));
         QCOMPARE(s.appendMessage(m), 0);
         QVERIFY(s.lastError().contains(QStringLiteral("FOREIGN KEY"), Qt::CaseInsensitive));
+    }
+
+    void checkpointsRunOffTheCallingThread() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        const qint64 id = s.createConversation(QStringLiteral("c"));
+        for (int i = 0; i < 50; ++i) {
+            MessageRecord m;
+            m.conversationId = id;
+            m.role = QStringLiteral("user");
+            m.content = QString(500, QChar(u'a' + i % 26));
+            QVERIFY(s.appendMessage(m) > 0);
+        }
+        const QFileInfo wal(s.databasePath() + QStringLiteral("-wal"));
+        QVERIFY(wal.exists() && wal.size() > 0);
+        // The checkpointer moves it into the file on its own thread; the data stays.
+        {
+            StorageCheckpointer checkpointer(&s, 60000);
+            checkpointer.requestNow();
+            QTRY_VERIFY_WITH_TIMEOUT(checkpointer.completed() >= 1, 30000);
+        }
+        QCOMPARE(s.messages(id).size(), 50);
+        QVERIFY(s.checkpoint() >= 0);
     }
 
     void unwritableFolderIsAClearError() {

@@ -26,9 +26,14 @@ class AppE2eTest : public QObject {
     QQuickWindow* window_ = nullptr;
     QString shots_;
 
-    // Replies short enough for a CI box, long enough to overlap.
+    // Replies short enough for a CI box, long enough to overlap. Every
+    // conversation gets the same system prompt, so they share a cached prefix.
     void limitReply(int maxTokens) {
         QVariantMap s = app_->chat()->currentSettings();
+        s["systemPrompt"] = QStringLiteral(
+            "You are the assistant inside Weir, a desktop app that runs language models locally. Answer clearly "
+            "and briefly. Use Markdown: short paragraphs, lists where they help, and fenced code blocks with the "
+            "language name for any code.");
         s["maxTokens"] = maxTokens;
         s["seed"] = 7;
         s["temperature"] = 0.7;
@@ -72,7 +77,7 @@ private slots:
             QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);
             QTRY_VERIFY(chat->currentId() != 0 && !ids.contains(chat->currentId()));
             ids << chat->currentId();
-            limitReply(160);
+            limitReply(120);
             findItem(window_, "composerInput")->forceActiveFocus();
             typeText(window_, QString::fromLatin1(prompt));
             QTest::keyClick(window_, Qt::Key_Return);
@@ -100,17 +105,25 @@ private slots:
 
     void poolMonitorShowsLivePools() {
         ChatController* chat = app_->chat();
-        const qint64 id = chat->newConversation();
-        limitReply(200);
-        QVERIFY(chat->sendTo(id, QStringLiteral("Tell me a story about a weir on a river, in detail.")));
+        const char* prompts[] = {"Tell me a story about a weir on a river.", "List five birds that live near rivers.",
+                                 "How do fish swim upstream?"};
+        QList<qint64> ids;
+        for (const char* prompt : prompts) {
+            ids << chat->newConversation();
+            limitReply(120);
+            QVERIFY(chat->sendTo(ids.last(), QString::fromLatin1(prompt)));
+        }
         QVERIFY(clickItem(window_, findItem(window_, "navPoolMonitor")));
         QTRY_VERIFY(findItem(window_, "poolMonitorPage")->isVisible());
+        // A few seconds of live updates with the three running.
         const int start = app_->pools()->revision();
-        QTRY_VERIFY_WITH_TIMEOUT(app_->pools()->revision() >= start + 12, 60000);  // 3 s of live updates
+        QTRY_VERIFY_WITH_TIMEOUT(app_->pools()->revision() >= start + 12 &&
+                                     app_->pools()->counters().value("running").toInt() >= 2, 120000);
         QVERIFY(app_->pools()->hasData());
-        qInfo() << "pool updates per second:" << app_->pools()->updatesPerSecond();
+        qInfo() << "pool updates per second:" << app_->pools()->updatesPerSecond()
+                << "prefix-hit tokens:" << app_->pools()->counters().value("prefixHitTokens").toULongLong();
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("pool-monitor")).isEmpty());
-        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 300000);
+        for (qint64 id : ids) QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 300000);
     }
 
     void engineSettingsWithAFloorWarning() {

@@ -228,7 +228,13 @@ bool ChatController::sendTo(qint64 conversationId, const QString& text) {
 
 std::vector<ChatMessage> ChatController::history(qint64 conversationId, const ConversationSettings& s) const {
     std::vector<ChatMessage> out;
-    if (!s.systemPrompt.trimmed().isEmpty()) out.push_back({"system", s.systemPrompt.trimmed().toStdString()});
+    auto turn = [](std::string role, std::string content) {
+        ChatMessage m;
+        m.role = std::move(role);
+        m.content = std::move(content);
+        return m;
+    };
+    if (!s.systemPrompt.trimmed().isEmpty()) out.push_back(turn("system", s.systemPrompt.trimmed().toStdString()));
     for (const MessageRecord& m : storage_->messages(conversationId)) {
         if (m.role == u"assistant" && (m.state == MessageState::Failed || m.state == MessageState::Streaming)) continue;
         if (m.content.isEmpty()) continue;
@@ -239,7 +245,7 @@ std::vector<ChatMessage> ChatController::history(qint64 conversationId, const Co
             out.back().content += "\n\n" + m.content.toStdString();
             continue;
         }
-        out.push_back({role, m.content.toStdString()});
+        out.push_back(turn(role, m.content.toStdString()));
     }
     return out;
 }

@@ -4,12 +4,6 @@
 #include <QMetaObject>
 #include <exception>
 
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 #include "engine/EngineHost.h"
 #include "engine/EventRelay.h"
 
@@ -31,31 +25,8 @@ void EngineWorker::shutdown() {
     requests_.clear();
 }
 
-namespace {
-
-// The engine's threads (its scheduler and kernel pool) are created by the
-// backend's constructor on this thread and inherit its nice value. A little
-// lower priority than the GUI means that when the cores are busy generating,
-// the UI thread still gets the CPU it needs for its frames; when the UI is
-// idle, the engine loses nothing.
-constexpr int kEngineNice = 5;
-
-void lowerThisThreadsPriority() {
-#ifdef __linux__
-    static thread_local bool done = false;
-    if (done) return;
-    done = true;
-    const pid_t tid = pid_t(::syscall(SYS_gettid));
-    const int current = ::getpriority(PRIO_PROCESS, id_t(tid));
-    if (current < kEngineNice) ::setpriority(PRIO_PROCESS, id_t(tid), kEngineNice);
-#endif
-}
-
-} // namespace
-
 void EngineWorker::load(quint64 generation, const EngineOptions& options) {
     unload();
-    lowerThisThreadsPriority();
     if (generation_->load() != generation) return;  // cancelled while queued
     std::unique_ptr<EngineBackend> backend;
     QString error;

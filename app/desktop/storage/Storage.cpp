@@ -120,6 +120,9 @@ QSqlDatabase Storage::db() {
         q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
         q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
         q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
+        // With WAL + NORMAL, commits do not wait for the disk; checkpoints do.
+        // They run on the checkpointer's thread instead of after some commit.
+        q.exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"));
     }
     QMutexLocker lock(&connectionsMutex_);
     connections_.insert(name);
@@ -395,6 +398,25 @@ QList<ToolCallRecord> Storage::toolCalls(qint64 messageId) {
         out.append(c);
     }
     return out;
+}
+
+int Storage::checkpoint() {
+    QSqlQuery q(db());
+    if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) || !q.next())
+        return fail(QStringLiteral("checkpoint failed"), q.lastError().text()), -1;
+    // Columns: busy, frames in the log, frames checkpointed.
+    return q.value(2).toInt();
+}
+
+void Storage::closeThreadConnection() {
+    const QString name = connectionPrefix_ + QString::number(quintptr(QThread::currentThreadId()), 16);
+    {
+        QSqlDatabase d = QSqlDatabase::database(name, false);
+        if (d.isOpen()) d.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    QMutexLocker lock(&connectionsMutex_);
+    connections_.remove(name);
 }
 
 qint64 Storage::importConversation(const ConversationRecord& conv, const QList<MessageRecord>& messages,

@@ -64,6 +64,14 @@ public:
     qint64 addToolCall(const ToolCallRecord& call);
     QList<ToolCallRecord> toolCalls(qint64 messageId);
 
+    // Copies the write-ahead log into the database file (the only step that
+    // waits for the disk). Connections never do it on their own; the
+    // StorageCheckpointer calls this on its thread so the GUI never waits.
+    // Returns the number of log frames checkpointed, or -1 on error.
+    int checkpoint();
+    // Closes the calling thread's connection (threads that stop using Storage).
+    void closeThreadConnection();
+
     // A whole conversation in one transaction (JSON import). Returns the new id or 0.
     qint64 importConversation(const ConversationRecord& conversation,
                               const QList<MessageRecord>& messages,
