@@ -55,7 +55,7 @@ Rectangle {
                                 if (a === "prefill") return qsTr("Reading the prompt\u2026")
                                 if (a === "decode") return qsTr("Writing\u2026")
                                 const n = App.chat.generatingCount
-                                return n > 0 ? qsTr("%n conversation(s) generating", "", n) : ""
+                                return n > 0 ? Theme.count(n, qsTr("%1 conversation generating"), qsTr("%1 conversations generating")) : ""
                             }
                             visible: text.length > 0
                             color: App.chat.currentActivity === "waiting" ? Theme.warning : Theme.muted
@@ -63,6 +63,7 @@ Rectangle {
                         }
                     }
                     PoolGauge { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
+                    EndpointChip { Layout.alignment: Qt.AlignVCenter }
                     ModelChip { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
                     IconButton {
                         objectName: "conversationSettingsButton"
@@ -75,6 +76,21 @@ Rectangle {
                         onClicked: view.settingsOpen = !view.settingsOpen
                     }
                 }
+            }
+
+            // The default model is a base model: say why its replies look odd.
+            Banner {
+                objectName: "baseModelNotice"
+                property bool dismissedFor: false
+                Layout.fillWidth: true
+                info: true
+                text: App.engine.ready && App.engine.modelInfo.baseModel && !dismissedFor
+                      ? qsTr("%1 is a base model: it continues text rather than following instructions, so replies often repeat or ramble. For chat, open an instruction-tuned GGUF (usually named “-it”).")
+                        .arg(App.engine.modelInfo.name || App.engine.modelInfo.fileName)
+                      : ""
+                actionText: qsTr("Models")
+                onAction: view.navigateRequested("model")
+                onDismissed: dismissedFor = true
             }
 
             LoadingCard {

@@ -144,6 +144,12 @@ Rectangle {
                 }
             }
 
+            Card {
+                objectName: "endpointCard"
+                Layout.fillWidth: true
+                EndpointPanel { width: parent.width }
+            }
+
             SizingPanel {
                 Layout.fillWidth: true
                 advisor: advisor

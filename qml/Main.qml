@@ -35,7 +35,7 @@ ApplicationWindow {
         if (App.settings.windowMaximized) showMaximized()
         chatView.focusComposer()
         if (App.interruptedAtStart > 0)
-            toast.show(qsTr("%n reply(s) were cut off when Weir last closed; they are marked interrupted.", "", App.interruptedAtStart), false)
+            toast.show(Theme.count(App.interruptedAtStart, qsTr("%1 reply was cut off when Weir last closed; it is marked interrupted."), qsTr("%1 replies were cut off when Weir last closed; they are marked interrupted.")), false)
     }
     function saveGeometry() {
         App.settings.windowMaximized = window.visibility === Window.Maximized

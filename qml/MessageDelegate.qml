@@ -236,7 +236,7 @@ Item {
                 text: {
                     const bits = []
                     if (root.state === "cancelled") bits.push(qsTr("stopped"))
-                    if (root.completionTokens > 0) bits.push(qsTr("%n token(s)", "", root.completionTokens))
+                    if (root.completionTokens > 0) bits.push(Theme.count(root.completionTokens, qsTr("%1 token"), qsTr("%1 tokens")))
                     if (root.tokensPerSecond > 0) bits.push(qsTr("%1 tok/s").arg(root.tokensPerSecond.toFixed(1)))
                     if (root.timeToFirstTokenMs > 0) bits.push(qsTr("%1 s to first token").arg((root.timeToFirstTokenMs / 1000).toFixed(2)))
                     if (root.promptTokens > 0) bits.push(root.cachedTokens > 0 ? qsTr("prompt %1 (%2 cached)").arg(root.promptTokens).arg(root.cachedTokens)

@@ -71,6 +71,15 @@ Rectangle {
                         Fact { label: qsTr("Window pool"); value: qsTr("%1 tokens \u00b7 %2").arg(App.formatNumber(page.info.windowPoolTokens || 0)).arg(App.formatBytes(page.info.windowPoolBytes || 0)) }
                     }
                     LayerStrip { Layout.fillWidth: true; pattern: page.info.layerPattern || "" }
+                    Label {
+                        Layout.fillWidth: true
+                        visible: (page.info.chatTemplate || "").length > 0
+                        wrapMode: Text.Wrap
+                        color: Theme.muted
+                        font.pixelSize: Theme.smallSize
+                        text: qsTr("Chat template: %1").arg(page.info.chatTemplate || "")
+                              + (page.info.baseModel ? " · " + qsTr("a base model (not instruction-tuned)") : "")
+                    }
                 }
             }
 

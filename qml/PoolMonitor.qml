@@ -52,14 +52,14 @@ Rectangle {
                     Layout.fillWidth: true
                     pool: "full"
                     title: qsTr("Full-attention pool")
-                    description: qsTr("Every token of every running request, for the %n full-attention layer(s).", "", App.engine.modelInfo.fullLayers || 0)
+                    description: Theme.count(App.engine.modelInfo.fullLayers || 0, qsTr("Every token of every running request, for the %1 full-attention layer."), qsTr("Every token of every running request, for the %1 full-attention layers."))
                     status: App.pools.full
                 }
                 PoolCard {
                     Layout.fillWidth: true
                     pool: "window"
                     title: qsTr("Sliding-window pool")
-                    description: qsTr("The last %1 tokens of each request, for the %n sliding layer(s).", "", App.engine.modelInfo.slidingLayers || 0)
+                    description: Theme.count(App.engine.modelInfo.slidingLayers || 0, qsTr("The last %2 tokens of each request, for the %1 sliding layer."), qsTr("The last %2 tokens of each request, for the %1 sliding layers."))
                                  .arg(App.formatNumber(App.engine.modelInfo.slidingWindow || 0))
                     status: App.pools.window
                 }
@@ -138,7 +138,8 @@ Rectangle {
                                 Layout.preferredWidth: 100  // same column width on every row
                                 elide: Text.ElideRight
                                 color: Theme.text
-                                text: conversationId > 0 ? App.chat.conversationTitle(conversationId) : client
+                                text: conversationId > 0 ? App.chat.conversationTitle(conversationId)
+                                    : client.startsWith("api:") ? qsTr("API request %1").arg(client.substring(4)) : client
                             }
                             StateTag { state: parent.state }
                             UsageBar { tokens: fullTokens; share: fullShare; barColor: Theme.poolUsed }

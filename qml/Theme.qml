@@ -17,6 +17,9 @@ QtObject {
                        a.b * (1 - t) + b.b * t, a.a * (1 - t) + b.a * t)
     }
 
+    // "1 token" / "12 tokens": English plurals without a translation file.
+    function count(n, one, many) { return (n === 1 ? one : many).arg(n) }
+
     // Surfaces
     readonly property color window: dark ? "#1b1d21" : "#ffffff"
     readonly property color sidebar: dark ? "#15171a" : "#f4f5f7"

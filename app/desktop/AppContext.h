@@ -10,6 +10,7 @@
 #include "chat/ChatController.h"
 #include "engine/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
+#include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
 
 namespace weir::desktop {
@@ -22,6 +23,7 @@ class AppContext : public QObject {
     Q_PROPERTY(EngineHost* engine READ engine CONSTANT)
     Q_PROPERTY(PoolStatusModel* pools READ pools CONSTANT)
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
+    Q_PROPERTY(ApiEndpoint* endpoint READ endpoint CONSTANT)
     Q_PROPERTY(QString highlighterName READ highlighterName CONSTANT)
     Q_PROPERTY(QString version READ version CONSTANT)
     Q_PROPERTY(QString qtVersion READ qtVersion CONSTANT)
@@ -37,6 +39,7 @@ public:
         EngineHost* engine = nullptr;
         PoolStatusModel* pools = nullptr;
         AppSettings* settings = nullptr;
+        ApiEndpoint* endpoint = nullptr;
         QString dataDir, databasePath;
         int interruptedAtStart = 0;
     };
@@ -52,6 +55,7 @@ public:
     EngineHost* engine() const { return parts_.engine; }
     PoolStatusModel* pools() const { return parts_.pools; }
     AppSettings* settings() const { return parts_.settings; }
+    ApiEndpoint* endpoint() const { return parts_.endpoint; }
     QString highlighterName() const;
     QString version() const;
     QString qtVersion() const;

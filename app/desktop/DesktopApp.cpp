@@ -14,6 +14,7 @@
 #include "chat/ChatController.h"
 #include "engine/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
+#include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
 #include "storage/Storage.h"
 #include "storage/StorageCheckpointer.h"
@@ -42,11 +43,13 @@ void DesktopApp::shutdown() {
     if (chat_) chat_->purgeRemoved();
     delete context_;
     delete chat_;
+    delete endpoint_;
     delete pools_;
     delete engine_;  // joins the engine host thread
     delete settings_;
     context_ = nullptr;
     chat_ = nullptr;
+    endpoint_ = nullptr;
     pools_ = nullptr;
     engine_ = nullptr;
     settings_ = nullptr;
@@ -102,6 +105,7 @@ bool DesktopApp::start(const QStringList& arguments) {
         if (engine_->state() != EngineHost::Ready) pools_->clear();
     });
     chat_ = new ChatController(storage_.get(), engine_);
+    endpoint_ = new ApiEndpoint(settings_, engine_);
     connect(chat_, &ChatController::currentChanged, settings_, [this] { settings_->setLastConversation(chat_->currentId()); });
     chat_->select(settings_->lastConversation());
     if (chat_->currentId() == 0 && chat_->conversations()->count() > 0) chat_->select(chat_->conversations()->idAt(0));
@@ -111,6 +115,7 @@ bool DesktopApp::start(const QStringList& arguments) {
     parts.engine = engine_;
     parts.pools = pools_;
     parts.settings = settings_;
+    parts.endpoint = endpoint_;
     parts.dataDir = dataDir_;
     parts.databasePath = storage_->databasePath();
     parts.interruptedAtStart = storage_->interruptedAtOpen();

@@ -15,6 +15,7 @@ class QQuickWindow;
 
 namespace weir::desktop {
 
+class ApiEndpoint;
 class AppContext;
 class AppSettings;
 class ChatController;
@@ -44,6 +45,7 @@ public:
     ChatController* chat() const { return chat_; }
     PoolStatusModel* pools() const { return pools_; }
     AppSettings* settings() const { return settings_; }
+    ApiEndpoint* endpoint() const { return endpoint_; }
     AppContext* context() const { return context_; }
     QQmlApplicationEngine* qmlEngine() const { return qml_.get(); }
     QQuickWindow* window() const;
@@ -59,6 +61,7 @@ private:
     ChatController* chat_ = nullptr;
     PoolStatusModel* pools_ = nullptr;
     AppSettings* settings_ = nullptr;
+    ApiEndpoint* endpoint_ = nullptr;
     AppContext* context_ = nullptr;
     std::unique_ptr<QQmlApplicationEngine> qml_;
     bool shutDown_ = false;

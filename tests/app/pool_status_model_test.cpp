@@ -99,7 +99,7 @@ private slots:
 
         s.preemptions = 2;
         m.addSnapshot(s, 2.0);
-        QVERIFY(m.pressure().contains(QStringLiteral("2 request(s) preempted")));
+        QVERIFY(m.pressure().contains(QStringLiteral("2 requests preempted")));
 
         m.dismissPressure();
         QVERIFY(m.pressure().isEmpty());

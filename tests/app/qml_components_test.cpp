@@ -30,8 +30,15 @@ public slots:
         connect(host_.get(), &EngineHost::statusUpdated, pools_.get(),
                 qOverload<const weir::CacheStatus&>(&PoolStatusModel::addSnapshot));
         chat_ = std::make_unique<ChatController>(storage_.get(), host_.get());
-        AppContext::Parts parts{chat_.get(), host_.get(), pools_.get(), settings_.get(), dir_.path(),
-                                storage_->databasePath(), 0};
+        endpoint_ = std::make_unique<ApiEndpoint>(settings_.get(), host_.get());
+        AppContext::Parts parts;
+        parts.chat = chat_.get();
+        parts.engine = host_.get();
+        parts.pools = pools_.get();
+        parts.settings = settings_.get();
+        parts.endpoint = endpoint_.get();
+        parts.dataDir = dir_.path();
+        parts.databasePath = storage_->databasePath();
         context_ = std::make_unique<AppContext>(parts);
         AppContext::setInstance(context_.get());
         registerQmlTypes();
@@ -40,6 +47,7 @@ public slots:
     void qmlEngineAvailable(QQmlEngine* engine) { engine->addImportPath(QStringLiteral("qrc:/")); }
     void cleanupTestCase() {
         context_.reset();
+        endpoint_.reset();
         chat_.reset();
         pools_.reset();
         host_.reset();
@@ -54,6 +62,7 @@ private:
     std::unique_ptr<EngineHost> host_;
     std::unique_ptr<PoolStatusModel> pools_;
     std::unique_ptr<ChatController> chat_;
+    std::unique_ptr<ApiEndpoint> endpoint_;
     std::unique_ptr<AppContext> context_;
 };
 

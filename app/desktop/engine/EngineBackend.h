@@ -28,6 +28,13 @@ public:
     virtual CacheStatus cacheStatus() const = 0;
     // Evicts cached prefixes no running request uses (Engine::clearPrefixCache).
     virtual void clearPrefixCache() = 0;
+    // One line on the chat template in use, e.g. "gemma (built-in: the GGUF
+    // has no tokenizer.chat_template)", and whether it is the model's own.
+    virtual std::string chatTemplateDescription() const { return {}; }
+    virtual bool hasOwnChatTemplate() const { return true; }
+    // The engine itself, for the HTTP endpoint to serve alongside the app;
+    // nullptr where there is none (test fakes).
+    virtual Engine* engine() { return nullptr; }
 };
 
 // Builds a backend: loads the model and sizes the pools. Blocking (runs on the

@@ -119,6 +119,15 @@ void EngineHost::setStatusInterval(int ms) {
     QMetaObject::invokeMethod(worker_, [w = worker_, ms] { w->setStatusInterval(ms); }, Qt::QueuedConnection);
 }
 
+void EngineHost::setEndpoint(const EndpointConfig& config) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, config] { w->setEndpoint(config); }, Qt::QueuedConnection);
+}
+
+void EngineHost::onEndpointState(const EndpointState& state) {
+    endpointState_ = state;
+    emit endpointStateChanged();
+}
+
 void EngineHost::onSubmitFailed(quint64 ticket, const QString& message) {
     if (!active_.remove(ticket)) return;
     emit activeRequestsChanged();

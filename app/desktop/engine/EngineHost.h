@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
 
 namespace weir::desktop {
@@ -77,6 +78,11 @@ public:
     // How often the engine status is sampled (default 250 ms).
     void setStatusInterval(int ms);
 
+    // The OpenAI-compatible endpoint on the engine host thread, serving the
+    // loaded model; endpointStateChanged reports what it is doing.
+    void setEndpoint(const EndpointConfig& config);
+    const EndpointState& endpointState() const { return endpointState_; }
+
 signals:
     void stateChanged();
     void loadingSecondsChanged();
@@ -86,6 +92,7 @@ signals:
     void failed(quint64 ticket, const QString& message);
     void cancelled(quint64 ticket);
     void statusUpdated(const weir::CacheStatus& status);
+    void endpointStateChanged();
 
 private:
     friend class EngineWorker;
@@ -94,6 +101,7 @@ private:
     void onLoadFailed(quint64 generation, const QString& message);
     void onSubmitFailed(quint64 ticket, const QString& message);
     void onStatus(quint64 generation, const CacheStatus& status);
+    void onEndpointState(const EndpointState& state);
     void failAllActive(const QString& message);
     void setState(State s, const QString& error = {});
 
@@ -110,6 +118,7 @@ private:
     QTimer loadTicker_;
     quint64 nextTicket_ = 0;
     QHash<quint64, QString> active_;        // ticket -> client label
+    EndpointState endpointState_;
 };
 
 } // namespace weir::desktop

@@ -2,10 +2,15 @@
 
 #include <QFileInfo>
 #include <QMetaObject>
+#include <QRegularExpression>
+#include <algorithm>
 #include <exception>
 
 #include "engine/EngineHost.h"
 #include "engine/EventRelay.h"
+#ifdef WEIR_HAVE_SERVER
+#include "app/server/api_server.h"
+#endif
 
 namespace weir::desktop {
 
@@ -20,6 +25,7 @@ EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_
 EngineWorker::~EngineWorker() = default;
 
 void EngineWorker::shutdown() {
+    server_.reset();  // before the engine it serves
     statusTimer_.stop();
     backend_.reset();  // the engine's destructor stops its thread: no sink calls after this
     requests_.clear();
@@ -51,9 +57,11 @@ void EngineWorker::load(quint64 generation, const EngineOptions& options) {
                               Qt::QueuedConnection);
     statusTimer_.start();
     pollStatus();
+    startEndpoint();
 }
 
 void EngineWorker::unload() {
+    stopEndpoint();  // its requests end (cancelled) before the engine goes
     statusTimer_.stop();
     backend_.reset();
     requests_.clear();
@@ -92,6 +100,70 @@ void EngineWorker::clearPrefixCache() {
     if (!backend_) return;
     backend_->clearPrefixCache();
     pollStatus();  // show the freed pages at once
+}
+
+void EngineWorker::setEndpoint(const EndpointConfig& config) {
+    endpoint_ = config;
+    stopEndpoint();
+    startEndpoint();
+}
+
+void EngineWorker::stopEndpoint() {
+    server_.reset();
+    endpointState_.listening = false;
+    endpointState_.url.clear();
+    endpointState_.warning.clear();
+    endpointState_.activeSessions = 0;
+    reportEndpoint();
+}
+
+void EngineWorker::startEndpoint() {
+    endpointState_.error.clear();
+    if (!endpoint_.enabled) return reportEndpoint();
+#ifdef WEIR_HAVE_SERVER
+    Engine* engine = backend_ ? backend_->engine() : nullptr;
+    if (!backend_) {
+        endpointState_.error = QStringLiteral("The endpoint starts when a model is loaded.");
+        return reportEndpoint();
+    }
+    if (!engine) {
+        endpointState_.available = false;
+        endpointState_.error = QStringLiteral("This engine backend cannot be served over HTTP.");
+        return reportEndpoint();
+    }
+    server::ServerOptions options;
+    options.host = endpoint_.host.trimmed().isEmpty() ? QStringLiteral("127.0.0.1") : endpoint_.host.trimmed();
+    options.port = quint16(std::clamp(endpoint_.port, 0, 65535));
+    options.apiKey = endpoint_.apiKey;
+    auto server = std::make_unique<server::ApiServer>(*engine, options);
+    QString error, warning;
+    if (!server->start(&error, &warning)) {
+        endpointState_.error = error;
+        return reportEndpoint();
+    }
+    connect(server.get(), &server::ApiServer::sessionStarted, this, [this] {
+        ++endpointState_.activeSessions;
+        ++endpointState_.sessionsServed;
+        reportEndpoint();
+    });
+    connect(server.get(), &server::ApiServer::sessionFinished, this, [this] {
+        endpointState_.activeSessions = std::max(0, endpointState_.activeSessions - 1);
+        reportEndpoint();
+    });
+    endpointState_.listening = true;
+    endpointState_.url = server->url();
+    endpointState_.warning = warning;
+    server_ = std::move(server);
+#else
+    endpointState_.available = false;
+    endpointState_.error = QStringLiteral("This build has no HTTP endpoint (Qt HttpServer was not found at build time).");
+#endif
+    reportEndpoint();
+}
+
+void EngineWorker::reportEndpoint() {
+    QMetaObject::invokeMethod(host_, [host = host_, state = endpointState_] { host->onEndpointState(state); },
+                              Qt::QueuedConnection);
 }
 
 void EngineWorker::pollStatus() {
@@ -142,6 +214,14 @@ QVariantMap EngineWorker::describe(const EngineOptions& options) const {
     m["fullPoolBytes"] = qint64(status.full.totalBytes);
     m["windowPoolBytes"] = qint64(status.window.totalBytes);
     m["windowFloorTokens"] = qint64(status.window.floorTokens);
+    m["chatTemplate"] = QString::fromStdString(backend_->chatTemplateDescription());
+    // A model without its own chat template whose name does not say "it",
+    // "instruct" or "chat" is most likely a base (pretrained) model: it
+    // continues text instead of answering, which the chat view tells the user.
+    static const QRegularExpression tuned(QStringLiteral("(^|[^a-z])(it|instruct|chat|sft|dpo)([^a-z]|$)"),
+                                          QRegularExpression::CaseInsensitiveOption);
+    const QString names = m["name"].toString() + u' ' + m["fileName"].toString();
+    m["baseModel"] = !backend_->hasOwnChatTemplate() && !tuned.match(names).hasMatch();
     return m;
 }
 

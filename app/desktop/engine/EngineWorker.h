@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 
+#include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
 
 namespace weir::desktop {
@@ -28,10 +29,16 @@ public:
     void cancel(quint64 ticket);
     void setStatusInterval(int ms);
     void clearPrefixCache();
+    // Starts, restarts or stops the OpenAI-compatible endpoint. It serves the
+    // loaded engine and follows it across reloads.
+    void setEndpoint(const EndpointConfig& config);
     void shutdown();
 
 private:
     void pollStatus();
+    void startEndpoint();
+    void stopEndpoint();
+    void reportEndpoint();
     QVariantMap describe(const EngineOptions& options) const;
 
     EngineFactory factory_;
@@ -42,6 +49,9 @@ private:
     quint64 backendGeneration_ = 0;
     QHash<quint64, uint64_t> requests_;      // ticket -> engine request id
     QTimer statusTimer_;
+    EndpointConfig endpoint_;
+    EndpointState endpointState_;
+    std::unique_ptr<QObject> server_;        // weir::server::ApiServer when built with it
 };
 
 } // namespace weir::desktop

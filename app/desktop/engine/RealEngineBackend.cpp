@@ -20,6 +20,9 @@ public:
     void cancel(uint64_t id) override { engine_.cancel(id); }
     CacheStatus cacheStatus() const override { return engine_.cacheStatus(); }
     void clearPrefixCache() override { engine_.clearPrefixCache(); }
+    Engine* engine() override { return &engine_; }
+    std::string chatTemplateDescription() const override { return engine_.chatTemplate().description(); }
+    bool hasOwnChatTemplate() const override { return !engine_.chatTemplate().isBuiltin(); }
 
 private:
     Engine engine_;

@@ -142,19 +142,24 @@ void PoolStatusModel::updatePressure(double) {
     if (last_.violations > 0) {
         error = true;
         kind = QStringLiteral("violation");
-        text = QStringLiteral("KV integrity check found %1 violation(s): %2")
+        text = QStringLiteral("KV integrity check found %1 %2: %3")
                    .arg(last_.violations)
+                   .arg(last_.violations == 1 ? QStringLiteral("violation") : QStringLiteral("violations"))
                    .arg(last_.violationDetails.empty() ? QStringLiteral("see the pool monitor")
                                                        : QString::fromStdString(last_.violationDetails.front()));
     } else if (preempted > 0) {
         kind = QStringLiteral("preemption");
-        text = QStringLiteral("Memory pressure: %1 request(s) preempted in the last %2 s and restarted from their "
+        text = QStringLiteral("Memory pressure: %1 %2 preempted in the last %3 s and restarted from their "
                               "prompt. Fewer running requests or a larger window pool avoid this.")
-                   .arg(preempted).arg(int(kPressureMemorySeconds));
+                   .arg(preempted)
+                   .arg(preempted == 1 ? QStringLiteral("request") : QStringLiteral("requests"))
+                   .arg(int(kPressureMemorySeconds));
     } else if (refused > 0) {
         kind = QStringLiteral("refusal");
-        text = QStringLiteral("%1 request(s) refused in the last %2 s: they could never fit in the KV pools.")
-                   .arg(refused).arg(int(kPressureMemorySeconds));
+        text = (refused == 1 ? QStringLiteral("%1 request refused in the last %2 s: it could never fit in the KV pools.")
+                             : QStringLiteral("%1 requests refused in the last %2 s: they could never fit in the KV pools."))
+                   .arg(refused)
+                   .arg(int(kPressureMemorySeconds));
     } else if (nearlyFull(last_.window) || nearlyFull(last_.full)) {
         const PoolStatus& p = nearlyFull(last_.window) ? last_.window : last_.full;
         kind = QStringLiteral("full:") + QString::fromStdString(p.name);

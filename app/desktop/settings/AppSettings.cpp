@@ -72,6 +72,27 @@ EngineOptions AppSettings::engineOptions() const {
     return o;
 }
 
+EndpointConfig AppSettings::endpointConfig() const {
+    EndpointConfig c;
+    settings_.beginGroup(QStringLiteral("endpoint"));
+    c.enabled = settings_.value(QStringLiteral("enabled"), c.enabled).toBool();
+    c.host = settings_.value(QStringLiteral("host"), c.host).toString();
+    c.port = settings_.value(QStringLiteral("port"), c.port).toInt();
+    c.apiKey = settings_.value(QStringLiteral("apiKey"), c.apiKey).toString();
+    settings_.endGroup();
+    return c;
+}
+
+void AppSettings::setEndpointConfig(const EndpointConfig& c) {
+    settings_.beginGroup(QStringLiteral("endpoint"));
+    settings_.setValue(QStringLiteral("enabled"), c.enabled);
+    settings_.setValue(QStringLiteral("host"), c.host);
+    settings_.setValue(QStringLiteral("port"), c.port);
+    settings_.setValue(QStringLiteral("apiKey"), c.apiKey);
+    settings_.endGroup();
+    settings_.sync();
+}
+
 QStringList AppSettings::recentModels() const {
     QStringList out;
     for (const QString& p : settings_.value(QStringLiteral("models/recent")).toStringList())

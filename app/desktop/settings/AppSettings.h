@@ -9,6 +9,7 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include "engine/EndpointConfig.h"
 #include "engine/engine.h"
 
 namespace weir::desktop {
@@ -37,6 +38,10 @@ public:
     Q_INVOKABLE void setEngine(const QVariantMap& values);
     Q_INVOKABLE QVariantMap engineDefaults() const;
     EngineOptions engineOptions() const;
+
+    // The HTTP endpoint: on/off, interface, port, API key (group "endpoint").
+    EndpointConfig endpointConfig() const;
+    void setEndpointConfig(const EndpointConfig& config);
 
     QStringList recentModels() const;
     QString defaultModel() const { return defaultModel_; }

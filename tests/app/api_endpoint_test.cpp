@@ -1,0 +1,213 @@
+// The app's endpoint toggle (ApiEndpoint + EngineHost) on a real engine with
+// a tiny random-weight Gemma 3: off by default, settings that persist, the
+// server on the engine host thread answering HTTP (streaming included) while
+// an app conversation generates on the same engine, following a reload,
+// stopping when switched off, a port in use reported in place, the warning
+// for every-interface binding, and a clear message where the backend cannot
+// be served (the fake engine).
+#include <QtTest>
+
+#include <QEventLoop>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QTcpServer>
+#include <QTemporaryDir>
+
+#include "FakeEngineBackend.h"
+#include "engine/EngineHost.h"
+#include "server/ApiEndpoint.h"
+#include "settings/AppSettings.h"
+#include "tests/engine/scheduler/tiny_gemma3.h"
+
+using namespace weir::desktop;
+
+namespace {
+
+struct Reply {
+    int status = 0;
+    QByteArray body;
+};
+
+Reply send(const QString& url, const QByteArray& method, const QByteArray& body = {}) {
+    QNetworkAccessManager nam;
+    QNetworkRequest req{QUrl(url)};
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    QNetworkReply* r = nam.sendCustomRequest(req, method, body);
+    QEventLoop loop;
+    QObject::connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    loop.exec();
+    Reply out{r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), r->readAll()};
+    r->deleteLater();
+    return out;
+}
+
+QByteArray chatBody(int maxTokens, bool stream) {
+    const QJsonObject o{{"model", "tiny-gemma3"},
+                        {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hello world status"}}}},
+                        {"max_tokens", maxTokens},
+                        {"temperature", 0},
+                        {"stream", stream}};
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+} // namespace
+
+class ApiEndpointTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QString model_;
+
+    weir::EngineOptions options() const {
+        weir::EngineOptions o;
+        o.threads = 2;
+        o.maxRunningRequests = 4;
+        o.prefillChunk = 64;
+        o.maxContext = 4096;
+        o.checkIntegrityEveryStep = true;
+        return o;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        model_ = dir_.filePath(QStringLiteral("tiny-gemma3.gguf"));
+        weir::test::writeTinyGemma3(model_.toStdString());
+    }
+
+    void offByDefaultAndSettingsPersist() {
+        QTemporaryDir data;
+        {
+            AppSettings settings(data.path(), model_);
+            EngineHost host(realEngineFactory());
+            ApiEndpoint endpoint(&settings, &host);
+            QVERIFY(!endpoint.enabled());
+            QCOMPARE(endpoint.port(), kDefaultEndpointPort);
+            QCOMPARE(endpoint.host(), QStringLiteral("127.0.0.1"));
+            QVERIFY(!endpoint.allowNetwork());
+            QVERIFY(endpoint.error().isEmpty());
+            endpoint.setPort(9123);
+            endpoint.setApiKey(QStringLiteral("secret"));
+            endpoint.setAllowNetwork(true);
+            QCOMPARE(endpoint.host(), QStringLiteral("0.0.0.0"));
+            endpoint.setEnabled(true);
+            // No model yet: enabled, not listening, and it says when it will start.
+            QTRY_VERIFY(endpoint.error().contains(QStringLiteral("when a model is loaded")));
+            QVERIFY(!endpoint.listening());
+        }
+        AppSettings again(data.path(), model_);
+        const EndpointConfig c = again.endpointConfig();
+        QVERIFY(c.enabled);
+        QCOMPARE(c.port, 9123);
+        QCOMPARE(c.apiKey, QStringLiteral("secret"));
+        QCOMPARE(c.host, QStringLiteral("0.0.0.0"));
+    }
+
+    void servesTheAppsEngineBesideAConversation() {
+        QTemporaryDir data;
+        AppSettings settings(data.path(), model_);
+        EngineHost host(realEngineFactory());
+        host.setEngineOptions(options());
+        ApiEndpoint endpoint(&settings, &host);
+        endpoint.setPort(0);
+        endpoint.setEnabled(true);
+        host.load(model_);
+        QTRY_VERIFY_WITH_TIMEOUT(host.state() != EngineHost::Loading, 60000);
+        QCOMPARE(host.state(), EngineHost::Ready);
+        QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening() || !endpoint.error().isEmpty(), 10000);
+        QVERIFY2(endpoint.listening(), qPrintable(endpoint.error()));
+        QVERIFY(endpoint.url().startsWith(QStringLiteral("http://127.0.0.1:")));
+        QVERIFY(endpoint.warning().isEmpty());
+
+        const Reply models = send(endpoint.url() + "/models", "GET");
+        QCOMPARE(models.status, 200);
+        QCOMPARE(QJsonDocument::fromJson(models.body).object()["data"].toArray()[0].toObject()["id"].toString(),
+                 QStringLiteral("tiny-gemma3"));
+
+        // An app conversation that is still generating when the API request runs.
+        bool appDone = false;
+        int appTokens = 0;
+        weir::GenerateRequest long_;
+        long_.maxTokens = 2000;
+        long_.stopAtEndOfGeneration = false;
+        const quint64 ticket = host.submit(QStringLiteral("conv:1"), {{"user", "the operator shall record"}}, long_);
+        connect(&host, &EngineHost::tokens, this, [&](quint64 t, const QString&, int n) { if (t == ticket) appTokens += n; });
+        connect(&host, &EngineHost::finished, this, [&](quint64 t) { if (t == ticket) appDone = true; });
+        QTRY_VERIFY_WITH_TIMEOUT(appTokens > 0, 30000);
+
+        bool sawBoth = false;
+        connect(&host, &EngineHost::statusUpdated, this, [&](const weir::CacheStatus& s) {
+            bool api = false, conv = false;
+            for (const auto& r : s.requests) {
+                api = api || r.client.rfind("api:", 0) == 0;
+                conv = conv || r.client == "conv:1";
+            }
+            sawBoth = sawBoth || (api && conv);
+        });
+        host.setStatusInterval(20);
+        const Reply streamed = send(endpoint.url() + "/chat/completions", "POST", chatBody(64, true));
+        QCOMPARE(streamed.status, 200);
+        QVERIFY(streamed.body.contains("data: [DONE]"));
+        QVERIFY2(!appDone, "the app's conversation should still be generating beside the API request");
+        QVERIFY(streamed.body.count("chat.completion.chunk") >= 2);
+        QVERIFY2(sawBoth, "the API request must appear in the pool status beside the conversation");
+        QTRY_COMPARE(endpoint.sessionsServed(), qint64(1));
+        QTRY_COMPARE(endpoint.activeSessions(), 0);
+        host.cancel(ticket);
+
+        // A reload keeps it on (a new server for the new engine).
+        host.load(model_);
+        QTRY_VERIFY_WITH_TIMEOUT(host.state() == EngineHost::Ready, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening(), 10000);
+        QCOMPARE(send(endpoint.url() + "/chat/completions", "POST", chatBody(4, false)).status, 200);
+
+        const QString url = endpoint.url();
+        endpoint.setEnabled(false);
+        QTRY_VERIFY(!endpoint.listening());
+        QVERIFY(endpoint.url().isEmpty());
+        QCOMPARE(send(url + "/models", "GET").status, 0);  // connection refused: nothing listens
+    }
+
+    void aPortInUseIsReportedAndEveryInterfaceWarns() {
+        QTemporaryDir data;
+        AppSettings settings(data.path(), model_);
+        EngineHost host(realEngineFactory());
+        host.setEngineOptions(options());
+        host.load(model_);
+        QTRY_VERIFY_WITH_TIMEOUT(host.state() == EngineHost::Ready, 60000);
+        QTcpServer squatter;
+        QVERIFY(squatter.listen(QHostAddress::LocalHost, 0));
+        ApiEndpoint endpoint(&settings, &host);
+        endpoint.setPort(squatter.serverPort());
+        endpoint.setEnabled(true);
+        QTRY_VERIFY_WITH_TIMEOUT(!endpoint.error().isEmpty(), 10000);
+        QVERIFY(!endpoint.listening());
+        QVERIFY2(endpoint.error().contains(QString::number(squatter.serverPort())), qPrintable(endpoint.error()));
+
+        endpoint.setPort(0);
+        endpoint.setAllowNetwork(true);
+        // Binding every interface must say so.
+        QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening() && !endpoint.warning().isEmpty(), 10000);
+        endpoint.setAllowNetwork(false);
+        QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening() && endpoint.warning().isEmpty(), 10000);
+    }
+
+    void aBackendWithoutAnEngineSaysSo() {
+        QTemporaryDir data;
+        AppSettings settings(data.path(), model_);
+        EngineHost host(testing::FakeEngineBackend::factory({}));
+        host.load(QStringLiteral("/models/fake.gguf"));
+        QTRY_VERIFY_WITH_TIMEOUT(host.state() == EngineHost::Ready, 30000);
+        ApiEndpoint endpoint(&settings, &host);
+        endpoint.setEnabled(true);
+        QTRY_VERIFY_WITH_TIMEOUT(!endpoint.error().isEmpty(), 10000);
+        QVERIFY(!endpoint.listening());
+        QVERIFY(!endpoint.available());
+        QVERIFY2(endpoint.error().contains(QStringLiteral("cannot be served")), qPrintable(endpoint.error()));
+    }
+};
+
+QTEST_MAIN(ApiEndpointTest)
+#include "api_endpoint_test.moc"
