@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/util/error.h"
@@ -40,52 +41,6 @@ const char* typeName(kernels::GgmlType type) {
 }
 
 // --- JSON output -----------------------------------------------------------
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
-size_t utf8Length(const std::string& s, size_t i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; ++k)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-    return n;
-}
-
-// JSON string literal; bytes that are not valid UTF-8 become U+FFFD so the output stays valid JSON.
-std::string jsonString(const std::string& s) {
-    std::string out = "\"";
-    for (size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        const size_t n = utf8Length(s, i);
-        if (n == 0) {
-            out += "\\ufffd";
-            ++i;
-            continue;
-        }
-        if (n > 1) {
-            out.append(s, i, n);
-            i += n;
-            continue;
-        }
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-            if (c < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                out += buf;
-            } else {
-                out += char(c);
-            }
-        }
-        ++i;
-    }
-    return out + "\"";
-}
 
 std::string jsonNumber(double v, bool single) {
     if (!std::isfinite(v)) return "null";  // JSON has no NaN or infinity

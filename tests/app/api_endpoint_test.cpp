@@ -21,39 +21,11 @@
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
+#include "tests/server/http_test_client.h"
 
 using namespace weir::desktop;
+using namespace weir::test::http;
 
-namespace {
-
-struct Reply {
-    int status = 0;
-    QByteArray body;
-};
-
-Reply send(const QString& url, const QByteArray& method, const QByteArray& body = {}) {
-    QNetworkAccessManager nam;
-    QNetworkRequest req{QUrl(url)};
-    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    QNetworkReply* r = nam.sendCustomRequest(req, method, body);
-    QEventLoop loop;
-    QObject::connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
-    loop.exec();
-    Reply out{r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), r->readAll()};
-    r->deleteLater();
-    return out;
-}
-
-QByteArray chatBody(int maxTokens, bool stream) {
-    const QJsonObject o{{"model", "tiny-gemma3"},
-                        {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hello world status"}}}},
-                        {"max_tokens", maxTokens},
-                        {"temperature", 0},
-                        {"stream", stream}};
-    return QJsonDocument(o).toJson(QJsonDocument::Compact);
-}
-
-} // namespace
 
 class ApiEndpointTest : public QObject {
     Q_OBJECT
@@ -121,7 +93,8 @@ private slots:
         QVERIFY(endpoint.url().startsWith(QStringLiteral("http://127.0.0.1:")));
         QVERIFY(endpoint.warning().isEmpty());
 
-        const Reply models = send(endpoint.url() + "/models", "GET");
+        QNetworkAccessManager nam;
+        const Reply models = send(nam, endpoint.url() + "/models", "GET");
         QCOMPARE(models.status, 200);
         QCOMPARE(QJsonDocument::fromJson(models.body).object()["data"].toArray()[0].toObject()["id"].toString(),
                  QStringLiteral("tiny-gemma3"));
@@ -147,7 +120,7 @@ private slots:
             sawBoth = sawBoth || (api && conv);
         });
         host.setStatusInterval(20);
-        const Reply streamed = send(endpoint.url() + "/chat/completions", "POST", chatBody(64, true));
+        const Reply streamed = send(nam, endpoint.url() + "/chat/completions", "POST", chatBody(64, true, "tiny-gemma3"));
         QCOMPARE(streamed.status, 200);
         QVERIFY(streamed.body.contains("data: [DONE]"));
         QVERIFY2(!appDone, "the app's conversation should still be generating beside the API request");
@@ -161,13 +134,13 @@ private slots:
         host.load(model_);
         QTRY_VERIFY_WITH_TIMEOUT(host.state() == EngineHost::Ready, 60000);
         QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening(), 10000);
-        QCOMPARE(send(endpoint.url() + "/chat/completions", "POST", chatBody(4, false)).status, 200);
+        QCOMPARE(send(nam, endpoint.url() + "/chat/completions", "POST", chatBody(4, false, "tiny-gemma3")).status, 200);
 
         const QString url = endpoint.url();
         endpoint.setEnabled(false);
         QTRY_VERIFY(!endpoint.listening());
         QVERIFY(endpoint.url().isEmpty());
-        QCOMPARE(send(url + "/models", "GET").status, 0);  // connection refused: nothing listens
+        QCOMPARE(send(nam, url + "/models", "GET").status, 0);  // connection refused: nothing listens
     }
 
     void aPortInUseIsReportedAndEveryInterfaceWarns() {

@@ -17,6 +17,7 @@
 #include <QThread>
 
 #include "app/server/api_server.h"
+#include "tests/server/http_test_client.h"
 #include "engine/engine.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 
@@ -24,47 +25,8 @@ using weir::Engine;
 using weir::EngineOptions;
 using weir::server::ApiServer;
 using weir::server::ServerOptions;
+using namespace weir::test::http;
 
-namespace {
-
-struct Reply {
-    int status = 0;
-    QByteArray body;
-    QNetworkReply::NetworkError error = QNetworkReply::NoError;
-    QByteArray header(const char* name) const { return headers.value(QByteArray(name).toLower()); }
-    QMap<QByteArray, QByteArray> headers;
-};
-
-Reply send(QNetworkAccessManager& nam, const QString& url, const QByteArray& method, const QByteArray& body = {},
-           const QByteArray& auth = {}) {
-    QNetworkRequest req{QUrl(url)};
-    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    if (!auth.isEmpty()) req.setRawHeader("Authorization", auth);
-    QNetworkReply* r = nam.sendCustomRequest(req, method, body);
-    QEventLoop loop;
-    QObject::connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
-    loop.exec();
-    Reply out;
-    out.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    out.body = r->readAll();
-    out.error = r->error();
-    for (const auto& [k, v] : r->rawHeaderPairs()) out.headers.insert(k.toLower(), v);
-    r->deleteLater();
-    return out;
-}
-
-QJsonObject obj(const QByteArray& b) { return QJsonDocument::fromJson(b).object(); }
-
-QByteArray chatBody(int maxTokens, bool stream, const QString& model = QStringLiteral("tiny")) {
-    QJsonObject o{{"model", model},
-                  {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hello world status"}}}},
-                  {"max_tokens", maxTokens},
-                  {"temperature", 0},
-                  {"stream", stream}};
-    return QJsonDocument(o).toJson(QJsonDocument::Compact);
-}
-
-}  // namespace
 
 class ApiServerTest : public QObject {
     Q_OBJECT
