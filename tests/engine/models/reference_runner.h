@@ -24,6 +24,7 @@
 namespace weir::testing {
 
 struct ReferenceCase {
+    std::string text;              // the prompt as text ("" for token-id prompts)
     std::vector<int32_t> prompt;
     std::vector<int32_t> generated;
     std::vector<float> top1Logit;  // logit of the chosen token at each step
@@ -43,6 +44,7 @@ inline Reference loadReference(const QString& path) {
     for (const QJsonValue& cv : root.value("cases").toArray()) {
         const QJsonObject c = cv.toObject();
         ReferenceCase rc;
+        rc.text = c.value("prompt").toString().toStdString();
         for (const QJsonValue& v : c.value("prompt_ids").toArray()) rc.prompt.push_back(v.toInt());
         for (const QJsonValue& v : c.value("generated").toArray()) rc.generated.push_back(v.toInt());
         for (const QJsonValue& v : c.value("top5").toArray()) rc.top1Logit.push_back(float(v.toArray().at(0).toArray().at(1).toDouble()));
