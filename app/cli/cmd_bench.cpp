@@ -12,6 +12,7 @@
 
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
@@ -27,12 +28,6 @@ int32_t argmax(const float* v, int32_t n) {
     return int32_t(std::max_element(v, v + n) - v);
 }
 
-KvDtype parseKvDtype(const std::string& s) {
-    if (s == "f16") return KvDtype::F16;
-    if (s == "q8_0") return KvDtype::Q8_0;
-    if (s == "f32") return KvDtype::F32;
-    throw Error("--kv-cache-dtype must be f16, q8_0 or f32, got '" + s + "'");
-}
 
 int run(const std::vector<std::string>& argv) {
     Args args(argv);
@@ -41,7 +36,7 @@ int run(const std::vector<std::string>& argv) {
     const long long tg = args.intValue("--tg", 64);
     const int threads = int(args.intValue("--threads", 0));
     const long long batchSize = args.intValue("--batch", 512);
-    const KvDtype kvType = parseKvDtype(args.value("--kv-cache-dtype", "f16"));
+    const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
     if (pp < 1 || tg < 0 || batchSize < 1) throw Error("--pp and --batch must be >= 1, --tg >= 0");
 
@@ -94,7 +89,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|f32]", &run};
+Command reg{"bench", "prefill/decode speed as JSON: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "engine/engine.h"
 #include "engine/scheduler/soak.h"
 #include "engine/util/error.h"
@@ -75,17 +76,13 @@ double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
-    eo.modelPath = args.value("-m", weir::cli::defaultModelPath());
-    eo.threads = int32_t(args.intValue("--threads", 0));
     const int32_t n = int32_t(args.intValue("--concurrency", 4));
-    eo.maxRunningRequests = int32_t(args.intValue("--max-running-requests", std::max(n, 1)));
-    eo.prefillChunk = int32_t(args.intValue("--prefill-chunk", eo.prefillChunk));
+    eo.maxRunningRequests = std::max(n, 1);
     const int32_t promptTokens = int32_t(args.intValue("--prompt-tokens", 64));
     const int32_t genTokens = int32_t(args.intValue("--gen-tokens", 64));
     const int32_t systemTokens = int32_t(args.intValue("--system-prompt-tokens", 7700));
-    eo.maxContext = int32_t(args.intValue("--max-context", systemTokens + 1024));
-    eo.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", 0.0);
-    eo.swaTokens = args.intValue("--swa-tokens", 0);
+    eo.maxContext = systemTokens + 1024;
+    weir::cli::readEngineFlags(args, eo);
     const bool skipPrefix = args.flag("--no-prefix");
     args.rejectUnknown();
     if (n < 1 || genTokens < 2) throw weir::Error("bench-concurrency: --concurrency >= 1 and --gen-tokens >= 2");
@@ -165,7 +162,7 @@ int run(const std::vector<std::string>& argv) {
 
 weir::cli::Command reg{"bench-concurrency",
                        "continuous batching and prefix sharing as JSON: [-m FILE] --concurrency N [--gen-tokens N] "
-                       "[--prompt-tokens N] [--system-prompt-tokens N] [--threads T] [--no-prefix]",
+                       "[--prompt-tokens N] [--system-prompt-tokens N] [--no-prefix] and the engine flags",
                        &run};
 
 } // namespace

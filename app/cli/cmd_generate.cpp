@@ -8,6 +8,7 @@
 
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
@@ -33,6 +34,7 @@ int run(const std::vector<std::string>& argv) {
     sp.topP = float(args.floatValue("--top-p", sp.topP));
     const int threads = int(args.intValue("--threads", 0));
     const bool json = args.flag("--json");
+    const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
     if (prompt.empty()) throw Error("generate needs a prompt: -p TEXT");
     if (nPredict < 0 || nPredict > 1 << 20) throw Error("-n must be between 0 and 1048576");
@@ -51,7 +53,7 @@ int run(const std::vector<std::string>& argv) {
         throw Error("prompt (" + std::to_string(promptIds.size()) + " tokens) + -n exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
 
     kernels::ThreadPool pool(threads);
-    SimpleKvCache kv(cfg, 1, int32_t(total), 16);
+    SimpleKvCache kv(cfg, 1, int32_t(total), 16, kvType);
     Sampler sampler(sp);
     StreamingDetokenizer detok(*tok);
     std::vector<int32_t> history(promptIds.begin(), promptIds.end());
@@ -112,7 +114,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"generate", "generate text from a prompt: -p TEXT [-m FILE] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] [--threads T] [--json]", &run};
+Command reg{"generate", "generate text from a prompt: -p TEXT [-m FILE] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] [--threads T] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--json]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "engine/engine.h"
 #include "engine/scheduler/soak.h"
 #include "engine/util/error.h"
@@ -14,15 +15,8 @@ namespace {
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
-    eo.modelPath = args.value("-m", weir::cli::defaultModelPath());
-    eo.threads = int32_t(args.intValue("--threads", 0));
-    eo.maxRunningRequests = int32_t(args.intValue("--max-running-requests", 4));
-    eo.prefillChunk = int32_t(args.intValue("--prefill-chunk", eo.prefillChunk));
-    eo.pageSize = int32_t(args.intValue("--page-size", eo.pageSize));
-    eo.kvReserveTokens = args.intValue("--kv-reserve-tokens", 0);
-    eo.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", 0.0);
-    eo.swaTokens = args.intValue("--swa-tokens", 0);
-    eo.maxContext = int32_t(args.intValue("--max-context", 0));
+    eo.maxRunningRequests = 4;
+    weir::cli::readEngineFlags(args, eo);
     eo.checkIntegrityEveryStep = !args.flag("--no-step-check");
 
     weir::SoakOptions so;
@@ -64,7 +58,9 @@ int run(const std::vector<std::string>& argv) {
 }
 
 weir::cli::Command reg{"soak",
-                       "concurrent multi-turn conversations with a shared system prompt; checks the KV pools",
+                       "concurrent multi-turn conversations with a shared system prompt; checks the KV pools: "
+                       "[--conversations N] [--system-prompt-tokens N] [--requests N] [--max-tokens N] [--turns N] "
+                       "[--tool-every N] [--cancel-fraction F] [--seed S] [--no-step-check] and the engine flags",
                        &run};
 
 } // namespace

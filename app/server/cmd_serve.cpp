@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "app/server/api_server.h"
 #include "engine/engine.h"
 #include "engine/util/error.h"
@@ -24,27 +25,10 @@ void onSignal(int) {
     [[maybe_unused]] ssize_t n = ::write(signalPipe[1], &c, 1);
 }
 
-weir::KvDtype parseKvDtype(const std::string& s) {
-    if (s == "f16") return weir::KvDtype::F16;
-    if (s == "q8_0") return weir::KvDtype::Q8_0;
-    if (s == "f32") return weir::KvDtype::F32;
-    throw weir::Error("--kv-cache-dtype must be f16, q8_0 or f32, got '" + s + "'");
-}
-
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
-    eo.modelPath = args.value("-m", weir::cli::defaultModelPath());
-    eo.threads = int32_t(args.intValue("--threads", 0));
-    eo.maxRunningRequests = int32_t(args.intValue("--max-running-requests", eo.maxRunningRequests));
-    eo.prefillChunk = int32_t(args.intValue("--prefill-chunk", eo.prefillChunk));
-    eo.pageSize = int32_t(args.intValue("--page-size", eo.pageSize));
-    eo.kvReserveTokens = args.intValue("--kv-reserve-tokens", 0);
-    eo.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", 0.0);
-    eo.swaTokens = args.intValue("--swa-tokens", 0);
-    eo.kvDtype = parseKvDtype(args.value("--kv-cache-dtype", "f16"));
-    eo.maxContext = int32_t(args.intValue("--max-context", 0));
-    eo.maxWaiting = int32_t(args.intValue("--max-waiting", eo.maxWaiting));
+    weir::cli::readEngineFlags(args, eo);
     eo.checkIntegrityEveryStep = args.flag("--check-integrity");
 
     weir::server::ServerOptions so;
@@ -104,11 +88,9 @@ int run(const std::vector<std::string>& argv) {
 }
 
 weir::cli::Command reg{"serve",
-                       "OpenAI-compatible HTTP endpoint: [-m FILE] [--host H] [--port P (8719)] [--api-key K] "
-                       "[--max-running-requests N] [--prefill-chunk N] [--page-size N] [--kv-reserve-tokens N] "
-                       "[--swa-full-tokens-ratio R] [--swa-tokens N] [--kv-cache-dtype f16|q8_0|f32] [--threads N] "
-                       "[--max-context N] [--max-waiting N] [--max-body-bytes N] [--model-id ID] "
-                       "[--default-max-tokens N] [--check-integrity]",
+                       "OpenAI-compatible HTTP endpoint: [--host H] [--port P (8719)] [--api-key K] "
+                       "[--max-body-bytes N] [--model-id ID] [--default-max-tokens N] [--check-integrity] "
+                       "and the engine flags",
                        &run};
 
 } // namespace

@@ -73,7 +73,7 @@ struct HybridKvCache::Impl {
         if (c.pageSize <= 0) throw Error("--page-size must be at least 1 (got " + std::to_string(c.pageSize) + ")");
         if (!attentionReadsKvDtype(c.dtype))
             throw Error(std::string("--kv-cache-dtype ") + kvDtypeName(c.dtype) +
-                        ": the attention kernels cannot read this KV storage type; use --kv-cache-dtype f16 or q8_0");
+                        ": the attention kernels cannot read this KV storage type; use --kv-cache-dtype f16, q8_0, fp8_e4m3 or f32");
         if (c.window < 0) throw Error("sliding window must not be negative");
         if (c.window > 0) {
             const int32_t wp = pagesOrThrow(c.windowTokens, P, "window pool size");

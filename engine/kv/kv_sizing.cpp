@@ -55,9 +55,8 @@ size_t kvBytesPerToken(const ModelConfig& model, KvDtype dtype, bool sliding) {
 }
 
 bool attentionReadsKvDtype(KvDtype t) {
-    // fp8 storage would need an attention kernel that dequantises e4m3; there
-    // is none yet, so it is refused rather than silently converted.
-    return t == KvDtype::F16 || t == KvDtype::F32 || t == KvDtype::Q8_0;
+    // Every dtype the attention kernel reads back (kernels::attendHead).
+    return t == KvDtype::F16 || t == KvDtype::F32 || t == KvDtype::Q8_0 || t == KvDtype::FP8_E4M3;
 }
 
 // Chunks in flight when the scheduler prepares one chunk while another runs.
@@ -111,7 +110,7 @@ std::string checkPoolPlan(const PoolPlan& plan) {
     std::string msg;
     if (!attentionReadsKvDtype(plan.dtype))
         msg += std::string("--kv-cache-dtype ") + kvDtypeName(plan.dtype) +
-               ": the attention kernels cannot read this KV storage type; use --kv-cache-dtype f16 or q8_0\n";
+               ": the attention kernels cannot read this KV storage type; use --kv-cache-dtype f16, q8_0, fp8_e4m3 or f32\n";
     if (plan.pageSize <= 0) msg += "--page-size must be at least 1 (got " + n(plan.pageSize) + ")\n";
     if (plan.windowInput.maxRunning <= 0)
         msg += "--max-running-requests must be at least 1 (got " + n(plan.windowInput.maxRunning) + ")\n";

@@ -12,6 +12,16 @@ const char* kvDtypeName(KvDtype t) {
     return "?";
 }
 
+bool kvDtypeFromName(std::string_view name, KvDtype& out) {
+    for (KvDtype t : {KvDtype::F16, KvDtype::Q8_0, KvDtype::FP8_E4M3, KvDtype::F32}) {
+        if (name == kvDtypeName(t)) {
+            out = t;
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t kvRowBytes(KvDtype t, int64_t elems) {
     switch (t) {
     case KvDtype::F16: return size_t(elems) * 2;

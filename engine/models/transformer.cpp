@@ -18,6 +18,7 @@ kernels::GgmlType kvRowType(KvDtype d) {
     case KvDtype::F16: return kernels::GgmlType::F16;
     case KvDtype::Q8_0: return kernels::GgmlType::Q8_0;
     case KvDtype::F32: return kernels::GgmlType::F32;
+    case KvDtype::FP8_E4M3: return kernels::GgmlType::E4M3_KV;
     default: return kernels::GgmlType::Q8_1;  // marks "unsupported"
     }
 }

@@ -9,6 +9,9 @@ namespace weir::kernels {
 enum class GgmlType : uint32_t {
     F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
     Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15, BF16 = 30,
+    // Weir's own, for KV-cache rows only (never a GGUF tensor type): FP8 E4M3
+    // (kernels/cpu/fp8_e4m3.h). typeTraits() does not know it.
+    E4M3_KV = 0x10000,
 };
 
 struct TypeTraits {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/fp8_e4m3.h"
 #include "kernels/cpu/ops_simd.h"
 #include "kernels/cpu/quantize.h"
 
@@ -228,6 +229,8 @@ void rowToF32(GgmlType type, const void* src, float* dst, int64_t n) {
     } else if (type == GgmlType::F16) {
         const auto* h = static_cast<const uint16_t*>(src);
         for (int64_t i = 0; i < n; ++i) dst[i] = f16ToF32(h[i]);
+    } else if (type == GgmlType::E4M3_KV) {
+        fromE4M3Row(static_cast<const uint8_t*>(src), dst, n);
     } else {
         dequantizeRow(type, src, dst, n);
     }
@@ -243,6 +246,7 @@ bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n) {
         if (n % 32) return false;
         quantizeRowQ8_0(x, dst, n);
         return true;
+    case GgmlType::E4M3_KV: toE4M3Row(x, static_cast<uint8_t*>(dst), n); return true;
     default: return false;
     }
 }
@@ -283,6 +287,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
             s = dotF16(reinterpret_cast<const uint16_t*>(kr), static_cast<const uint16_t*>(qk), dk);
             break;
         case GgmlType::Q8_0: s = dotQ8_0(kr, qk, dk); break;
+        case GgmlType::E4M3_KV: s = dotE4M3(kr, q, dk); break;
         default: s = dotF32(reinterpret_cast<const float*>(kr), q, dk); break;
         }
         s *= scale;

@@ -61,7 +61,7 @@ struct PagedRows {
     size_t offset = 0;
     const int32_t* pages = nullptr;
     int32_t pageSize = 0;
-    GgmlType type = GgmlType::F16;  // F16, Q8_0 or F32
+    GgmlType type = GgmlType::F16;  // F16, Q8_0, F32 or E4M3_KV
     const uint8_t* row(int32_t pos) const {
         const int64_t r = int64_t(pages[pos / pageSize]) * pageSize + pos % pageSize;
         return base + r * int64_t(rowBytes) + offset;

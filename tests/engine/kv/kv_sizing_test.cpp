@@ -171,15 +171,28 @@ private slots:
         QVERIFY2(has(msg, "8192"), msg.c_str());
     }
 
-    void fp8IsRefusedClearly() {
+    void eightBitDtypesHalveTheBytes() {
         EngineOptions o;
         o.maxContext = 8192;
-        o.kvDtype = KvDtype::FP8_E4M3;
+        const PoolPlan f16 = planPools(o, gemma270m());
+        for (KvDtype d : {KvDtype::Q8_0, KvDtype::FP8_E4M3}) {
+            o.kvDtype = d;
+            const PoolPlan p = planPools(o, gemma270m());
+            QVERIFY2(checkPoolPlan(p).empty(), checkPoolPlan(p).c_str());
+            QVERIFY(attentionReadsKvDtype(d));
+            const double ratio = double(p.windowBytesPerToken) / double(f16.windowBytesPerToken);
+            QVERIFY2(ratio >= 0.5 && ratio < 0.54, kvDtypeName(d));  // q8_0: 34/64, fp8: exactly 1/2
+        }
+    }
+
+    void unreadableDtypeIsRefusedClearly() {
+        EngineOptions o;
+        o.maxContext = 8192;
+        o.kvDtype = static_cast<KvDtype>(77);  // e.g. a value from a newer settings file
         const std::string msg = checkPoolPlan(planPools(o, gemma270m()));
-        QVERIFY2(has(msg, "fp8_e4m3"), msg.c_str());
-        QVERIFY2(has(msg, "f16"), msg.c_str());
-        QVERIFY(!attentionReadsKvDtype(KvDtype::FP8_E4M3));
-        QVERIFY(attentionReadsKvDtype(KvDtype::F16));
+        QVERIFY2(has(msg, "--kv-cache-dtype"), msg.c_str());
+        QVERIFY2(has(msg, "f16, q8_0, fp8_e4m3"), msg.c_str());
+        QVERIFY(!attentionReadsKvDtype(static_cast<KvDtype>(77)));
     }
 
     void stepNeedIsPageGranular() {

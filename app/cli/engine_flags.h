@@ -1,0 +1,25 @@
+#pragma once
+// The engine options every weir-cli subcommand that runs the Engine accepts,
+// named like the peers' flags (see README "KV pools and their floors"):
+//   -m FILE  --threads N  --max-running-requests N  --prefill-chunk N
+//   --page-size N  --kv-reserve-tokens N  --swa-full-tokens-ratio R
+//   --swa-tokens N  --kv-cache-dtype f16|q8_0|fp8_e4m3|f32  --max-context N
+//   --retain-gap N  --max-waiting N
+// Values not given keep what `options` holds (a subcommand's own defaults).
+#include <string>
+
+#include "app/cli/command.h"
+#include "engine/engine.h"
+
+namespace weir::cli {
+
+inline constexpr const char* kEngineFlagsHelp =
+    "[-m FILE] [--threads N] [--max-running-requests N] [--prefill-chunk N] [--page-size N] "
+    "[--kv-reserve-tokens N] [--swa-full-tokens-ratio R | --swa-tokens N] "
+    "[--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--max-context N] [--retain-gap N] [--max-waiting N]";
+
+void readEngineFlags(Args& args, EngineOptions& options);
+// --kv-cache-dtype alone (for subcommands that use the model directly).
+KvDtype readKvDtypeFlag(Args& args, KvDtype def);
+
+} // namespace weir::cli
