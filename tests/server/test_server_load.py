@@ -15,7 +15,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from weir_serve import Server, error_of, paths  # noqa: E402
+from weir_serve import Server, assert_pools_clean, error_of, paths  # noqa: E402
 
 paths()
 import openai  # noqa: E402
@@ -24,22 +24,6 @@ MODEL = "gemma-3-270m-q4_k_m"
 MAX_RUNNING = 4
 MAX_WAITING = 6
 SYSTEM = "You are a concise assistant. Answer every question in a few words. " * 3
-
-
-def assert_pools_clean(test, server):
-    """Idle engine: no violation; once the prefix cache is dropped, every page is free."""
-    st = server.wait_until(lambda s: s["running"] == 0 and s["waiting"] == 0, "the engine to go idle")
-    test.assertEqual(st["violations"], 0, st["violation_details"])
-    test.assertGreater(st["integrity_checks"], 0)
-    status, cleared = server.json("POST", "/v1/cache/clear")
-    test.assertEqual(status, 200)
-    for pool in ("full", "window"):
-        p = cleared[pool]
-        test.assertEqual(p["owned_tokens"], 0, cleared)
-        test.assertEqual(p["cached_tokens"], 0, cleared)
-        test.assertEqual(p["free_tokens"], p["capacity_tokens"], f"leaked pages in the {pool} pool: {cleared}")
-    test.assertEqual(cleared["violations"], 0, cleared["violation_details"])
-    test.assertEqual(cleared["requests"], [])
 
 
 class ServerLoadTest(unittest.TestCase):

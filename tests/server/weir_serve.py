@@ -130,3 +130,19 @@ def error_of(body_bytes):
     assert "param" in e and (e["param"] is None or isinstance(e["param"], str)), e
     assert "code" in e and (e["code"] is None or isinstance(e["code"], str)), e
     return e
+
+
+def assert_pools_clean(test, server):
+    """Idle engine: no violation; once the prefix cache is dropped, every page is free."""
+    st = server.wait_until(lambda s: s["running"] == 0 and s["waiting"] == 0, "the engine to go idle")
+    test.assertEqual(st["violations"], 0, st["violation_details"])
+    test.assertGreater(st["integrity_checks"], 0)
+    status, cleared = server.json("POST", "/v1/cache/clear")
+    test.assertEqual(status, 200)
+    for pool in ("full", "window"):
+        p = cleared[pool]
+        test.assertEqual(p["owned_tokens"], 0, cleared)
+        test.assertEqual(p["cached_tokens"], 0, cleared)
+        test.assertEqual(p["free_tokens"], p["capacity_tokens"], f"leaked pages in the {pool} pool: {cleared}")
+    test.assertEqual(cleared["violations"], 0, cleared["violation_details"])
+    test.assertEqual(cleared["requests"], [])
