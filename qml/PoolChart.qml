@@ -6,7 +6,8 @@ import Weir
 // A live stacked-area chart of one KV pool over the last minute: tokens in
 // use (bottom), cached for reuse (on top of it), free (the rest), with the
 // pool's concurrency-aware floor as a dashed line. Redrawn on every status
-// snapshot (4 per second).
+// snapshot (4 per second). When a large pool stays nearly empty the chart
+// zooms in (the axis then counts tokens instead of percent).
 Item {
     id: chart
     property string pool: "full"
@@ -14,6 +15,8 @@ Item {
     readonly property int revision: App.pools.revision
     readonly property real plotWidth: width - axis.width - 6
     readonly property real plotHeight: height - 18
+    readonly property real viewTop: { revision; return App.pools.viewTop(pool) }
+    readonly property real seconds: { revision; return App.pools.viewSeconds() }
 
     implicitHeight: 170
 
@@ -23,14 +26,15 @@ Item {
         width: 34
         height: chart.plotHeight
         Repeater {
-            model: ["100%", "75%", "50%", "25%", "0%"]
+            model: 5
             Label {
-                required property string modelData
                 required property int index
+                readonly property real fraction: chart.viewTop * (4 - index) / 4
                 y: index * chart.plotHeight / 4 - height / 2
                 width: axis.width
                 horizontalAlignment: Text.AlignRight
-                text: modelData
+                text: chart.viewTop >= 1 ? Math.round(fraction * 100) + "%"
+                                     : App.formatCount(fraction * (chart.current.capacity || 0))
                 color: Theme.faint
                 font.pixelSize: Theme.smallSize - 3
             }
@@ -67,18 +71,18 @@ Item {
                 strokeWidth: 1.5
                 fillColor: Qt.rgba(Theme.poolCached.r, Theme.poolCached.g, Theme.poolCached.b, 0.35)
                 joinStyle: ShapePath.RoundJoin
-                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 1, 2, plot.width, plot.height) } }
+                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 1, 2, plot.width, plot.height, chart.viewTop) } }
             }
             ShapePath {
                 strokeColor: Theme.poolUsed
                 strokeWidth: 1.5
                 fillColor: Qt.rgba(Theme.poolUsed.r, Theme.poolUsed.g, Theme.poolUsed.b, 0.45)
                 joinStyle: ShapePath.RoundJoin
-                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 0, 1, plot.width, plot.height) } }
+                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 0, 1, plot.width, plot.height, chart.viewTop) } }
             }
             ShapePath {
                 id: floorLine
-                readonly property real fraction: chart.current.capacity > 0 ? chart.current.floor / chart.current.capacity : 0
+                readonly property real fraction: chart.current.capacity > 0 ? chart.current.floor / chart.current.capacity / chart.viewTop : 0
                 strokeColor: fraction > 0 && fraction <= 1 ? Theme.poolFloor : "transparent"
                 strokeWidth: 1.2
                 strokeStyle: ShapePath.DashLine
@@ -102,7 +106,7 @@ Item {
         anchors.left: plot.left
         anchors.top: plot.bottom
         anchors.topMargin: 3
-        text: qsTr("60 s ago")
+        text: qsTr("%1 s ago").arg(Math.round(chart.seconds))
         color: Theme.faint
         font.pixelSize: Theme.smallSize - 3
     }
@@ -111,6 +115,16 @@ Item {
         anchors.top: plot.bottom
         anchors.topMargin: 3
         text: qsTr("now")
+        color: Theme.faint
+        font.pixelSize: Theme.smallSize - 3
+    }
+    Label {
+        objectName: "zoomNote"
+        visible: chart.viewTop < 1
+        anchors.horizontalCenter: plot.horizontalCenter
+        anchors.top: plot.bottom
+        anchors.topMargin: 3
+        text: qsTr("zoomed to %1% of the pool").arg(Math.round(chart.viewTop * 100))
         color: Theme.faint
         font.pixelSize: Theme.smallSize - 3
     }

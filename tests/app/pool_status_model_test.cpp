@@ -86,6 +86,28 @@ private slots:
         QVERIFY(m.updatesPerSecond() > 0);
     }
 
+    void chartZoomsAndStretches() {
+        PoolStatusModel m;
+        QCOMPARE(m.viewSeconds(), 10.0);  // nothing yet: the shortest span
+        m.addSnapshot(status(0, 0, 0, 0), 0.0);
+        m.addSnapshot(status(20, 10, 0, 0), 4.0);  // full pool: 30 of 1000 tokens (3%)
+        QCOMPARE(m.viewSeconds(), 10.0);            // 4 s of history still spans 10 s
+        m.addSnapshot(status(30, 0, 0, 0), 20.0);
+        QCOMPARE(m.viewSeconds(), 20.0);            // then the history itself, up to a minute
+        // 3% at most: the full pool's chart tops out at 1/20 of it (3% < 80% of 5%).
+        QCOMPARE(m.viewTop(QStringLiteral("full")), 0.05);
+        const QPolygonF used = m.line(QStringLiteral("full"), 1, 200, 100, 0.05);
+        QCOMPARE(used[2].x(), 200.0);
+        QVERIFY(std::fabs(used[2].y() - 40.0) < 1e-3);  // 3% of a chart topping out at 5%
+        QCOMPARE(used[1].x(), 40.0);  // 4 s of a 20 s span
+        // The window pool was never used: the deepest zoom.
+        QCOMPARE(m.viewTop(QStringLiteral("window")), 0.01);
+        // A busy pool is shown whole.
+        m.addSnapshot(status(900, 0, 0, 0), 21.0);
+        QCOMPARE(m.viewTop(QStringLiteral("full")), 1.0);
+        QCOMPARE(m.line(QStringLiteral("full"), 1, 200, 100, 0.05).last().y(), 0.0);  // clamped at the top
+    }
+
     void pressureBanner() {
         PoolStatusModel m;
         QSignalSpy changed(&m, &PoolStatusModel::pressureChanged);

@@ -14,6 +14,8 @@ float fraction(int64_t part, int64_t whole) {
 constexpr double kPressureMemorySeconds = 15.0;
 // A pool with less than this fraction free counts as nearly full.
 constexpr double kNearlyFull = 0.10;
+// The chart never spans less than this, so the first seconds are not a sliver.
+constexpr double kMinViewSeconds = 10.0;
 
 } // namespace
 
@@ -102,26 +104,42 @@ float PoolStatusModel::level(const Sample& s, bool full, int lvl) const {
     }
 }
 
-QPolygonF PoolStatusModel::line(const QString& pool, int lvl, qreal w, qreal h) const {
-    QPolygonF out;
-    if (samples_.empty() || w <= 0 || h <= 0) return out;
+double PoolStatusModel::viewSeconds() const {
+    if (samples_.size() < 2) return kMinViewSeconds;
+    return std::clamp(samples_.back().t - samples_.front().t, kMinViewSeconds, historySeconds());
+}
+
+double PoolStatusModel::viewTop(const QString& pool) const {
     const bool full = pool != u"window";
-    const double end = samples_.back().t, start = end - historySeconds();
+    float peak = 0;
+    for (const Sample& s : samples_) peak = std::max(peak, level(s, full, 2));
+    double top = 1.0;
+    for (double zoom : {0.5, 0.25, 0.1, 0.05, 0.02, 0.01})
+        if (peak <= 0.8 * zoom) top = zoom;
+    return top;
+}
+
+QPolygonF PoolStatusModel::line(const QString& pool, int lvl, qreal w, qreal h, double top) const {
+    QPolygonF out;
+    if (samples_.empty() || w <= 0 || h <= 0 || top <= 0) return out;
+    const bool full = pool != u"window";
+    const double span = viewSeconds();
+    const double start = samples_.back().t - span;
     out.reserve(int(samples_.size()));
     for (const Sample& s : samples_) {
-        const qreal x = std::max<qreal>(0, w * (s.t - start) / historySeconds());
-        out.append({x, h * (1 - level(s, full, lvl))});
+        const qreal x = std::max<qreal>(0, w * (s.t - start) / span);
+        out.append({x, h * (1 - std::min(1.0, double(level(s, full, lvl)) / top))});
     }
     return out;
 }
 
-QPolygonF PoolStatusModel::band(const QString& pool, int lower, int upper, qreal w, qreal h) const {
-    QPolygonF top = line(pool, upper, w, h);
-    if (top.isEmpty()) return top;
-    const QPolygonF bottom = line(pool, lower, w, h);
-    for (auto it = bottom.crbegin(); it != bottom.crend(); ++it) top.append(*it);
-    top.append(top.first());
-    return top;
+QPolygonF PoolStatusModel::band(const QString& pool, int lower, int upper, qreal w, qreal h, double top) const {
+    QPolygonF upperEdge = line(pool, upper, w, h, top);
+    if (upperEdge.isEmpty()) return upperEdge;
+    const QPolygonF bottom = line(pool, lower, w, h, top);
+    for (auto it = bottom.crbegin(); it != bottom.crend(); ++it) upperEdge.append(*it);
+    upperEdge.append(upperEdge.first());
+    return upperEdge;
 }
 
 void PoolStatusModel::dismissPressure() {

@@ -56,9 +56,18 @@ public:
     // historySeconds, capacity at the top). Levels: 0 = zero, 1 = in use,
     // 2 = in use + cached. band(pool, 0, 1) is the in-use area, band(pool, 1, 2)
     // the cached area stacked on it.
-    Q_INVOKABLE QPolygonF band(const QString& pool, int lower, int upper, qreal w, qreal h) const;
+    // `top` is the fraction of capacity at the top of the box (viewTop()).
+    Q_INVOKABLE QPolygonF band(const QString& pool, int lower, int upper, qreal w, qreal h, double top = 1.0) const;
     // The top edge of a level as a polyline (the chart's outline).
-    Q_INVOKABLE QPolygonF line(const QString& pool, int level, qreal w, qreal h) const;
+    Q_INVOKABLE QPolygonF line(const QString& pool, int level, qreal w, qreal h, double top = 1.0) const;
+    // Seconds the chart spans: the history so far (at least 10 s, so the
+    // first seconds fill the chart instead of a sliver), up to historySeconds.
+    Q_INVOKABLE double viewSeconds() const;
+    // The fraction of a pool's capacity at the top of its chart: 1 (the whole
+    // pool) unless everything in view stayed low, then the smallest of 1/2,
+    // 1/4, 1/10, 1/20, 1/50, 1/100 that keeps the peak under 80% of the
+    // height, so a big pool's activity is still visible.
+    Q_INVOKABLE double viewTop(const QString& pool) const;
     Q_INVOKABLE void dismissPressure();
 
 signals:
