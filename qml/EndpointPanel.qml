@@ -107,6 +107,9 @@ ColumnLayout {
             from: 0; to: 65535; editable: true
             value: panel.ep.port
             implicitWidth: 160
+            // A port is a number, not a quantity: no thousands separator.
+            textFromValue: function(v) { return String(v) }
+            valueFromText: function(t) { return parseInt(t) || 0 }
             onValueModified: panel.ep.port = value
         }
         Label { text: qsTr("API key"); color: Theme.text }

@@ -144,12 +144,6 @@ Rectangle {
                 }
             }
 
-            Card {
-                objectName: "endpointCard"
-                Layout.fillWidth: true
-                EndpointPanel { width: parent.width }
-            }
-
             SizingPanel {
                 Layout.fillWidth: true
                 advisor: advisor
@@ -160,7 +154,6 @@ Rectangle {
 
             RowLayout {
                 Layout.fillWidth: true
-                Layout.bottomMargin: 24
                 spacing: 8
                 IconButton { text: qsTr("Restore defaults"); iconName: "undo"; onClicked: page.draft = App.settings.engineDefaults() }
                 Item { Layout.fillWidth: true }
@@ -178,6 +171,15 @@ Rectangle {
                     enabled: page.dirty && !page.blocked
                     onClicked: App.applyEngineSettings(page.draft)
                 }
+            }
+
+            // Applies at once (no reload): the endpoint serves whatever model is loaded.
+            Card {
+                objectName: "endpointCard"
+                Layout.fillWidth: true
+                Layout.topMargin: 8
+                Layout.bottomMargin: 24
+                EndpointPanel { width: parent.width }
             }
         }
     }

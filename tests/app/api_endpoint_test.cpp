@@ -88,8 +88,8 @@ private slots:
         host.load(model_);
         QTRY_VERIFY_WITH_TIMEOUT(host.state() != EngineHost::Loading, 60000);
         QCOMPARE(host.state(), EngineHost::Ready);
-        QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening() || !endpoint.error().isEmpty(), 10000);
-        QVERIFY2(endpoint.listening(), qPrintable(endpoint.error()));
+        // (Enabled before the model loaded: it said it would start with the model.)
+        QTRY_VERIFY2_WITH_TIMEOUT(endpoint.listening(), qPrintable(endpoint.error()), 10000);
         QVERIFY(endpoint.url().startsWith(QStringLiteral("http://127.0.0.1:")));
         QVERIFY(endpoint.warning().isEmpty());
 

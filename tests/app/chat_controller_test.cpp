@@ -95,9 +95,13 @@ private slots:
     void beyondMaxRunningTheyQueue() {
         Fixture f({}, 1);
         QList<qint64> ids;
+        QSignalSpy tokens(f.chat.get(), &ChatController::replyTokens);
         for (int i = 0; i < 3; ++i) {
             ids << f.chat->newConversation();
             QVERIFY(f.chat->send(QStringLiteral("q%1").arg(i)));
+            // The first one runs before the others arrive (on a loaded machine
+            // all three could otherwise still be waiting, as positions 1-3).
+            if (i == 0) QTRY_VERIFY_WITH_TIMEOUT(tokens.count() > 0, 30000);
         }
         bool sawQueue = false;
         int bestPosition = 0;

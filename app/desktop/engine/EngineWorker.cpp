@@ -104,17 +104,17 @@ void EngineWorker::clearPrefixCache() {
 
 void EngineWorker::setEndpoint(const EndpointConfig& config) {
     endpoint_ = config;
-    stopEndpoint();
+    stopEndpoint(false);  // one report below, not an intermediate "stopped"
     startEndpoint();
 }
 
-void EngineWorker::stopEndpoint() {
+void EngineWorker::stopEndpoint(bool report) {
     server_.reset();
     endpointState_.listening = false;
     endpointState_.url.clear();
     endpointState_.warning.clear();
     endpointState_.activeSessions = 0;
-    reportEndpoint();
+    if (report) reportEndpoint();
 }
 
 void EngineWorker::startEndpoint() {

@@ -37,7 +37,7 @@ public:
 private:
     void pollStatus();
     void startEndpoint();
-    void stopEndpoint();
+    void stopEndpoint(bool report = true);
     void reportEndpoint();
     QVariantMap describe(const EngineOptions& options) const;
 
