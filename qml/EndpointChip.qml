@@ -56,6 +56,8 @@ AbstractButton {
         x: chip.width - width
         width: 380
         padding: 16
+        focus: true  // so Esc closes it
+        closePolicy: Popup.CloseOnEscape | Popup.CloseOnPressOutsideParent
         background: Rectangle { radius: Theme.radius; color: Theme.surface; border.color: Theme.border }
         contentItem: EndpointPanel { compact: true }
     }

@@ -219,7 +219,11 @@ private slots:
         QVERIFY(endpoint->sessionsServed() >= 1);
         QTRY_COMPARE_WITH_TIMEOUT(endpoint->activeSessions(), 0, 10000);
         for (qint64 id : ids) QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 300000);
+        QObject* popup = findItem(window_, "endpointChip")->findChild<QObject*>(QStringLiteral("endpointPopup"));
+        QVERIFY(popup && popup->property("opened").toBool());
         QTest::keyClick(window_, Qt::Key_Escape);  // closes the popup
+        QTRY_VERIFY(!popup->property("visible").toBool());
+        QTest::mouseMove(window_, QPoint(window_->width() / 2, window_->height() / 2));  // no tooltip left over
         endpoint->setEnabled(false);
         QTRY_VERIFY(!endpoint->listening());
     }
