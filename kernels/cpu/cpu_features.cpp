@@ -51,6 +51,19 @@ static KernelPath defaultPath() {
     return bestKernelPath();
 }
 
+static bool cpuHasVnni() {
+    const CpuFeatures& f = cpuFeatures();
+    return f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+}
+
+static bool defaultVnni() {
+    const char* env = std::getenv("WEIR_KERNELS");
+    return cpuHasVnni() && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
+}
+
+// -1: not chosen yet; 0 off; 1 on.
+static std::atomic<int> g_vnni{-1};
+
 // -1: not chosen yet; otherwise a KernelPath value.
 static std::atomic<int> g_path{-1};
 
@@ -63,12 +76,31 @@ KernelPath activeKernelPath() {
     return KernelPath(p);
 }
 
+bool vnniActive() {
+    if (activeKernelPath() != KernelPath::Avx2) return false;
+    int v = g_vnni.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = defaultVnni() ? 1 : 0;
+        g_vnni.store(v, std::memory_order_relaxed);
+    }
+    return v == 1;
+}
+
+bool forceVnni(bool on) {
+    if (on && !cpuHasVnni()) return false;
+    g_vnni.store(on ? 1 : 0, std::memory_order_relaxed);
+    return true;
+}
+
 bool forceKernelPath(KernelPath p) {
     if (!canRun(p)) return false;
     g_path.store(int(p), std::memory_order_relaxed);
     return true;
 }
 
-void resetKernelPath() { g_path.store(int(defaultPath()), std::memory_order_relaxed); }
+void resetKernelPath() {
+    g_path.store(int(defaultPath()), std::memory_order_relaxed);
+    g_vnni.store(defaultVnni() ? 1 : 0, std::memory_order_relaxed);
+}
 
 } // namespace weir::kernels

@@ -23,14 +23,17 @@ using ConvertRowFn = void (*)(const float* x, void* dst, int64_t n);
 size_t actRowBytes(GgmlType actType, int64_t n);
 size_t actScalesOffset(int64_t nBlocks, size_t blockBytes);
 
-// Dot products of one weight row (k elements) with nx (1..4) activation rows:
+// Dot products of one weight row (k elements) with nx activation rows (1 to
+// maxDotRows(type) for the kernel in use):
 // out[j * outStride] = <w, act_j> where act_j starts at act + j * actStride bytes.
 // Reading the weight row once for several activation rows is what makes a
 // batched matmul compute-bound instead of memory-bound.
 using RowDotFn = void (*)(const void* w, const void* act, size_t actStride, int nx, int64_t k,
                           float* out, size_t outStride);
 
-constexpr int kMaxDotRows = 4;
+constexpr int kMaxDotRows = 4;        // every kernel takes this many
+constexpr int kMaxLegacyDotRows = 8;  // the AVX2 Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 kernels take this many
+constexpr int kMaxVnniDotRows = 16;   // and their AVX-512 VNNI variants this many
 
 struct TypeOps {
     DequantizeFn dequantize;
@@ -45,6 +48,10 @@ const TypeOps* typeOps(GgmlType type);
 // The AVX2+FMA+F16C kernel for a weight type, or nullptr. Only call the
 // result when the AVX2 path is active (cpu_features.h).
 RowDotFn avx2Dot(GgmlType type);
+// The AVX-512 VNNI variant of the legacy kernels (same results), or nullptr.
+RowDotFn avx512DotLegacy(GgmlType type);
+// How many activation rows the AVX2 kernel for `type` takes per call.
+int avx2MaxDotRows(GgmlType type);
 // Q4_K with the float order of llama.cpp's interleaved kernels (see
 // quant_k_avx2.cpp), which its AVX2 backend uses for Q4_K matrices with a
 // multiple of 8 rows: the four-row kernel or the single-row one.

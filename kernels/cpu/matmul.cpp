@@ -96,6 +96,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     }
 
     // 2. Integer (or float) dot products over tiles.
+    const int maxRows = activeKernelPath() == KernelPath::Avx2 ? detail::avx2MaxDotRows(w.type) : detail::kMaxDotRows;
     const int64_t nTiles = (N + kTileRows - 1) / kTileRows;
     const int64_t mTiles = (M + kTileActs - 1) / kTileActs;
     const auto* wdata = static_cast<const uint8_t*>(w.data);
@@ -104,7 +105,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
             const int64_t m0 = (item / nTiles) * kTileActs, m1 = std::min(M, m0 + kTileActs);
             const int64_t n0 = (item % nTiles) * kTileRows, n1 = std::min(N, n0 + kTileRows);
             for (int64_t m = m0; m < m1;) {
-                int nx = int(std::min<int64_t>(detail::kMaxDotRows, m1 - m));
+                int nx = int(std::min<int64_t>(maxRows, m1 - m));
                 detail::RowDotFn f = dot;
                 if (followLlama) {  // rows of one kernel per call
                     const LlamaKernel k = kernelOf(m);

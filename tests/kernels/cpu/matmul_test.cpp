@@ -270,6 +270,35 @@ private slots:
         }
     }
 
+    // The AVX-512 VNNI variant of the legacy kernels (16 activation rows per
+    // weight row) gives the AVX2 variant's results bit for bit, for every
+    // batch size up to past its widest call; batches of 8+ rows are how
+    // prefill runs, and the reference tests rely on exact sums.
+    void matmul_vnniAndAvx2Identical() {
+        if (!canUse(KernelPath::Avx2)) QSKIP("SKIPPED: no AVX2 on this CPU");
+        if (!forceVnni(true)) QSKIP("SKIPPED: no AVX-512 VNNI on this CPU");
+        QVERIFY(forceKernelPath(KernelPath::Avx2));
+        int compared = 0;
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
+            for (int64_t m : {1, 3, 8, 9, 16, 17, 37}) {
+                const Case c = makeCase(t, m, 640, 19, 7 + int(m));
+                std::vector<float> yv(size_t(m) * 19), ya(size_t(m) * 19);
+                QVERIFY(forceVnni(true));
+                QVERIFY(vnniActive());
+                matmul(c.view(), c.x.data(), m, yv.data(), *pool3_);
+                QVERIFY(forceVnni(false));
+                QVERIFY(!vnniActive());
+                matmul(c.view(), c.x.data(), m, ya.data(), *pool3_);
+                for (size_t i = 0; i < yv.size(); ++i)
+                    QVERIFY2(std::memcmp(&yv[i], &ya[i], sizeof(float)) == 0,
+                             qPrintable(QString("%1 m=%2 [%3]: vnni %4, avx2 %5").arg(typeName(t)).arg(m).arg(i)
+                                            .arg(double(yv[i]), 0, 'g', 9).arg(double(ya[i]), 0, 'g', 9)));
+                compared += int(yv.size());
+            }
+        }
+        qInfo("%d outputs identical between the VNNI and AVX2 kernels", compared);
+    }
+
     void dotQ8_0_matchesQuantizedDot() {
         for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
             if (!canUse(p)) continue;
