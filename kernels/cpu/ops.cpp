@@ -252,24 +252,30 @@ bool storeKvRow(GgmlType type, const float* x, void* dst, int64_t n) {
 }
 
 size_t attendScratchFloats(int64_t dk, int64_t dv) {
-    // converted query (up to dk floats), f32 accumulator (dv), converted V row (dv),
-    // f16 accumulator (dv/2 floats, rounded up).
-    return size_t(dk + 2 * dv + (dv + 1) / 2 + 16);
+    // converted query (up to dk floats), the f16 query widened back to f32
+    // (dk), f32 accumulator (dv), converted V row (dv), f16 accumulator (dv/2
+    // floats, rounded up).
+    return size_t(2 * dk + 2 * dv + (dv + 1) / 2 + 16);
 }
 
 void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 int32_t first, int32_t last, float scale, float* out, float* scratch) {
     float* qConv = scratch;                 // dk floats of room for the converted query
-    float* acc32 = scratch + dk;            // dv
+    float* qWide = scratch + dk;            // dk: the f16 query as f32, for the AVX2 K dot
+    float* acc32 = qWide + dk;              // dv
     float* vRow = acc32 + dv;               // dv
     auto* acc16 = reinterpret_cast<uint16_t*>(vRow + dv);
     const bool f16V = v.type == GgmlType::F16;
+    const bool avx2 = opsHaveAvx2();  // once per head, not per position
+    const bool wideK = avx2 && k.type == GgmlType::F16 && dk % 32 == 0;
+    const bool fastV = avx2 && dv % 32 == 0;
 
     // The query in K's dot-product type, as llama.cpp converts it.
     const void* qk = q;
     if (k.type == GgmlType::F16) {
         toF16Row(q, reinterpret_cast<uint16_t*>(qConv), dk);
         qk = qConv;
+        if (wideK) rowToF32(GgmlType::F16, qConv, qWide, dk);
     } else if (k.type == GgmlType::Q8_0) {
         quantizeRowQ8_0(q, qConv, dk);
         qk = qConv;
@@ -284,7 +290,8 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
         float s;
         switch (k.type) {
         case GgmlType::F16:
-            s = dotF16(reinterpret_cast<const uint16_t*>(kr), static_cast<const uint16_t*>(qk), dk);
+            s = wideK ? ops_avx2::dotF16F32(reinterpret_cast<const uint16_t*>(kr), qWide, dk)
+                      : dotF16(reinterpret_cast<const uint16_t*>(kr), static_cast<const uint16_t*>(qk), dk);
             break;
         case GgmlType::Q8_0: s = dotQ8_0(kr, qk, dk); break;
         case GgmlType::E4M3_KV: s = dotE4M3(kr, q, dk); break;
@@ -297,13 +304,16 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
             const float old = m;
             m = s;
             ms = std::exp(old - m);
-            if (f16V) scaleF16(acc16, ms, dv);
+            if (f16V && fastV) ops_avx2::scaleF16(acc16, ms, dv);
+            else if (f16V) scaleF16(acc16, ms, dv);
             else scaleInPlace(acc32, ms, dv);
         } else {
             vs = std::exp(s - m);
         }
         const uint8_t* vr = v.row(p);
-        if (f16V) {
+        if (f16V && fastV) {
+            ops_avx2::madF16(acc16, reinterpret_cast<const uint16_t*>(vr), vs, dv);
+        } else if (f16V) {
             madF16(acc16, reinterpret_cast<const uint16_t*>(vr), vs, dv);
         } else if (v.type == GgmlType::F32) {
             madF32(acc32, reinterpret_cast<const float*>(vr), vs, dv);

@@ -39,6 +39,19 @@ float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) {
     return hsum(_mm256_add_ps(s0, s1));
 }
 
+float dotF16F32(const uint16_t* a, const float* b, int64_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t i = 0; i < n; i += 32) {
+        s0 = _mm256_fmadd_ps(loadH(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(loadH(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(loadH(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(loadH(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+    }
+    s0 = _mm256_add_ps(s0, s2);
+    s1 = _mm256_add_ps(s1, s3);
+    return hsum(_mm256_add_ps(s0, s1));
+}
+
 float dotF32(const float* a, const float* b, int64_t n) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     for (int64_t i = 0; i < n; i += 32) {

@@ -10,6 +10,9 @@ bool opsHaveAvx2();
 namespace ops_avx2 {
 // Sum of a[i]*b[i] over f16 vectors, f32 accumulation in 4 x 8 lanes (n % 32 == 0).
 float dotF16(const uint16_t* a, const uint16_t* b, int64_t n);
+// The same with b already widened to f32 (b's values exactly f16's): the
+// same products in the same order, one conversion fewer per element.
+float dotF16F32(const uint16_t* a, const float* b, int64_t n);
 // y = f16(f32(y) + f32(x) * v)
 void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n);
 // y = f16(f32(y) * v)
