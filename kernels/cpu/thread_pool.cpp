@@ -1,8 +1,38 @@
 #include "kernels/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace weir::kernels {
+
+namespace {
+
+// How long a thread spins for the next job (worker) or for the workers to
+// finish (caller) before it blocks: a few decode-step kernels' worth.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
+// Spins until done() or the budget is spent; true if done() held.
+template <class Done>
+bool spinUntil(Done done) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0;; ++i) {
+        if (done()) return true;
+        cpuRelax();
+        if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return done();
+    }
+}
+
+} // namespace
 
 ThreadPool::ThreadPool(int threads) {
     if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -13,6 +43,7 @@ ThreadPool::~ThreadPool() {
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
+        generation_.fetch_add(1, std::memory_order_release);  // spinning workers look at once
     }
     wake_.notify_all();
     for (auto& t : workers_) t.join();
@@ -31,41 +62,47 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
         fn(0, n, 0);
         return;
     }
+    job_ = &fn;
+    jobSize_ = n;
+    pending_.store(parts - 1, std::memory_order_relaxed);
     {
+        // Under the mutex, so a worker about to block sees either the old
+        // generation and then this notify, or the new one before it waits.
         std::lock_guard lock(mutex_);
-        job_ = &fn;
-        jobSize_ = n;
-        pending_ = parts - 1;
-        ++generation_;
+        generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     int64_t b, e;
     rangeFor(n, parts, 0, b, e);
     if (b < e) fn(b, e, 0);
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    if (!spinUntil([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
+        std::unique_lock lock(mutex_);
+        done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    }
     job_ = nullptr;
 }
 
 void ThreadPool::workerLoop(int index) {
     uint64_t seen = 0;
     for (;;) {
-        const std::function<void(int64_t, int64_t, int)>* job;
-        int64_t n;
-        {
+        auto fresh = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+        if (!spinUntil(fresh)) {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
-            seen = generation_;
-            job = job_;
-            n = jobSize_;
+            wake_.wait(lock, [&] { return stop_ || fresh(); });
         }
+        {
+            std::lock_guard lock(mutex_);
+            if (stop_) return;
+        }
+        seen = generation_.load(std::memory_order_acquire);
+        const auto* job = job_;
+        const int64_t n = jobSize_;
         int64_t b, e;
         rangeFor(n, size(), index, b, e);
         if (b < e) (*job)(b, e, index);
-        {
-            std::lock_guard lock(mutex_);
-            if (--pending_ == 0) done_.notify_one();
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            std::lock_guard lock(mutex_);  // pairs with the caller's check under the mutex
+            done_.notify_one();
         }
     }
 }

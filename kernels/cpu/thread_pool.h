@@ -1,6 +1,13 @@
 #pragma once
 // A fixed set of worker threads for data-parallel kernels. parallelFor splits
 // [0, n) into contiguous ranges, one per thread, and returns when all are done.
+//
+// A decode step calls parallelFor a few hundred times, each for tens of
+// microseconds of work, so waking sleeping threads through the kernel on
+// every call would cost a fifth of the step. Workers and the caller therefore
+// spin (with a pause instruction) for a short while before they block on a
+// condition variable; an idle engine still sleeps.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -31,11 +38,11 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::condition_variable done_;
-    const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;
+    const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;  // written before generation_
     int64_t jobSize_ = 0;
-    uint64_t generation_ = 0;
-    int pending_ = 0;
-    bool stop_ = false;
+    std::atomic<uint64_t> generation_{0};  // a new job: bumped under mutex_ (release)
+    std::atomic<int> pending_{0};          // workers still running the current job
+    bool stop_ = false;                    // under mutex_
 };
 
 } // namespace weir::kernels

@@ -120,7 +120,7 @@ private slots:
             sawBoth = sawBoth || (api && conv);
         });
         host.setStatusInterval(20);
-        const Reply streamed = send(nam, endpoint.url() + "/chat/completions", "POST", chatBody(64, true, "tiny-gemma3"));
+        const Reply streamed = send(nam, endpoint.url() + "/chat/completions", "POST", chatBody(400, true, "tiny-gemma3"));
         QCOMPARE(streamed.status, 200);
         QVERIFY(streamed.body.contains("data: [DONE]"));
         QVERIFY2(!appDone, "the app's conversation should still be generating beside the API request");
