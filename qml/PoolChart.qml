@@ -124,7 +124,7 @@ Item {
         anchors.horizontalCenter: plot.horizontalCenter
         anchors.top: plot.bottom
         anchors.topMargin: 3
-        text: qsTr("zoomed to %1% of the pool").arg(Math.round(chart.viewTop * 100))
+        text: qsTr("zoomed to %1 of %2 tokens").arg(App.formatCount(chart.viewTop * (chart.current.capacity || 0))).arg(App.formatCount(chart.current.capacity || 0))
         color: Theme.faint
         font.pixelSize: Theme.smallSize - 3
     }

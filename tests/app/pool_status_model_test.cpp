@@ -94,14 +94,15 @@ private slots:
         QCOMPARE(m.viewSeconds(), 10.0);            // 4 s of history still spans 10 s
         m.addSnapshot(status(30, 0, 0, 0), 20.0);
         QCOMPARE(m.viewSeconds(), 20.0);            // then the history itself, up to a minute
-        // 3% at most: the full pool's chart tops out at 1/20 of it (3% < 80% of 5%).
+        // 30 of 1000 tokens at most: the chart tops out at 50 tokens (30 < 80% of 50), 1/20 of the pool.
         QCOMPARE(m.viewTop(QStringLiteral("full")), 0.05);
         const QPolygonF used = m.line(QStringLiteral("full"), 1, 200, 100, 0.05);
         QCOMPARE(used[2].x(), 200.0);
         QVERIFY(std::fabs(used[2].y() - 40.0) < 1e-3);  // 3% of a chart topping out at 5%
         QCOMPARE(used[1].x(), 40.0);  // 4 s of a 20 s span
-        // The window pool was never used: the deepest zoom.
-        QCOMPARE(m.viewTop(QStringLiteral("window")), 0.01);
+        // The window pool (400 tokens) was never used: the deepest zoom, 1% of it
+        // rounded up to a round number of tokens (4 -> 5).
+        QCOMPARE(m.viewTop(QStringLiteral("window")), 5.0 / 400.0);
         // A busy pool is shown whole.
         m.addSnapshot(status(900, 0, 0, 0), 21.0);
         QCOMPARE(m.viewTop(QStringLiteral("full")), 1.0);

@@ -111,12 +111,18 @@ double PoolStatusModel::viewSeconds() const {
 
 double PoolStatusModel::viewTop(const QString& pool) const {
     const bool full = pool != u"window";
+    const double capacity = double((full ? last_.full : last_.window).capacityTokens);
+    if (capacity <= 0) return 1.0;
     float peak = 0;
     for (const Sample& s : samples_) peak = std::max(peak, level(s, full, 2));
-    double top = 1.0;
-    for (double zoom : {0.5, 0.25, 0.1, 0.05, 0.02, 0.01})
-        if (peak <= 0.8 * zoom) top = zoom;
-    return top;
+    // The smallest round token count (1, 2 or 5 times a power of ten) that
+    // keeps the peak under 80% of the height, no less than 1% of the pool;
+    // the whole pool once that would be half of it or more.
+    const double want = std::max(double(peak) * capacity / 0.8, capacity * 0.01);
+    for (double decade = 1; decade < capacity; decade *= 10)
+        for (double step : {1.0, 2.0, 5.0})
+            if (step * decade >= want) return step * decade < capacity / 2 ? step * decade / capacity : 1.0;
+    return 1.0;
 }
 
 QPolygonF PoolStatusModel::line(const QString& pool, int lvl, qreal w, qreal h, double top) const {

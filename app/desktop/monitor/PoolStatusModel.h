@@ -64,9 +64,10 @@ public:
     // first seconds fill the chart instead of a sliver), up to historySeconds.
     Q_INVOKABLE double viewSeconds() const;
     // The fraction of a pool's capacity at the top of its chart: 1 (the whole
-    // pool) unless everything in view stayed low, then the smallest of 1/2,
-    // 1/4, 1/10, 1/20, 1/50, 1/100 that keeps the peak under 80% of the
-    // height, so a big pool's activity is still visible.
+    // pool) unless everything in view stayed low, then a round token count
+    // (1, 2 or 5 times a power of ten) that keeps the peak under 80% of the
+    // height, so a big pool's activity is still visible and the axis reads
+    // in round numbers.
     Q_INVOKABLE double viewTop(const QString& pool) const;
     Q_INVOKABLE void dismissPressure();
 
