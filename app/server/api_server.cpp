@@ -400,6 +400,7 @@ struct ApiServer::Impl {
         g.maxTokens = cr.gen.maxTokens ? int32_t(*cr.gen.maxTokens) : defaultMaxTokens(g.prompt.size());
         g.stop = prompt.stop;
         g.showSpecialTokens = prompt.showSpecialTokens;
+        g.stopAtEndOfGeneration = !cr.gen.ignoreEos;
 
         auto job = std::make_unique<Job>();
         job->chat = true;
@@ -442,6 +443,7 @@ struct ApiServer::Impl {
         if (!cr.gen.seedGiven) g.sampling.seed = QRandomGenerator::global()->generate64();
         g.maxTokens = int32_t(cr.gen.maxTokens.value_or(16));
         g.stop = cr.gen.stop;
+        g.stopAtEndOfGeneration = !cr.gen.ignoreEos;
 
         auto job = std::make_unique<Job>();
         job->chat = false;

@@ -218,6 +218,7 @@ bool readGeneration(const QJsonObject& o, GenerationFields& g, ApiError& err) {
         }
     }
     if (!boolean(o, "stream", g.stream, err)) return false;
+    if (!boolean(o, "ignore_eos", g.ignoreEos, err)) return false;
     if (present(o, "stream_options")) {
         const QJsonValue so = o.value(QLatin1String("stream_options"));
         if (!so.isObject()) {

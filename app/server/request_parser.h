@@ -26,6 +26,7 @@ struct GenerationFields {
     std::vector<std::string> stop;
     bool stream = false;
     bool includeUsage = false;             // stream_options.include_usage
+    bool ignoreEos = false;                // ignore_eos (vLLM's and llama.cpp's extension): run to max_tokens
 };
 
 struct ChatRequest {

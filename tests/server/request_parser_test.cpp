@@ -189,6 +189,7 @@ private slots:
         QCOMPARE(r.gen.stop, (std::vector<std::string>{"\n\n", "END"}));
         QVERIFY(r.gen.stream);
         QVERIFY(r.gen.includeUsage);
+        QVERIFY(!r.gen.ignoreEos);  // off unless asked
 
         ChatPrompt p;
         QVERIFY2(buildChatPrompt(r, *gemma_, weir::ToolFormat::detect(*gemma_), p, e), qPrintable(e.message));
@@ -196,6 +197,16 @@ private slots:
         QVERIFY(std::find(p.stop.begin(), p.stop.end(), "<end_of_turn>") != p.stop.end());
         QVERIFY(std::find(p.stop.begin(), p.stop.end(), "END") != p.stop.end());
         QVERIFY(p.text.find("```tool_output\n18 C\n```") != std::string::npos);
+    }
+
+    void ignoreEosIsABoolean() {
+        ChatRequest r;
+        ApiError e;
+        QVERIFY(parseChatRequest(R"({"model":"m","messages":[{"role":"user","content":"x"}],"ignore_eos":true})", r, e));
+        QVERIFY(r.gen.ignoreEos);
+        QVERIFY(!parseChatRequest(R"({"model":"m","messages":[{"role":"user","content":"x"}],"ignore_eos":"yes"})", r, e));
+        QCOMPARE(e.status, 400);
+        QCOMPARE(e.param, QStringLiteral("ignore_eos"));
     }
 
     void readsCompletions() {
