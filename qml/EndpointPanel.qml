@@ -82,7 +82,7 @@ ColumnLayout {
         visible: text.length > 0
         wrapMode: Text.Wrap
         text: panel.ep.error
-        color: panel.ep.error.indexOf("when a model is loaded") >= 0 ? Theme.muted : Theme.danger
+        color: panel.ep.waitingForModel ? Theme.muted : Theme.danger
         font.pixelSize: Theme.smallSize
     }
     Label {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "engine/util/error.h"
 
 namespace weir::cli {
@@ -81,6 +82,7 @@ std::string defaultModelPath() {
 static void usage() {
     std::fprintf(stderr, "usage: weir-cli COMMAND [options]\n\ncommands:\n");
     for (const auto* c : weir::cli::commands()) std::fprintf(stderr, "  %-10s %s\n", c->name, c->help);
+    std::fprintf(stderr, "\nengine flags (serve, soak, bench-concurrency):\n  %s\n", weir::cli::kEngineFlagsHelp);
 }
 
 int main(int argc, char** argv) {

@@ -24,7 +24,7 @@ size_t actRowBytes(GgmlType actType, int64_t n);
 size_t actScalesOffset(int64_t nBlocks, size_t blockBytes);
 
 // Dot products of one weight row (k elements) with nx activation rows (1 to
-// maxDotRows(type) for the kernel in use):
+// kMaxDotRows, or avx2MaxDotRows(type) for the AVX2 kernels):
 // out[j * outStride] = <w, act_j> where act_j starts at act + j * actStride bytes.
 // Reading the weight row once for several activation rows is what makes a
 // batched matmul compute-bound instead of memory-bound.

@@ -67,6 +67,7 @@ private slots:
             endpoint.setEnabled(true);
             // No model yet: enabled, not listening, and it says when it will start.
             QTRY_VERIFY(endpoint.error().contains(QStringLiteral("when a model is loaded")));
+            QVERIFY(endpoint.waitingForModel());
             QVERIFY(!endpoint.listening());
         }
         AppSettings again(data.path(), model_);

@@ -21,6 +21,7 @@ struct EndpointState {
     bool listening = false;
     QString url;             // e.g. http://127.0.0.1:8719/v1 while listening
     QString error;           // why it is not listening although enabled
+    bool waitingForModel = false;  // enabled, and starts once a model is loaded (not a failure)
     QString warning;         // e.g. bound to every interface
     int activeSessions = 0;  // API requests in the engine now
     quint64 sessionsServed = 0;

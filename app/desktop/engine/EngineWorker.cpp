@@ -119,13 +119,16 @@ void EngineWorker::stopEndpoint(bool report) {
 
 void EngineWorker::startEndpoint() {
     endpointState_.error.clear();
+    endpointState_.waitingForModel = false;
     if (!endpoint_.enabled) return reportEndpoint();
 #ifdef WEIR_HAVE_SERVER
-    Engine* engine = backend_ ? backend_->engine() : nullptr;
+    endpointState_.available = true;  // each backend decides anew (a reload may bring a real engine)
     if (!backend_) {
+        endpointState_.waitingForModel = true;
         endpointState_.error = QStringLiteral("The endpoint starts when a model is loaded.");
         return reportEndpoint();
     }
+    Engine* engine = backend_->engine();
     if (!engine) {
         endpointState_.available = false;
         endpointState_.error = QStringLiteral("This engine backend cannot be served over HTTP.");

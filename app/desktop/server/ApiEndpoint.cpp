@@ -59,6 +59,7 @@ bool ApiEndpoint::available() const { return engine_->endpointState().available;
 bool ApiEndpoint::listening() const { return engine_->endpointState().listening; }
 QString ApiEndpoint::url() const { return engine_->endpointState().url; }
 QString ApiEndpoint::error() const { return config_.enabled ? engine_->endpointState().error : QString(); }
+bool ApiEndpoint::waitingForModel() const { return config_.enabled && engine_->endpointState().waitingForModel; }
 QString ApiEndpoint::warning() const { return engine_->endpointState().warning; }
 int ApiEndpoint::activeSessions() const { return engine_->endpointState().activeSessions; }
 qint64 ApiEndpoint::sessionsServed() const { return qint64(engine_->endpointState().sessionsServed); }

@@ -29,6 +29,7 @@ class ApiEndpoint : public QObject {
     Q_PROPERTY(bool listening READ listening NOTIFY stateChanged)
     Q_PROPERTY(QString url READ url NOTIFY stateChanged)
     Q_PROPERTY(QString error READ error NOTIFY stateChanged)
+    Q_PROPERTY(bool waitingForModel READ waitingForModel NOTIFY stateChanged)
     Q_PROPERTY(QString warning READ warning NOTIFY stateChanged)
     Q_PROPERTY(int activeSessions READ activeSessions NOTIFY stateChanged)
     Q_PROPERTY(qint64 sessionsServed READ sessionsServed NOTIFY stateChanged)
@@ -50,6 +51,7 @@ public:
     bool listening() const;
     QString url() const;
     QString error() const;
+    bool waitingForModel() const;
     QString warning() const;
     int activeSessions() const;
     qint64 sessionsServed() const;
