@@ -121,14 +121,24 @@ public:
 
     // Prompt text for a conversation, rendered with the model's chat template.
     std::string renderChat(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const;
+    // Token ids of a conversation's prompt (with the generation prompt):
+    // control tokens come only from the template, never from what the
+    // messages say; exactly one BOS.
     std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const;
+    // Plain text, no special tokens parsed.
     std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;
     // The model's chat template (its own or the built-in stand-in), for
     // rendering with tools and extra variables.
     const ChatTemplate& chatTemplate() const;
-    // Token ids of a prompt rendered by chatTemplate(): special tokens parsed,
+    // Token ids of a prompt rendered by chatTemplate().renderMarked (or
+    // ToolFormat::renderMarked): special tokens parsed only in its trusted
+    // bytes, exactly one BOS.
+    std::vector<int32_t> tokenizeRendered(const MarkedText& prompt) const;
+    // Token ids of a raw prompt the client wrote in the model's format
+    // (/v1/completions): special tokens parsed everywhere, since such a
+    // prompt is the client's own template (as llama.cpp's server does);
     // exactly one BOS.
-    std::vector<int32_t> tokenizePrompt(const std::string& renderedText) const;
+    std::vector<int32_t> tokenizePrompt(const std::string& rawPrompt) const;
 
     // Queues a request; returns its id (never 0). The sink is called on the
     // engine thread. A request that can never fit ends with an Error event.

@@ -196,7 +196,7 @@ private slots:
         QVERIFY(p.toolsActive);
         QVERIFY(std::find(p.stop.begin(), p.stop.end(), "<end_of_turn>") != p.stop.end());
         QVERIFY(std::find(p.stop.begin(), p.stop.end(), "END") != p.stop.end());
-        QVERIFY(p.text.find("```tool_output\n18 C\n```") != std::string::npos);
+        QVERIFY(p.prompt.text.find("```tool_output\n18 C\n```") != std::string::npos);
     }
 
     void ignoreEosIsABoolean() {
@@ -357,7 +357,7 @@ private slots:
                 const weir::ChatTemplate& t = (i % 2) ? *gemma_ : *qwen_;
                 if (buildChatPrompt(chat, t, (i % 2) ? gemmaTools : qwenTools, p, e)) {
                     ++rendered;
-                    QVERIFY(!p.text.empty());
+                    QVERIFY(!p.prompt.text.empty());
                 } else {
                     ++templateRejected;
                     QVERIFY2(wellFormed(e, &why), qPrintable(why + " <- " + QString::fromUtf8(body)));
