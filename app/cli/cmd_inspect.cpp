@@ -1,5 +1,6 @@
 // weir-cli inspect FILE [--json] [--max-items N]: prints a GGUF file's
-// metadata (long arrays abbreviated) and its tensor table with totals.
+// metadata (long arrays abbreviated) and its tensor table with totals; for a
+// model, then checks it as loading would and fails naming what is wrong.
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,8 @@
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "engine/util/error.h"
 
 namespace weir::cli {
@@ -135,7 +138,7 @@ int run(const std::vector<std::string>& argv) {
     if (rest.size() != 1 || (!rest[0].empty() && rest[0][0] == '-'))
         throw Error(rest.empty() ? "usage: weir-cli inspect FILE [--json] [--max-items N]"
                                  : "unexpected argument '" + rest[rest.size() > 1 ? 1 : 0] + "'");
-    const std::unique_ptr<GgufFile> f = GgufFile::open(rest[0]);
+    const std::shared_ptr<const GgufFile> f = GgufFile::open(rest[0]);
     uint64_t elements = 0, bytes = 0;
     for (const TensorInfo& t : f->tensors()) {
         elements += uint64_t(t.elements());
@@ -143,6 +146,13 @@ int run(const std::vector<std::string>& argv) {
     }
     if (json) printJson(*f, size_t(maxItems), elements, bytes);
     else printText(*f, size_t(maxItems), elements, bytes);
+    // A model (not a vocabulary-only or other GGUF): check it the way loading
+    // does, so a corrupt one is reported here too, with a non-zero exit.
+    if (f->find("general.architecture") && f->findTensor("token_embd.weight")) {
+        std::fflush(stdout);
+        loadModel(f);
+        if (f->find("tokenizer.ggml.model")) Tokenizer::fromGguf(*f);
+    }
     return 0;
 }
 
