@@ -155,6 +155,7 @@ void OpenAiService::stop() {
         if (conn && conn->owesAnswer()) fail(conn, shuttingDownError());
     }
     preparing_.clear();
+    preparingCount_ = 0;
     // Requests in the engine end now; their clients hear why.
     std::vector<quint64> keys;
     for (const auto& [k, j] : jobs_) keys.push_back(k);
@@ -181,8 +182,16 @@ void OpenAiService::stop() {
 
 QJsonObject OpenAiService::statsJson() const {
     const CacheStatus cache = engine_.cacheStatus();
-    std::lock_guard<std::mutex> lock(statsMutex_);
-    return stats_.toJson(cache, activeJobs_);
+    QJsonObject o;
+    {
+        std::lock_guard<std::mutex> lock(statsMutex_);
+        o = stats_.toJson(cache, activeJobs_);
+    }
+    // Requests being parsed, rendered and tokenized, not yet in the engine.
+    QJsonObject requests = o.value(QStringLiteral("requests")).toObject();
+    requests.insert(QStringLiteral("preparing"), preparingCount_.load());
+    o.insert(QStringLiteral("requests"), requests);
+    return o;
 }
 
 // ---------------------------------------------------------------- routing
@@ -324,6 +333,7 @@ bool OpenAiService::queueFull() const { return engine_.cacheStatus().waiting >= 
 void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, bool chat) {
     const quint64 key = nextKey_++;
     preparing_.emplace(key, QPointer<HttpConnection>(c));
+    preparingCount_ = int(preparing_.size());
     keyOf_[c] = key;
     const PreparationContext context = context_;
     const QByteArray body = request.body;
@@ -348,6 +358,7 @@ void OpenAiService::onPrepared(quint64 key, PreparedRequest prepared) {
     if (it == preparing_.end()) return;  // the client left, or the server stopped
     QPointer<HttpConnection> c = it->second;
     preparing_.erase(it);
+    preparingCount_ = int(preparing_.size());
     if (!c) return;
     keyOf_.erase(c.data());
     if (!c->owesAnswer()) return;
@@ -374,6 +385,7 @@ void OpenAiService::onClientGone(HttpConnection* c) {
     const quint64 key = k->second;
     keyOf_.erase(k);
     preparing_.erase(key);  // its result is dropped when it comes
+    preparingCount_ = int(preparing_.size());
     const auto it = jobs_.find(key);
     if (it == jobs_.end()) return;
     Job& j = *it->second;

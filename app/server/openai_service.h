@@ -100,6 +100,7 @@ private:
     std::atomic<bool> listening_{false};
     std::atomic<quint16> port_{0};
     std::atomic<int> activeJobs_{0};
+    std::atomic<int> preparingCount_{0};
 };
 
 } // namespace weir::server
