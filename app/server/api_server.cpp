@@ -5,7 +5,7 @@
 
 #include "app/server/openai_service.h"
 #include "app/server/response_json.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::server {
 

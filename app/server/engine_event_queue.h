@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::server {
 

@@ -10,6 +10,7 @@
 #include <QUrl>
 #include <exception>
 
+#include "app/server/api_client_tag.h"
 #include "app/server/response_json.h"
 #include "engine/chat/tool_call_parser.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -410,7 +411,7 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
     job->conn = c;
     job->parser = std::move(p.parser);
     job->text = std::move(p.echo);  // a stream sends it first, with the headers
-    p.generate.client = job->client.toStdString();
+    p.generate.tag = ClientTag{kApiRequestTagKind, key};
     Job* raw = job.get();
     jobs_.emplace(key, std::move(job));
     keyOf_[c] = key;

@@ -15,7 +15,7 @@
 #include "app/server/served_model.h"
 #include "engine/chat/tool_call_parser.h"
 #include "engine/chat/tool_format.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::server {
 

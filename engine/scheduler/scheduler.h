@@ -29,16 +29,14 @@
 #include <thread>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/types/cache_status.h"
+#include "weir/types/generate.h"
 
 namespace weir {
 
 class Model;
 class Tokenizer;
-namespace kv {
-class HybridKvCache;
-enum class PoolKind : uint8_t;
-}
+namespace kv { class HybridKvCache; }
 namespace kernels { class ThreadPool; }
 
 struct SchedulerOptions {
@@ -70,7 +68,7 @@ public:
     void runOnEngineThread(std::function<void()> fn, bool wait);
     void clearPrefixCache();   // evicts every unreferenced cached page; waits
     // HybridKvCache::resize on the engine thread; "" when done as asked.
-    std::string resizePool(kv::PoolKind pool, int64_t tokens);
+    std::string resizePool(PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
     // --- engine thread ---

@@ -27,7 +27,7 @@
 #include "app/server/api_server.h"
 #include "tests/server/http_test_client.h"
 #include "tests/server/raw_http_client.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 
 using weir::Engine;
