@@ -171,7 +171,7 @@ private slots:
         long_.stopAtEndOfGeneration = false;
         int appTokens = 0;
         bool cancelled = false;
-        const quint64 ticket = host.submit(QStringLiteral("conv:1"), {{"user", "the operator shall record"}}, long_);
+        const quint64 ticket = host.submit(conversationTag(1), {{"user", "the operator shall record"}}, long_);
         connect(&host, &EngineHost::tokens, this, [&](quint64 t, const QString&, int n) { if (t == ticket) appTokens += n; });
         connect(&host, &EngineHost::cancelled, this, [&](quint64 t) { cancelled = cancelled || t == ticket; });
         QTRY_VERIFY_WITH_TIMEOUT(appTokens > 0, 30000);
