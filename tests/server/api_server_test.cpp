@@ -37,6 +37,21 @@ using weir::server::ServerOptions;
 using namespace weir::test::http;
 namespace raw = weir::test::raw;
 
+// The server's session signals, as received on the test's thread: the
+// server emits them on its own thread, so they arrive queued (a QSignalSpy
+// would record them on the emitting thread, racing with the test's reads).
+struct SessionLog : QObject {
+    explicit SessionLog(ApiServer& server) {
+        connect(&server, &ApiServer::sessionStarted, this,
+                [this](quint64, const QString& client, const QString&) { started << client; });
+        connect(&server, &ApiServer::sessionFinished, this, [this](quint64, const QString& client, const QString& outcome) {
+            finished << QStringList{client, outcome};
+        });
+    }
+    QStringList started;
+    QList<QStringList> finished;  // {client, outcome}
+};
+
 
 class ApiServerTest : public QObject {
     Q_OBJECT
@@ -73,8 +88,7 @@ private slots:
         Engine engine(options());
         ApiServer server(engine, serverOptions());
         QSignalSpy listening(&server, &ApiServer::listeningChanged);
-        QSignalSpy started(&server, &ApiServer::sessionStarted);
-        QSignalSpy finished(&server, &ApiServer::sessionFinished);
+        SessionLog sessions(server);
         QString error, warning;
         QVERIFY2(server.start(&error, &warning), qPrintable(error));
         QVERIFY(warning.isEmpty());
@@ -101,11 +115,11 @@ private slots:
         QVERIFY(done["usage"].toObject()["prompt_tokens"].toInt() > 0);
         QVERIFY(handledOn.load() != nullptr);
         QVERIFY(handledOn.load() != QThread::currentThreadId());
-        QCOMPARE(started.count(), 1);
-        QCOMPARE(finished.count(), 1);
-        QCOMPARE(started[0][1].toString(), finished[0][1].toString());
-        QVERIFY(started[0][1].toString().startsWith(QStringLiteral("api:")));
-        QCOMPARE(finished[0][2].toString(), finish);
+        QTRY_COMPARE(sessions.finished.size(), 1);
+        QCOMPARE(sessions.started.size(), 1);
+        QCOMPARE(sessions.started[0], sessions.finished[0][0]);
+        QVERIFY(sessions.started[0].startsWith(QStringLiteral("api:")));
+        QCOMPARE(sessions.finished[0][1], finish);
 
         r = send(nam, server.url() + "/chat/completions", "POST", chatBody(8, true));
         QCOMPARE(r.status, 200);
@@ -171,7 +185,7 @@ private slots:
     void disconnectCancels() {
         Engine engine(options());
         ApiServer server(engine, serverOptions());
-        QSignalSpy finished(&server, &ApiServer::sessionFinished);
+        SessionLog sessions(server);
         QVERIFY(server.start());
         QNetworkAccessManager nam;
         QNetworkRequest req{QUrl(server.url() + "/chat/completions")};
@@ -188,8 +202,8 @@ private slots:
         QVERIFY(!r->isFinished());
         r->abort();
         r->deleteLater();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
-        QCOMPARE(finished[0][2].toString(), QStringLiteral("cancelled"));
+        QTRY_COMPARE_WITH_TIMEOUT(sessions.finished.size(), 1, 60000);
+        QCOMPARE(sessions.finished[0][1], QStringLiteral("cancelled"));
         QCOMPARE(server.activeRequests(), 0);
         engine.clearPrefixCache();
         const weir::CacheStatus st = engine.cacheStatus();
@@ -203,7 +217,7 @@ private slots:
     void stopEndsRequestsInFlight() {
         Engine engine(options());
         ApiServer server(engine, serverOptions());
-        QSignalSpy finished(&server, &ApiServer::sessionFinished);
+        SessionLog sessions(server);
         QVERIFY(server.start());
         QNetworkAccessManager nam;
         QNetworkRequest req{QUrl(server.url() + "/chat/completions")};
@@ -217,8 +231,8 @@ private slots:
         connect(r, &QNetworkReply::readyRead, &loop, &QEventLoop::quit);
         loop.exec();
         server.stop();
-        QCOMPARE(finished.count(), 1);
-        QCOMPARE(finished[0][2].toString(), QStringLiteral("cancelled"));
+        QTRY_COMPARE(sessions.finished.size(), 1);  // emitted before stop() returned, queued to us
+        QCOMPARE(sessions.finished[0][1], QStringLiteral("cancelled"));
         QTRY_VERIFY_WITH_TIMEOUT(r->isFinished(), 60000);
         r->deleteLater();
         QTRY_COMPARE_WITH_TIMEOUT(engine.cacheStatus().running, 0, 60000);
