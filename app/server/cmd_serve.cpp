@@ -1,28 +1,27 @@
 // weir-cli serve: the OpenAI-compatible endpoint without the app. Loads the
-// model into one Engine and serves it until SIGINT/SIGTERM. Prints the base
+// model into one Engine and serves it until SIGINT/SIGTERM, then shuts down
+// gracefully (ApiServer::stop: streams end with an error event and [DONE],
+// waiting requests get 503 with Retry-After) and exits 0. Prints the base
 // URL on stdout once listening ("listening on http://127.0.0.1:8719/v1"), so
 // scripts started with --port 0 can read the port chosen.
 #include <QCoreApplication>
-#include <QSocketNotifier>
-#include <csignal>
+#include <QStringList>
 #include <cstdio>
 #include <memory>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
 #include "app/server/api_server.h"
+#include "app/server/quit_on_signal.h"
 #include "weir/engine.h"
 #include "weir/base/error.h"
 
 namespace {
 
-int signalPipe[2] = {-1, -1};
-
-void onSignal(int) {
-    const char c = 1;
-    [[maybe_unused]] ssize_t n = ::write(signalPipe[1], &c, 1);
+int seconds(weir::cli::Args& args, const char* flag, int defMs) {
+    const long long s = args.intValue(flag, defMs / 1000);
+    if (s < 1 || s > 3600) throw weir::Error(std::string(flag) + " must be between 1 and 3600 seconds");
+    return int(s * 1000);
 }
 
 int run(const std::vector<std::string>& argv) {
@@ -38,12 +37,21 @@ int run(const std::vector<std::string>& argv) {
     if (key.empty())
         if (const char* env = std::getenv("WEIR_API_KEY")) key = env;
     so.apiKey = QString::fromStdString(key);
-    so.maxBodyBytes = args.intValue("--max-body-bytes", so.maxBodyBytes);
+    so.http.maxBodyBytes = args.intValue("--max-body-bytes", so.http.maxBodyBytes);
     so.modelId = QString::fromStdString(args.value("--model-id", ""));
     so.defaultMaxTokens = args.intValue("--default-max-tokens", 0);
+    const long long connections = args.intValue("--max-connections", so.http.maxConnections);
+    so.http.headerTimeoutMs = seconds(args, "--header-timeout", so.http.headerTimeoutMs);
+    so.http.bodyTimeoutMs = seconds(args, "--body-timeout", so.http.bodyTimeoutMs);
+    so.http.idleTimeoutMs = seconds(args, "--idle-timeout", so.http.idleTimeoutMs);
+    // --allowed-host may be repeated or hold a comma-separated list.
+    for (std::string h; !(h = args.value("--allowed-host", "")).empty();)
+        so.allowedHosts += QString::fromStdString(h).split(QLatin1Char(','), Qt::SkipEmptyParts);
     args.rejectUnknown();
     if (port < 0 || port > 65535) throw weir::Error("--port must be between 0 and 65535");
-    if (so.maxBodyBytes < 1024) throw weir::Error("--max-body-bytes must be at least 1024");
+    if (so.http.maxBodyBytes < 1024) throw weir::Error("--max-body-bytes must be at least 1024");
+    if (connections < 1 || connections > 100000) throw weir::Error("--max-connections must be between 1 and 100000");
+    so.http.maxConnections = int(connections);
     if (eo.maxWaiting < 0) throw weir::Error("--max-waiting must be at least 0");
     so.port = quint16(port);
 
@@ -51,6 +59,10 @@ int run(const std::vector<std::string>& argv) {
     char name[] = "weir-cli";
     char* qargv[] = {name, nullptr};
     QCoreApplication app(qargc, qargv);
+    // Hooked before the model loads: a signal during the load ends the
+    // program as soon as the event loop runs.
+    if (!weir::server::quitOnTerminationSignals(app))
+        std::fprintf(stderr, "serve: WARNING: SIGTERM/SIGINT could not be hooked; they will end the process abruptly\n");
 
     std::unique_ptr<weir::Engine> engine;
     try {
@@ -74,14 +86,8 @@ int run(const std::vector<std::string>& argv) {
     std::printf("listening on %s\n", qPrintable(server.url()));
     std::fflush(stdout);
 
-    // SIGINT/SIGTERM end the event loop from the main thread.
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) == 0) {
-        auto* notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, &app);
-        QObject::connect(notifier, &QSocketNotifier::activated, &app, [] { QCoreApplication::quit(); });
-        std::signal(SIGINT, onSignal);
-        std::signal(SIGTERM, onSignal);
-    }
     const int rc = app.exec();
+    std::fprintf(stderr, "serve: shutting down\n");
     server.stop();
     std::fprintf(stderr, "serve: stopped\n");
     return rc;
@@ -90,7 +96,8 @@ int run(const std::vector<std::string>& argv) {
 weir::cli::Command reg{"serve",
                        "OpenAI-compatible HTTP endpoint: [--host H] [--port P (8719)] [--api-key K] "
                        "[--max-body-bytes N] [--model-id ID] [--default-max-tokens N] [--check-integrity] "
-                       "and the engine flags",
+                       "[--max-connections N (256)] [--header-timeout S (15)] [--body-timeout S (30)] "
+                       "[--idle-timeout S (15)] [--allowed-host NAME[,NAME]] and the engine flags",
                        &run};
 
 } // namespace

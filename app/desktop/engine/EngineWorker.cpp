@@ -159,7 +159,7 @@ void EngineWorker::startEndpoint() {
     server_ = std::move(server);
 #else
     endpointState_.available = false;
-    endpointState_.error = QStringLiteral("This build has no HTTP endpoint (Qt HttpServer was not found at build time).");
+    endpointState_.error = QStringLiteral("This build has no HTTP endpoint.");
 #endif
     reportEndpoint();
 }
