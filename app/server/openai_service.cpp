@@ -12,8 +12,6 @@
 
 #include "app/server/api_client_tag.h"
 #include "app/server/response_json.h"
-#include "engine/chat/tool_call_parser.h"
-#include "engine/tokenizer/tokenizer.h"
 
 namespace weir::server {
 
@@ -53,10 +51,6 @@ void respondError(HttpConnection* c, const ApiError& e) {
     respondJson(c, e.status, e.toJson(), std::move(extra));
 }
 
-ToolFormat detectTools(const Engine& e) {
-    return ToolFormat::detect(e.chatTemplate(), [&e](std::string_view t) { return e.tokenizer().find(t) >= 0; });
-}
-
 int64_t contextLimitOf(const Engine& e) {
     const ModelConfig& c = e.modelConfig();
     int64_t limit = c.nCtxTrain > 0 ? c.nCtxTrain : 4096;
@@ -69,7 +63,7 @@ int64_t contextLimitOf(const Engine& e) {
 } // namespace
 
 // One request in the engine: its connection, what was asked, what the
-// tool-call parser holds.
+// tool-call reader holds.
 struct Job {
     quint64 key = 0;
     uint64_t requestId = 0;
@@ -80,8 +74,8 @@ struct Job {
     QPointer<HttpConnection> conn;
     bool headersSent = false;
     bool clientGone = false;
-    bool callsComplete = false;   // the parser has the whole reply: generation was stopped
-    std::unique_ptr<ToolCallParser> parser;
+    bool callsComplete = false;   // the reader has the whole reply: generation was stopped
+    std::unique_ptr<ToolCallReader> reader;
     std::string text;             // non-streaming: everything so far; completions: the echo
     std::vector<ToolCall> calls;  // non-streaming: every call so far
     int callCount = 0;
@@ -92,9 +86,8 @@ OpenAiService::OpenAiService(Engine& engine, ServerOptions options)
     : engine_(engine), opt_(std::move(options)),
       model_{opt_.modelId.isEmpty() ? ServedModel::idForFile(QString::fromStdString(engine.options().modelPath))
                                     : opt_.modelId},
-      tools_(detectTools(engine)), guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), pool_(this) {
+      guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), pool_(this) {
     context_.engine = &engine_;
-    context_.tools = &tools_;
     context_.model = model_;
     context_.contextLimit = contextLimitOf(engine_);
     context_.defaultMaxTokens = opt_.defaultMaxTokens;
@@ -409,7 +402,7 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
     job->created = QDateTime::currentSecsSinceEpoch();
     job->client = QStringLiteral("api:%1").arg(key);
     job->conn = c;
-    job->parser = std::move(p.parser);
+    job->reader = std::move(p.reader);
     job->text = std::move(p.echo);  // a stream sends it first, with the headers
     p.generate.tag = ClientTag{kApiRequestTagKind, key};
     Job* raw = job.get();
@@ -475,7 +468,7 @@ void OpenAiService::onTokens(Job& j, const std::string& text, int count) {
         engine_.cancel(j.requestId);
         return;
     }
-    if (j.parser && j.parser->done()) {
+    if (j.reader && j.reader->done()) {
         // The reply's calls are complete: nothing after them is part of it,
         // so stop generating now.
         j.callsComplete = true;
@@ -523,8 +516,8 @@ void OpenAiService::startStream(Job& j) {
 void OpenAiService::deliverText(Job& j, const std::string& delta, bool final) {
     std::string text;
     std::vector<ToolCall> calls;
-    if (j.parser) {
-        ToolCallParser::Output out = final ? j.parser->finish() : j.parser->push(delta);
+    if (j.reader) {
+        ToolCallReader::Output out = final ? j.reader->finish() : j.reader->push(delta);
         text = std::move(out.text);
         calls = std::move(out.calls);
     } else {

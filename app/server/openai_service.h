@@ -85,7 +85,6 @@ private:
     Engine& engine_;
     const ServerOptions opt_;
     const ServedModel model_;
-    const ToolFormat tools_;
     const CrossSiteGuard guard_;
     PreparationContext context_;
     QThreadPool pool_;

@@ -6,7 +6,6 @@
 
 #include "app/server/chat_prompt.h"
 #include "app/server/request_parser.h"
-#include "engine/tokenizer/tokenizer.h"
 
 namespace weir::server {
 
@@ -47,20 +46,20 @@ PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationC
     ApiError err;
     if (!parseChatRequest(body, cr, err)) return failed(err);
     if (!c.model.matches(cr.model)) return failed(c.model.unknown(cr.model));
-    ChatPrompt prompt;
-    if (!buildChatPrompt(cr, c.engine->chatTemplate(), *c.tools, prompt, err)) return failed(err);
+    PreparedChat prompt;
+    if (!buildChatPrompt(cr, *c.engine, prompt, err)) return failed(err);
     PreparedRequest p;
     p.chat = true;
     p.model = cr.model;
-    p.generate.prompt = c.engine->tokenizeRendered(prompt.prompt);
+    p.generate.prompt = std::move(prompt.prompt);
     if (auto e = checkContext(p.generate.prompt.size(), c, "messages")) return failed(*e);
     copyGeneration(cr.gen, p);
     p.generate.maxTokens = cr.gen.maxTokens ? int32_t(*cr.gen.maxTokens) : defaultMaxTokens(p.generate.prompt.size(), c);
     p.generate.stop = prompt.stop;
     p.generate.showSpecialTokens = prompt.showSpecialTokens;
     if (prompt.toolsActive) {
-        p.parser = c.tools->makeParser(prompt.toolNames);
-        p.parser->push(prompt.forcedPrefix);  // held: it opens a call
+        p.reader = c.engine->toolCallReader(prompt.toolNames);
+        p.reader->push(prompt.forcedPrefix);  // held: it opens a call
     }
     return p;
 }
@@ -74,7 +73,7 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
     p.chat = false;
     p.model = cr.model;
     if (cr.promptIsTokens) {
-        const int32_t vocab = c.engine->tokenizer().vocabSize();
+        const int32_t vocab = c.engine->vocabSize();
         for (int32_t t : cr.promptTokens)
             if (t >= vocab)
                 return failed(ApiError::invalid(
@@ -82,7 +81,7 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
                     QStringLiteral("Token id %1 is outside the vocabulary (%2 tokens).").arg(t).arg(vocab),
                     QStringLiteral("invalid_value")));
         p.generate.prompt = cr.promptTokens;
-        if (cr.echo) p.echo = c.engine->tokenizer().decode(cr.promptTokens);
+        if (cr.echo) p.echo = c.engine->detokenize(cr.promptTokens);
     } else {
         // A raw prompt is the client's own template: its special tokens count.
         p.generate.prompt = c.engine->tokenizePrompt(cr.prompt);

@@ -13,9 +13,8 @@
 
 #include "app/server/api_error.h"
 #include "app/server/served_model.h"
-#include "engine/chat/tool_call_parser.h"
-#include "engine/chat/tool_format.h"
 #include "weir/engine.h"
+#include "weir/tool_calls.h"
 
 namespace weir::server {
 
@@ -23,7 +22,6 @@ namespace weir::server {
 // its pool before it lets go of the engine).
 struct PreparationContext {
     const Engine* engine = nullptr;
-    const ToolFormat* tools = nullptr;
     ServedModel model;
     int64_t contextLimit = 0;       // prompt tokens must stay below it
     qint64 defaultMaxTokens = 0;    // chat without max_tokens; 0: up to the context limit
@@ -37,7 +35,7 @@ struct PreparedRequest {
     bool includeUsage = false;
     QString model;                  // as the client named it
     std::string echo;               // completions with echo: the prompt text, sent first
-    std::unique_ptr<ToolCallParser> parser;  // chat with tools: reads calls out of the reply
+    std::unique_ptr<ToolCallReader> reader;  // chat with tools: reads calls out of the reply
 };
 
 PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationContext& context);

@@ -30,23 +30,12 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/chat/jinja_value.h"
+#include "weir/types/tool_calls.h"
 
 namespace weir {
 
 enum class ToolFamily : uint8_t { Gemma3, FunctionGemma, Gemma4, Llama3, Qwen, Generic };
 const char* toolFamilyName(ToolFamily family);
-
-struct ToolCall {
-    std::string id;         // left empty by the parser; the API layer names calls
-    std::string name;
-    std::string arguments;  // a JSON object, as text
-};
-
-struct ToolChoice {
-    enum class Mode { Auto, None, Required, Function };
-    Mode mode = Mode::Auto;
-    std::string function;   // Mode::Function: the one function to call
-};
 
 class ToolCallParser;
 

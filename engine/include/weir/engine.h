@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "weir/tool_calls.h"
 #include "weir/types/cache_status.h"
+#include "weir/types/chat_prompt.h"
 #include "weir/types/engine_options.h"
 #include "weir/types/generate.h"
 #include "weir/types/message.h"
@@ -17,9 +19,6 @@
 
 namespace weir {
 
-class ChatTemplate;
-class Tokenizer;
-struct MarkedText;
 
 class Engine {
 public:
@@ -50,14 +49,16 @@ public:
     std::string chatTemplateDescription() const;
     bool hasOwnChatTemplate() const;
 
-    // Transitional, for the HTTP server only until its chat path goes through
-    // value-returning calls: the template and tokenizer themselves.
-    const ChatTemplate& chatTemplate() const;
-    const Tokenizer& tokenizer() const;
-    // Token ids of a prompt rendered by chatTemplate().renderMarked (or
-    // ToolFormat::renderMarked): special tokens parsed only in its trusted
-    // bytes, exactly one BOS.
-    std::vector<int32_t> tokenizeRendered(const MarkedText& prompt) const;
+    // An OpenAI chat request (messages and tools as JSON text, tool_choice)
+    // rendered with the model's template and tool convention and tokenized:
+    // control tokens come only from the template, never from the client's
+    // text. Throws weir::Error with the template's complaint when it rejects
+    // the conversation (roles out of order, a tool call without a reply...),
+    // or when the JSON does not parse.
+    PreparedChat prepareChat(const ChatPromptInput& input) const;
+    // A reader for one reply of a chat with tools (PreparedChat::toolNames):
+    // calls to other names stay text.
+    std::unique_ptr<ToolCallReader> toolCallReader(std::vector<std::string> toolNames) const;
     // Token ids of a raw prompt the client wrote in the model's format
     // (/v1/completions): special tokens parsed everywhere, since such a
     // prompt is the client's own template (as llama.cpp's server does);
@@ -84,6 +85,7 @@ public:
 
     struct Impl;
 private:
+    friend struct EngineAccess;  // engine/api/engine_access.h, for tests of the internals
     std::unique_ptr<Impl> impl_;
 };
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/api/engine_access.h"
 #include "weir/engine.h"
 #include "engine/kv/page_pool.h"
 #include "weir/soak.h"
@@ -490,7 +491,7 @@ private slots:
         const std::string rendered = engine.renderChat(messages, true);
         QVERIFY(rendered.find("<start_of_turn>") != std::string::npos);
         const auto ids = engine.tokenizeChat(messages);
-        const int32_t bos = engine.tokenizer().bos();
+        const int32_t bos = weir::EngineAccess::tokenizer(engine).bos();
         QVERIFY(!ids.empty());
         QCOMPARE(ids.front(), bos);
         QCOMPARE(std::count(ids.begin(), ids.end(), bos), std::ptrdiff_t(1));
