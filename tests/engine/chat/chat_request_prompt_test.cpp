@@ -31,11 +31,12 @@ std::unique_ptr<ChatTemplate> gemma3() {
     return ChatTemplate::create(readFile(dir + "gemma3.jinja"), "<bos>", "<eos>");
 }
 
+// (\u0022: moc misreads an escaped quote in a raw string.)
 const char* kMessages = R"([
   {"role": "system", "content": "You are terse."},
-  {"role": "user", "content": "What's the weather in Paris?"},
+  {"role": "user", "content": "What is the weather in Paris?"},
   {"content": "", "role": "assistant", "tool_calls": [
-    {"function": {"arguments": "{\"city\": \"Paris\"}", "name": "get_weather"}, "id": "call_1", "type": "function"}]},
+    {"function": {"arguments": "{\u0022city\u0022: \u0022Paris\u0022}", "name": "get_weather"}, "id": "call_1", "type": "function"}]},
   {"content": "18 C", "role": "tool", "tool_call_id": "call_1"},
   {"content": "And tomorrow?", "role": "user"}])";
 
