@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstdlib>
 #include <random>
 
 #include "tests/engine/scheduler/stepped_scheduler.h"
@@ -171,6 +172,122 @@ private slots:
         QVERIFY2(s.status().preemptions > 0, "the interleaving needs preemptions");
         QCOMPARE(s.status().refusals, uint64_t(0));
         expectCleanPools(s);
+    }
+
+    // Thousands of interleavings: random pools at the context limit (page
+    // sizes 1 to 16, the window pool at or just above its floor), 1 to 4
+    // running, chunks of 8 to 64, near-limit prompts, shared prefixes,
+    // requests arriving between any two steps, cancels at random points.
+    // A prompt that fits never ends with an Error; one that does not is
+    // refused at once as too long; nothing hangs; pools stay consistent.
+    void randomInterleavingsNeverRefuseWhatFits() {
+        const char* env = std::getenv("WEIR_NEVER_REFUSE_SCENARIOS");
+        const int scenarios = env ? std::atoi(env) : 120;
+        uint64_t requests = 0, steps = 0, preemptions = 0, deferrals = 0, cancels = 0, tooLong = 0, lengthEnds = 0;
+        for (int scenario = 0; scenario < scenarios; ++scenario) {
+            std::mt19937_64 rng(1000 + uint64_t(scenario));
+            auto pick = [&](std::initializer_list<int32_t> v) { return *(v.begin() + rng() % v.size()); };
+            const int32_t context = pick({64, 96, 128, 192});
+            EngineOptions o = issueOptions(context);
+            o.pageSize = pick({1, 1, 2, 4, 16});
+            o.maxRunningRequests = 1 + int32_t(rng() % 4);
+            o.prefillChunk = pick({8, 16, 32, 64});
+            if (rng() % 3 == 0) {  // a little above the floor
+                const kv::PoolPlan plan = kv::planPools(o, SteppedScheduler(o).modelConfig());
+                o.swaTokens = plan.windowFloor.tokens + o.pageSize * int32_t(rng() % 3);
+            }
+            SteppedScheduler s(o);
+            const int32_t vocab = s.modelConfig().nVocab;
+            std::vector<std::vector<int32_t>> bases;
+            for (int i = 0; i < 2; ++i)
+                bases.push_back(randomTokens(rng, context / 4 + int32_t(rng() % uint64_t(context / 2)), vocab));
+
+            struct Tracked {
+                StepOutcome* out;
+                uint64_t id;
+                int32_t prompt, maxTokens;
+                bool cancelled = false;
+            };
+            std::vector<Tracked> live;
+            const int total = 8 + int(rng() % 8);
+            int submitted = 0;
+            int64_t guard = 0;
+            auto outstanding = [&] {
+                int n = 0;
+                for (auto& t : live) n += !t.out->ended();
+                return n;
+            };
+            while (submitted < total || outstanding() > 0) {
+                QVERIFY2(++guard < 20000, ("scenario " + std::to_string(scenario) + " does not finish").c_str());
+                // Arrivals: keep the wait queue within --max-waiting.
+                for (int a = int(rng() % 3); a > 0 && submitted < total && outstanding() < 8; --a) {
+                    int32_t n = rng() % 2 ? context - int32_t(rng() % 9) : 2 + int32_t(rng() % uint64_t(context - 1));
+                    if (rng() % 20 == 0) n = context + 1 + int32_t(rng() % 8);  // cannot fit: refused
+                    std::vector<int32_t> prompt;
+                    if (rng() % 3 != 0) {
+                        const auto& base = bases[rng() % bases.size()];
+                        prompt.assign(base.begin(), base.begin() + std::min<int32_t>(n, int32_t(base.size())));
+                    } else {
+                        prompt = {2};
+                    }
+                    for (int32_t t : randomTokens(rng, n - int32_t(prompt.size()) + 1, vocab))
+                        if (int32_t(prompt.size()) < n) prompt.push_back(t);
+                    const int32_t maxTokens = 1 + int32_t(rng() % 40);
+                    Tracked t{nullptr, 0, n, maxTokens};
+                    t.out = &s.submit(std::move(prompt), maxTokens, &t.id);
+                    live.push_back(t);
+                    ++submitted;
+                }
+                if (!live.empty() && rng() % 16 == 0) {
+                    Tracked& t = live[rng() % live.size()];
+                    if (!t.out->ended()) {
+                        s.cancel(t.id);
+                        t.cancelled = true;
+                    }
+                }
+                s.step();
+            }
+            for (const Tracked& t : live) {
+                const StepOutcome& out = *t.out;
+                const std::string what = "scenario " + std::to_string(scenario) + " (context " +
+                                         std::to_string(context) + ", page " + std::to_string(o.pageSize) +
+                                         ", running " + std::to_string(o.maxRunningRequests) + ", chunk " +
+                                         std::to_string(o.prefillChunk) + "), prompt " + std::to_string(t.prompt) +
+                                         ", max_tokens " + std::to_string(t.maxTokens) + ": " + describe(out);
+                QVERIFY2(out.terminals == 1 && out.afterTerminal == 0, what.c_str());
+                if (t.prompt > context) {
+                    QVERIFY2(out.terminal.kind == Event::Kind::Error && out.terminal.error == ErrorCode::TooLong,
+                             what.c_str());
+                    ++tooLong;
+                    continue;
+                }
+                QVERIFY2(out.terminal.kind != Event::Kind::Error, what.c_str());
+                if (out.terminal.kind == Event::Kind::Cancelled) {
+                    QVERIFY2(t.cancelled, what.c_str());
+                    ++cancels;
+                    continue;
+                }
+                QCOMPARE(int(out.terminal.finish), int(FinishReason::Length));
+                QVERIFY2(int32_t(out.tokens.size()) == std::min(t.maxTokens, context + 1 - t.prompt), what.c_str());
+                lengthEnds += t.maxTokens > context + 1 - t.prompt;
+            }
+            const CacheStatus st = s.status();
+            requests += live.size();
+            steps += uint64_t(s.steps());
+            preemptions += st.preemptions;
+            deferrals += st.deferrals;
+            QCOMPARE(st.refusals, uint64_t(std::count_if(live.begin(), live.end(),
+                                                         [&](const Tracked& t) { return t.prompt > context; })));
+            expectCleanPools(s);
+            if (QTest::currentTestFailed()) return;
+        }
+        qInfo("%d scenarios: %llu requests, %llu steps, %llu preemptions, %llu deferrals, %llu cancelled, "
+              "%llu refused as too long, %llu stopped by the context",
+              scenarios, (unsigned long long)requests, (unsigned long long)steps, (unsigned long long)preemptions,
+              (unsigned long long)deferrals, (unsigned long long)cancels, (unsigned long long)tooLong,
+              (unsigned long long)lengthEnds);
+        QVERIFY(preemptions > 0);
+        QVERIFY(lengthEnds > 0);
     }
 };
 
