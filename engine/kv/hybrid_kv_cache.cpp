@@ -302,8 +302,12 @@ int32_t HybridKvCache::forkSequence(int32_t parentId, uint64_t request) {
 }
 
 PrefixMatch HybridKvCache::matchPrefix(std::span<const int32_t> prompt) const {
-    RadixTree::Match t = impl_->tree->match(prompt);
-    return {t.cachedTokens, t.reuseTokens, t.cachedTokens - t.reuseTokens};
+    const Impl& m = *impl_;
+    RadixTree::Match t = m.tree->match(prompt);
+    PrefixMatch r{t.cachedTokens, t.reuseTokens, t.cachedTokens - t.reuseTokens};
+    for (int64_t i = 0; i < t.reuseTokens / m.P; ++i) r.evictableReuseTokens += m.tree->lock(t.nodes[size_t(i)]) == 0;
+    r.evictableReuseTokens *= m.P;
+    return r;
 }
 
 PrefixMatch HybridKvCache::attachPrefix(int32_t seqId, std::span<const int32_t> prompt) {

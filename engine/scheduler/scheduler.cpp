@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/kv/hybrid_kv_cache.h"
+#include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/active_request.h"
 #include "engine/scheduler/prefill_share.h"
@@ -286,25 +287,51 @@ bool Scheduler::waitsForSharedPrefix(const ActiveRequest& r, int64_t reuse,
     return false;
 }
 
-Scheduler::PrefillPlan Scheduler::planPrefill(int32_t budget) const {
+Scheduler::PrefillPlan Scheduler::planPrefill(int32_t budget) {
     PrefillPlan p;
+    const int64_t P = cache_.pageSize();
     std::vector<Prefilling> prefilling;
     std::vector<int32_t> demands;
+    // Full pages the running requests still need to finish their prompts
+    // (and take one decode step): admission keeps that much for them, so
+    // requests started together do not grow into each other and preempt one
+    // another over and over.
+    int64_t reserved = 0;
+    auto pagesToEnd = [&](const ActiveRequest& r) {
+        return kv::pagesFor(std::min<int64_t>(int64_t(r.tokens.size()) + 1, contextLimit()), P);
+    };
     for (auto& r : running_) {
-        if (r->finished || r->seq < 0 || r->decoding()) continue;
+        if (r->finished || r->seq < 0) continue;
+        const int64_t held = cache_.sequenceInfo(r->seq).fullTokens / P;
+        reserved += std::max<int64_t>(0, pagesToEnd(*r) - held);
+        if (r->decoding()) continue;
         prefilling.push_back({r.get(), r->computed});
         demands.push_back(r->remaining());
     }
+    int64_t available = cache_.availablePages(kv::PoolKind::Full);
     // Waiting requests that could start this step, first come first served;
     // one sharing a long uncomputed prefix with a request already prefilling
     // waits for that request to cache it instead of computing it again.
-    const int32_t slots = opt_.maxRunning - holdingPages();
+    const int32_t holding = holdingPages();
     for (auto& r : waiting_) {
-        if (int32_t(p.admit.size()) >= slots) break;
+        if (holding + int32_t(p.admit.size()) >= opt_.maxRunning) break;
         if (r->finished) continue;
-        const int64_t reuse = std::min<int64_t>(cache_.matchPrefix(r->tokens).reuseTokens,
-                                                int64_t(r->tokens.size()) - 1);
+        const kv::PrefixMatch m = cache_.matchPrefix(r->tokens);
+        const int64_t reuse = std::min<int64_t>(m.reuseTokens, int64_t(r->tokens.size()) - 1);
         if (waitsForSharedPrefix(*r, reuse, prefilling)) continue;
+        const int64_t need = pagesToEnd(*r) - reuse / P;
+        // Its attached prefix stops being evictable.
+        const int64_t left = available - m.evictableReuseTokens / P;
+        if ((holding > 0 || !p.admit.empty()) && reserved + need > left) {
+            // Alone it always fits; beside the others it waits for their pages.
+            if (!r->deferred) {
+                r->deferred = true;
+                ++deferrals_;
+            }
+            break;
+        }
+        reserved += need;
+        available = left;
         p.admit.push_back(r.get());
         prefilling.push_back({r.get(), reuse});
         demands.push_back(std::max<int32_t>(1, int32_t(int64_t(r->tokens.size()) - reuse)));

@@ -106,7 +106,7 @@ private:
         const ActiveRequest* request;
         int64_t computed;   // tokens with KV, or the cached prefix it will attach
     };
-    PrefillPlan planPrefill(int32_t budget) const;
+    PrefillPlan planPrefill(int32_t budget);
     bool waitsForSharedPrefix(const ActiveRequest& r, int64_t reuse, std::span<const Prefilling> prefilling) const;
     int32_t holdingPages() const;
     void planRunning(std::vector<Planned>& plan, int32_t& budget, int32_t share);
