@@ -170,6 +170,13 @@ MixedSoakReport runMixedSoak(Engine& engine, const MixedSoakOptions& opt) {
                 opt.progress(line.str());
             }
             if (p.hung) break;  // this client's request never ended: stop it, report below
+            bool busy = false;
+            {
+                std::lock_guard<std::mutex> lock(out->mutex);
+                busy = out->terminal.kind == Event::Kind::Error && out->terminal.error == ErrorCode::QueueFull;
+            }
+            // Like an HTTP client after a 503 with Retry-After.
+            if (busy) std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
     };
 
