@@ -22,9 +22,9 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "engine/engine.h"
-#include "engine/scheduler/soak.h"
-#include "engine/util/error.h"
+#include "weir/engine.h"
+#include "weir/soak.h"
+#include "weir/base/error.h"
 
 namespace {
 
@@ -65,7 +65,6 @@ weir::GenerateRequest makeRequest(std::vector<int32_t> prompt, int32_t maxTokens
     r.maxTokens = maxTokens;
     r.sampling.temperature = 0.0f;
     r.stopAtEndOfGeneration = false;  // always the full length, so runs compare
-    r.client = "bench";
     return r;
 }
 

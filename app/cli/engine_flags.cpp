@@ -1,6 +1,6 @@
 #include "app/cli/engine_flags.h"
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::cli {
 

@@ -95,7 +95,7 @@ void Scheduler::clearPrefixCache() {
         true);
 }
 
-std::string Scheduler::resizePool(kv::PoolKind pool, int64_t tokens) {
+std::string Scheduler::resizePool(PoolKind pool, int64_t tokens) {
     std::string message;
     runOnEngineThread(
         [&] {
@@ -702,8 +702,8 @@ void Scheduler::publishStatus() {
         const kv::SequenceInfo info = cache_.sequenceInfo(r->seq);
         RequestStatus rs;
         rs.id = r->id;
-        rs.client = r->client;
-        rs.state = r->stateName();
+        rs.tag = r->tag;
+        rs.state = r->state();
         rs.fullTokens = info.fullTokens;
         rs.windowTokens = info.windowTokens;
         rs.prefixHitTokens = r->prefixHitTokens;
@@ -715,8 +715,8 @@ void Scheduler::publishStatus() {
         if (r->finished) continue;
         RequestStatus rs;
         rs.id = r->id;
-        rs.client = r->client;
-        rs.state = "waiting";
+        rs.tag = r->tag;
+        rs.state = RequestState::Waiting;
         rs.promptTokens = r->promptTokens;
         rs.generatedTokens = r->generated;
         s.requests.push_back(std::move(rs));

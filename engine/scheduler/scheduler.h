@@ -9,12 +9,15 @@
 //   -> emit events -> cache computed prefixes, release out-of-window pages
 //   -> (integrity check) -> repeat
 //
-// Pool pressure never throws: a waiting request that does not fit is deferred;
-// a running request that cannot get its next pages preempts the newest running
-// request (its computed prefix is offered to the prefix cache, its pages are
-// dropped, and it is requeued at the head of the queue to be recomputed); a
-// request that could never fit fails alone with an Error event naming the
-// pool. Every step runs inside a catch-all: an exception fails the requests it
+// Pool pressure never throws: a waiting request starts only when the full
+// pool can also hold what the running requests still need to finish their
+// prompts, else it is deferred; a running request that cannot get its next
+// pages preempts the newest running request (its computed prefix is offered
+// to the prefix cache, its pages are dropped, and it is requeued at the head
+// of the queue to be recomputed). A prompt longer than the context is refused
+// at submission; anything shorter always fits alone, so a pool miss for a
+// request running alone is a violation (an internal error, never a refusal).
+// Every step runs inside a catch-all: an exception fails the requests it
 // touched with Error and the loop goes on. Every request ends with exactly one
 // terminal event.
 //
@@ -32,7 +35,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/types/cache_status.h"
+#include "weir/types/generate.h"
 
 namespace weir {
 
@@ -40,7 +44,6 @@ class Model;
 class Tokenizer;
 namespace kv {
 class HybridKvCache;
-enum class PoolKind : uint8_t;
 enum class KvResult : uint8_t;
 }
 namespace kernels { class ThreadPool; }
@@ -74,7 +77,7 @@ public:
     void runOnEngineThread(std::function<void()> fn, bool wait);
     void clearPrefixCache();   // evicts every unreferenced cached page; waits
     // HybridKvCache::resize on the engine thread; "" when done as asked.
-    std::string resizePool(kv::PoolKind pool, int64_t tokens);
+    std::string resizePool(PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
     // --- engine thread ---

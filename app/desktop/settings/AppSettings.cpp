@@ -4,7 +4,7 @@
 #include <QFileInfo>
 #include <thread>
 
-#include "engine/models/kv_access.h"
+#include "weir/types/kv_dtype.h"
 
 namespace weir::desktop {
 namespace {

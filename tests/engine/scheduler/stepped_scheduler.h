@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/types/cache_status.h"
+#include "weir/types/engine_options.h"
+#include "weir/types/generate.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"

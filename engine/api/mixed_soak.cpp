@@ -1,4 +1,4 @@
-#include "engine/scheduler/mixed_soak.h"
+#include "weir/mixed_soak.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,10 +10,11 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/engine.h"
-#include "engine/kv/kv_sizing.h"
-#include "engine/scheduler/soak.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "weir/base/json_string.h"
+#include "weir/engine.h"
+#include "weir/soak.h"
+#include "weir/types/pool_sizing.h"
 
 namespace weir {
 namespace {
@@ -43,17 +44,6 @@ double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
     const size_t i = size_t(p * double(v.size() - 1) + 0.5);
     return v[std::min(i, v.size() - 1)];
-}
-
-std::string jsonString(const std::string& s) {
-    std::string o = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') o += '\\', o += char(c);
-        else if (c == '\n') o += "\\n";
-        else if (c < 0x20) o += ' ';
-        else o += char(c);
-    }
-    return o + "\"";
 }
 
 } // namespace
@@ -122,7 +112,7 @@ MixedSoakReport runMixedSoak(Engine& engine, const MixedSoakOptions& opt) {
             req.maxTokens = p.maxTokens;
             req.sampling.seed = rng();
             req.stopAtEndOfGeneration = false;  // runs to max_tokens or the context: lengths are exact
-            req.client = "mixed:" + std::to_string(index);
+            req.tag = ClientTag{0, uint64_t(index)};
 
             // Cancel after k tokens (k = 0: at once, from this thread), or on
             // the first token like a client that disconnects.
