@@ -394,7 +394,7 @@ struct ApiServer::Impl {
         ChatPrompt prompt;
         if (!buildChatPrompt(cr, engine.chatTemplate(), tools, prompt, err)) return fail(r, err);
         GenerateRequest g;
-        g.prompt = engine.tokenizePrompt(prompt.text);
+        g.prompt = engine.tokenizeRendered(prompt.prompt);
         if (!checkContext(g.prompt.size(), r, "messages")) return;
         if (queueFull(r)) return;
         g.sampling = cr.gen.sampling;
@@ -436,6 +436,7 @@ struct ApiServer::Impl {
             g.prompt = cr.promptTokens;
             if (cr.echo) echo = engine.tokenizer().decode(cr.promptTokens);
         } else {
+            // A raw prompt is the client's own template: its special tokens count.
             g.prompt = engine.tokenizePrompt(cr.prompt);
             if (cr.echo) echo = cr.prompt;
         }

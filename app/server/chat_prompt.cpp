@@ -15,7 +15,7 @@ bool buildChatPrompt(const ChatRequest& request, const ChatTemplate& chat, const
     try {
         ChatRenderOptions options;
         options.addGenerationPrompt = true;
-        out.text = tools.render(chat, request.messages, request.tools, request.toolChoice, options);
+        out.prompt = tools.renderMarked(chat, request.messages, request.tools, request.toolChoice, options);
     } catch (const std::exception& e) {
         // The template's own complaint (roles out of order, a tool call
         // without a reply...) is the most useful message.
@@ -36,7 +36,7 @@ bool buildChatPrompt(const ChatRequest& request, const ChatTemplate& chat, const
         if (request.toolChoice.mode == ToolChoice::Mode::Function) out.toolNames = {request.toolChoice.function};
         else out.toolNames = ToolFormat::toolNames(request.tools);
         out.forcedPrefix = tools.forcedPrefix(request.toolChoice);
-        out.text += out.forcedPrefix;
+        out.prompt.append(tools.forcedPrefixMarked(request.toolChoice));
     }
     return true;
 }

@@ -14,13 +14,15 @@
 namespace weir::server {
 
 struct ChatPrompt {
-    std::string text;
+    // The prompt with the client's text marked untrusted: tokenize it with
+    // Engine::tokenizeRendered, so no message can write a control token.
+    MarkedText prompt;
     std::vector<std::string> stop;
     bool toolsActive = false;               // parse the reply for tool calls
     bool showSpecialTokens = false;         // the family's call markers are control tokens
     std::vector<std::string> toolNames;
     // tool_choice "required"/named: the start of a call, already at the end
-    // of `text`; feed it to the parser before the generated text.
+    // of `prompt`; feed it to the parser before the generated text.
     std::string forcedPrefix;
 };
 

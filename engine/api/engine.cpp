@@ -38,6 +38,10 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
     m.model = loadModel(m.file);
     m.tokenizer = Tokenizer::fromGguf(*m.file);
+    // A token id past the embedding rows would read outside the weights.
+    if (m.tokenizer->vocabSize() > m.model->config().nVocab)
+        throw Error(options.modelPath + ": tokenizer.ggml.tokens has " + std::to_string(m.tokenizer->vocabSize()) +
+                    " tokens but token_embd.weight has only " + std::to_string(m.model->config().nVocab) + " rows");
     {
         // The model's own template, or a built-in one for its format.
         const Tokenizer& tok = *m.tokenizer;
@@ -96,7 +100,28 @@ std::string Engine::renderChat(const std::vector<Message>& messages, bool addGen
 }
 
 std::vector<int32_t> Engine::tokenizeChat(const std::vector<Message>& messages) const {
-    return tokenizePrompt(renderChat(messages, true));
+    ChatRenderOptions options;
+    options.addGenerationPrompt = true;
+    return tokenizeRendered(impl_->chat->renderMarked(templateMessages(messages), options));
+}
+
+namespace {
+// The template writes BOS as text, or does not: add one when the tokenizer
+// wants it and the ids do not start with it, and collapse a doubled one.
+std::vector<int32_t> withOneBos(const Tokenizer& tok, std::vector<int32_t> ids) {
+    const int32_t bos = tok.bos();
+    if (bos < 0) return ids;
+    if (tok.addBosDefault() && (ids.empty() || ids[0] != bos)) ids.insert(ids.begin(), bos);
+    size_t extra = 0;
+    while (extra + 1 < ids.size() && ids[extra] == bos && ids[extra + 1] == bos) ++extra;
+    ids.erase(ids.begin(), ids.begin() + std::ptrdiff_t(extra));
+    return ids;
+}
+}  // namespace
+
+std::vector<int32_t> Engine::tokenizeRendered(const MarkedText& prompt) const {
+    const Tokenizer& tok = *impl_->tokenizer;
+    return withOneBos(tok, tok.encodeMarked(prompt, false));
 }
 
 int32_t Engine::vocabSize() const { return impl_->tokenizer->vocabSize(); }
@@ -109,15 +134,7 @@ bool Engine::hasOwnChatTemplate() const { return !impl_->chat->isBuiltin(); }
 
 std::vector<int32_t> Engine::tokenizePrompt(const std::string& text) const {
     const Tokenizer& tok = *impl_->tokenizer;
-    // The template writes BOS as text; the tokenizer adds one only when the
-    // text lacks it, and a doubled BOS is collapsed: exactly one.
-    const bool addBos = impl_->chat->addBosWhenTokenizing(text, tok.addBosDefault());
-    std::vector<int32_t> ids = tok.encode(text, addBos, true);
-    const int32_t bos = tok.bos();
-    size_t extra = 0;
-    while (bos >= 0 && extra + 1 < ids.size() && ids[extra] == bos && ids[extra + 1] == bos) ++extra;
-    ids.erase(ids.begin(), ids.begin() + std::ptrdiff_t(extra));
-    return ids;
+    return withOneBos(tok, tok.encode(text, false, true));
 }
 
 const ChatTemplate& Engine::chatTemplate() const { return *impl_->chat; }

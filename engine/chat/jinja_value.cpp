@@ -259,6 +259,44 @@ Value Value::markup(std::string s) {
     return v;
 }
 
+Value Value::text(std::string s, UntrustedRanges untrusted) {
+    Value v(std::move(s));
+    v.provenance_ = std::make_shared<const UntrustedRanges>(std::move(untrusted));
+    return v;
+}
+
+const UntrustedRanges& Value::untrustedRanges() const {
+    static const UntrustedRanges kNone;
+    return provenance_ ? *provenance_ : kNone;
+}
+
+Value Value::withProvenance(UntrustedRanges untrusted) const {
+    Value v = *this;
+    v.provenance_ = std::make_shared<const UntrustedRanges>(std::move(untrusted));
+    return v;
+}
+
+namespace {
+bool containsUntrustedAt(const Value& v, int depth) {
+    if (depth > kMaxNesting) return true;  // a namespace holding itself: assume the worst
+    switch (v.kind()) {
+        case Value::Kind::String: return !v.untrustedRanges().empty();
+        case Value::Kind::List:
+            for (const auto& item : v.asList())
+                if (containsUntrustedAt(item, depth + 1)) return true;
+            return false;
+        case Value::Kind::Dict:
+            if (v.asDict().untrustedKeys && v.asDict().size() > 0) return true;
+            for (const auto& e : v.asDict().entries)
+                if (containsUntrustedAt(e.second, depth + 1)) return true;
+            return false;
+        default: return false;
+    }
+}
+}  // namespace
+
+bool Value::containsUntrusted() const { return containsUntrustedAt(*this, 0); }
+
 Value Value::undefined(std::string what) {
     Value v;
     v.data_ = std::move(what);
@@ -284,6 +322,7 @@ Value Value::copyDict() const {
     Value c = dict();
     c.mutableDict().entries = asDict().entries;
     c.mutableDict().depth = asDict().depth;
+    c.mutableDict().untrustedKeys = asDict().untrustedKeys;
     return c;
 }
 
@@ -318,10 +357,10 @@ Value Value::namespaceObject() {
     return v;
 }
 
-Value Value::callable(std::string name, CallableFn fn) {
+Value Value::callable(std::string name, CallableFn fn, bool keepsProvenance) {
     Value v;
     v.kind_ = Kind::Callable;
-    v.data_ = std::make_shared<Callable>(Callable{std::move(name), std::move(fn)});
+    v.data_ = std::make_shared<Callable>(Callable{std::move(name), std::move(fn), keepsProvenance});
     return v;
 }
 

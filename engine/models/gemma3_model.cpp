@@ -35,9 +35,9 @@ static ModelConfig gemma3Config(const gguf::GgufFile& file) {
         }
     }
 
-    const float globalBase = float(meta.floatOr("rope.freq_base", 10000.0));
+    const float globalBase = float(meta.positiveFloatOr("rope.freq_base", 10000.0));
     const float globalScale = readLinearRopeScale(file, meta);
-    const float localBase = float(meta.floatOr("rope.freq_base_swa", 10000.0));
+    const float localBase = float(meta.positiveFloatOr("rope.freq_base_swa", 10000.0));
     for (int32_t il = 0; il < c.nLayer; ++il) {
         const bool s = c.layerSlides[size_t(il)];
         c.ropeBase.push_back(s ? localBase : globalBase);

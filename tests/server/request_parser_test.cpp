@@ -196,7 +196,17 @@ private slots:
         QVERIFY(p.toolsActive);
         QVERIFY(std::find(p.stop.begin(), p.stop.end(), "<end_of_turn>") != p.stop.end());
         QVERIFY(std::find(p.stop.begin(), p.stop.end(), "END") != p.stop.end());
-        QVERIFY(p.text.find("```tool_output\n18 C\n```") != std::string::npos);
+        QVERIFY(p.prompt.text.find("```tool_output\n18 C\n```") != std::string::npos);
+        // The client's text is marked untrusted (no control tokens parsed in
+        // it), the template's and Weir's markers are not.
+        const size_t result = p.prompt.text.find("18 C");
+        QVERIFY(p.prompt.untrusted.overlaps(result, result + 4));
+        const size_t fence = p.prompt.text.find("```tool_output");
+        QVERIFY(!p.prompt.untrusted.overlaps(fence, fence + 14));
+        const size_t turn = p.prompt.text.find("<start_of_turn>");
+        QVERIFY(turn != std::string::npos && !p.prompt.untrusted.overlaps(turn, turn + 15));
+        const size_t later = p.prompt.text.find("And tomorrow?");
+        QVERIFY(p.prompt.untrusted.overlaps(later, later + 13));
     }
 
     void ignoreEosIsABoolean() {
@@ -357,7 +367,7 @@ private slots:
                 const weir::ChatTemplate& t = (i % 2) ? *gemma_ : *qwen_;
                 if (buildChatPrompt(chat, t, (i % 2) ? gemmaTools : qwenTools, p, e)) {
                     ++rendered;
-                    QVERIFY(!p.text.empty());
+                    QVERIFY(!p.prompt.text.empty());
                 } else {
                     ++templateRejected;
                     QVERIFY2(wellFormed(e, &why), qPrintable(why + " <- " + QString::fromUtf8(body)));

@@ -19,6 +19,7 @@ namespace weir {
 
 class ChatTemplate;
 class Tokenizer;
+struct MarkedText;
 
 class Engine {
 public:
@@ -40,7 +41,9 @@ public:
     std::string detokenize(const std::vector<int32_t>& ids) const;
     // Prompt text for a conversation, rendered with the model's chat template.
     std::string renderChat(const std::vector<Message>& messages, bool addGenerationPrompt) const;
-    // The conversation rendered and tokenized, ready for GenerateRequest::prompt.
+    // The conversation rendered and tokenized, ready for GenerateRequest::prompt:
+    // control tokens come only from the template, never from what the
+    // messages say; exactly one BOS.
     std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const;
     // What the chat template is: its description ("the model's own template",
     // "built-in ChatML", ...) and whether the model file brought its own.
@@ -51,9 +54,15 @@ public:
     // value-returning calls: the template and tokenizer themselves.
     const ChatTemplate& chatTemplate() const;
     const Tokenizer& tokenizer() const;
-    // Token ids of a prompt rendered by chatTemplate(): special tokens parsed,
+    // Token ids of a prompt rendered by chatTemplate().renderMarked (or
+    // ToolFormat::renderMarked): special tokens parsed only in its trusted
+    // bytes, exactly one BOS.
+    std::vector<int32_t> tokenizeRendered(const MarkedText& prompt) const;
+    // Token ids of a raw prompt the client wrote in the model's format
+    // (/v1/completions): special tokens parsed everywhere, since such a
+    // prompt is the client's own template (as llama.cpp's server does);
     // exactly one BOS.
-    std::vector<int32_t> tokenizePrompt(const std::string& renderedText) const;
+    std::vector<int32_t> tokenizePrompt(const std::string& rawPrompt) const;
 
     // Queues a request; returns its id (never 0). The sink is called on the
     // engine thread. A request that can never fit ends with an Error event.
