@@ -62,6 +62,8 @@ struct PrefixMatch {
                                          // have window KV (== cachedTokens without a window)
     int64_t windowRecomputeTokens = 0;   // cachedTokens - reuseTokens: tombstoned window
                                          // content; the scheduler prefills from reuseTokens
+    int64_t evictableReuseTokens = 0;    // of reuseTokens, pages no sequence holds now (they
+                                         // count as evictable until attached)
 };
 
 struct SequenceInfo {
