@@ -1,6 +1,7 @@
 #pragma once
-// What an Engine loaded, for unit tests of the internals only (tests/engine):
-// clients go through the public API, which never hands these out.
+// What an Engine loaded, for the facade's own implementation (engine/api) and
+// unit tests of the internals (tests/engine) only: clients go through the
+// public API, which never hands these out.
 #include <cstdint>
 #include <vector>
 

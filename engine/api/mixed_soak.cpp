@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/api/engine_access.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "weir/base/json_string.h"
 #include "weir/engine.h"
@@ -60,7 +61,7 @@ MixedSoakReport runMixedSoak(Engine& engine, const MixedSoakOptions& opt) {
     // Token material: one long deterministic text; shared prefixes start at
     // different places in it, tails at random places.
     const std::vector<int32_t> stream = engine.tokenize(makeSystemPrompt(engine, 2 * context + 64), false);
-    const int32_t bos = engine.tokenizer().bos();
+    const int32_t bos = EngineAccess::tokenizer(engine).bos();
     std::vector<std::vector<int32_t>> prefixes;
     {
         std::mt19937_64 rng(opt.seed * 7919u + 1);
