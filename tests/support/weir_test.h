@@ -110,6 +110,14 @@ std::string str(const Args&... args) {
     return os.str();
 }
 
+// hex(0x2a, 4) is "0x002a": bit patterns in messages (more digits when needed).
+inline std::string hex(uint64_t v, int digits) {
+    static const char* kDigits = "0123456789abcdef";
+    std::string out;
+    for (int i = 0; i < digits || v != 0; ++i, v >>= 4) out.insert(out.begin(), kDigits[v & 15]);
+    return "0x" + out;
+}
+
 // ---- comparing ----
 
 template <std::floating_point F>
