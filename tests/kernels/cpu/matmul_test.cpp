@@ -3,6 +3,8 @@
 // quant_rows_test) and the activation quantizers (checked against python).
 #include "tests/support/weir_test.h"
 
+#include <cstdio>
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -153,10 +155,10 @@ WEIR_TEST_EACH_TEARDOWN(Matmul) { resetKernelPath(); }
 
 WEIR_TEST(Matmul, dispatch_reportsAndSwitchesPath) {
     const CpuFeatures& f = cpuFeatures();
-    qInfo("CPU: avx2=%d fma=%d f16c=%d avx512f=%d avx512vnni=%d; best path %s, active path %s", f.avx2, f.fma,
+    std::printf("  CPU: avx2=%d fma=%d f16c=%d avx512f=%d avx512vnni=%d; best path %s, active path %s\n", f.avx2, f.fma,
           f.f16c, f.avx512f, f.avx512vnni, kernelPathName(bestKernelPath()), kernelPathName(activeKernelPath()));
     REQUIRE_EQ(bestKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
-    if (qEnvironmentVariable("WEIR_KERNELS") != "scalar") REQUIRE_EQ(activeKernelPath(), bestKernelPath());
+    if (weirtest::environment("WEIR_KERNELS") != "scalar") REQUIRE_EQ(activeKernelPath(), bestKernelPath());
     REQUIRE(forceKernelPath(KernelPath::Scalar));
     REQUIRE_EQ(activeKernelPath(), KernelPath::Scalar);
     REQUIRE_EQ(forceKernelPath(KernelPath::Avx2), canUse(KernelPath::Avx2));
@@ -164,13 +166,15 @@ WEIR_TEST(Matmul, dispatch_reportsAndSwitchesPath) {
     if (!canUse(KernelPath::Avx2)) SKIP("this CPU has no AVX2+FMA+F16C: only the scalar path is tested");
 }
 
-// DATA matmul_matchesReference_data
-static void matmul_matchesReference_data() {
-    QTest::addColumn<int>("path");
-    QTest::addColumn<int>("type");
-    QTest::addColumn<int>("m");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<int>("n");
+struct MatmulRow {
+    std::string name;
+    KernelPath path;
+    GgmlType type;
+    int m, k, n;
+};
+
+static std::vector<MatmulRow> matmulRows() {
+    std::vector<MatmulRow> rows;
     for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
         for (GgmlType t : allTypes()) {
             const int64_t be = typeTraits(t)->blockElems;
@@ -182,68 +186,65 @@ static void matmul_matchesReference_data() {
                 : be == 32 ? std::vector<Shape>{{1, 96, 37}, {3, 320, 19}, {17, 64, 33}, {70, 96, 5}}
                            : std::vector<Shape>{{1, 37, 37}, {3, 67, 19}, {17, 16, 33}, {70, 40, 5}};
             for (const Shape& s : shapes)
-                QTest::addRow("%s/%s/M%d_K%d_N%d", kernelPathName(p), typeName(t), s.m, s.k, s.n)
-                    << int(p) << int(t) << s.m << s.k << s.n;
+                rows.push_back({weirtest::str(kernelPathName(p), "/", typeName(t), "/M", s.m, "_K", s.k, "_N", s.n),
+                                p, t, s.m, s.k, s.n});
         }
     }
+    return rows;
 }
 
 WEIR_TEST(Matmul, matmul_matchesReference) {
-    QFETCH(int, path);
-    QFETCH(int, type);
-    QFETCH(int, m);
-    QFETCH(int, k);
-    QFETCH(int, n);
-    const auto kp = KernelPath(path);
-    if (!canUse(kp)) SKIP("kernel path not supported by this CPU");
-    REQUIRE(forceKernelPath(kp));
-    const auto t = GgmlType(type);
-    const Case c = makeCase(t, m, k, n, unsigned(type * 1000 + m * 10 + n));
+    weirtest::eachRow(matmulRows(), [](const MatmulRow& row) {
+        const int m = row.m, k = row.k, n = row.n;
+        const auto kp = row.path;
+        if (!canUse(kp)) SKIP("kernel path not supported by this CPU");
+        REQUIRE(forceKernelPath(kp));
+        const auto t = row.type;
+        const Case c = makeCase(t, m, k, n, unsigned(int(row.type) * 1000 + m * 10 + n));
 
-    std::vector<float> y1(size_t(m * n), NAN), y3(size_t(m * n), NAN);
-    matmul(c.view(), c.x.data(), m, y1.data(), *pool1_);
-    matmul(c.view(), c.x.data(), m, y3.data(), *pool3_);
-    // Each output comes from one kernel call whatever the thread count.
-    REQUIRE(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
+        std::vector<float> y1(size_t(m * n), NAN), y3(size_t(m * n), NAN);
+        matmul(c.view(), c.x.data(), m, y1.data(), *pool1_);
+        matmul(c.view(), c.x.data(), m, y3.data(), *pool3_);
+        // Each output comes from one kernel call whatever the thread count.
+        REQUIRE(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
 
-    const GgmlType act = actFormat(t);
-    const bool hasMin = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
-    std::vector<float> w(static_cast<size_t>(k));
-    double worstTight = 0, worstLoose = 0;
-    for (int i = 0; i < m; ++i) {
-        const ConvertedRow xr = convertRow(act, c.x.data() + size_t(i) * size_t(k), k);
-        for (int r = 0; r < n; ++r) {
-            const uint8_t* wrow = c.weights.data() + size_t(r) * c.stride;
-            dequantizeRow(t, wrow, w.data(), k);
-            double quantized = 0, exact = 0, mag = 0, bound = 0;
-            for (int j = 0; j < k; ++j) {
-                quantized += double(w[size_t(j)]) * xr.xq[size_t(j)];
-                exact += double(w[size_t(j)]) * c.x[size_t(i * k + j)];
-                mag += std::fabs(double(w[size_t(j)]) * xr.xq[size_t(j)]);
-                bound += std::fabs(double(w[size_t(j)])) * xr.err[size_t(j)];
-            }
-            // Q4_1/Q5_1: the kernel takes m * s for m * sum(xq) (llama.cpp's Q8_1 trick).
-            if (hasMin) {
-                for (int b = 0; b < k / 32; ++b) {
-                    const double mb = halfAt(wrow + size_t(b) * size_t(typeTraits(t)->blockBytes) + 2);
-                    quantized += mb * xr.sCorrection[size_t(b)];
-                    mag += std::fabs(mb * xr.sCorrection[size_t(b)]);
+        const GgmlType act = actFormat(t);
+        const bool hasMin = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
+        std::vector<float> w(static_cast<size_t>(k));
+        double worstTight = 0, worstLoose = 0;
+        for (int i = 0; i < m; ++i) {
+            const ConvertedRow xr = convertRow(act, c.x.data() + size_t(i) * size_t(k), k);
+            for (int r = 0; r < n; ++r) {
+                const uint8_t* wrow = c.weights.data() + size_t(r) * c.stride;
+                dequantizeRow(t, wrow, w.data(), k);
+                double quantized = 0, exact = 0, mag = 0, bound = 0;
+                for (int j = 0; j < k; ++j) {
+                    quantized += double(w[size_t(j)]) * xr.xq[size_t(j)];
+                    exact += double(w[size_t(j)]) * c.x[size_t(i * k + j)];
+                    mag += std::fabs(double(w[size_t(j)]) * xr.xq[size_t(j)]);
+                    bound += std::fabs(double(w[size_t(j)])) * xr.err[size_t(j)];
                 }
+                // Q4_1/Q5_1: the kernel takes m * s for m * sum(xq) (llama.cpp's Q8_1 trick).
+                if (hasMin) {
+                    for (int b = 0; b < k / 32; ++b) {
+                        const double mb = halfAt(wrow + size_t(b) * size_t(typeTraits(t)->blockBytes) + 2);
+                        quantized += mb * xr.sCorrection[size_t(b)];
+                        mag += std::fabs(mb * xr.sCorrection[size_t(b)]);
+                    }
+                }
+                // What is left is the float rounding of the kernel's sums.
+                const double tight = 5e-6 * mag + 1e-30;
+                const double got = y1[size_t(i * n + r)];
+                const double errTight = std::fabs(got - quantized), errLoose = std::fabs(got - exact);
+                worstTight = std::max(worstTight, errTight / tight);
+                worstLoose = std::max(worstLoose, errLoose / (bound + tight));
+                if (errTight > tight || errLoose > bound + tight)
+                    FAIL(weirtest::str("y[", i, "][", r, "] = ", got, "; with quantized activations ", quantized,
+                                       " (tolerance ", tight, "); f32 dot ", exact, " (tolerance ", bound + tight, ")"));
             }
-            // What is left is the float rounding of the kernel's sums.
-            const double tight = 5e-6 * mag + 1e-30;
-            const double got = y1[size_t(i * n + r)];
-            const double errTight = std::fabs(got - quantized), errLoose = std::fabs(got - exact);
-            worstTight = std::max(worstTight, errTight / tight);
-            worstLoose = std::max(worstLoose, errLoose / (bound + tight));
-            if (errTight > tight || errLoose > bound + tight)
-                FAIL(qPrintable(QString("y[%1][%2] = %3; with quantized activations %4 (tolerance %5); "
-                                         "f32 dot %6 (tolerance %7)")
-                                     .arg(i).arg(r).arg(got, 0, 'g', 9).arg(quantized, 0, 'g', 9).arg(tight)
-                                     .arg(exact, 0, 'g', 9).arg(bound + tight)));
         }
-    }
-    qInfo("worst error / tolerance: %.3f against quantized activations, %.3f against f32", worstTight, worstLoose);
+        std::printf("  worst error / tolerance: %.3f against quantized activations, %.3f against f32\n", worstTight, worstLoose);
+    });
 }
 
 WEIR_TEST(Matmul, matmul_scalarAndAvx2Agree) {
@@ -263,7 +264,7 @@ WEIR_TEST(Matmul, matmul_scalarAndAvx2Agree) {
             dequantizeRow(t, c.weights.data() + (i % 21) * c.stride, w.data(), k);
             for (int64_t j = 0; j < k; ++j) mag += std::fabs(double(w[size_t(j)]) * c.x[size_t((i / 21) * k + j)]);
             REQUIRE_MSG(std::fabs(double(ys[i]) - ya[i]) <= 2e-5 * mag + 1e-30,
-                     qPrintable(QString("%1: scalar %2, avx2 %3").arg(typeName(t)).arg(ys[i]).arg(ya[i])));
+                     weirtest::str(typeName(t), ": scalar ", ys[i], ", avx2 ", ya[i]));
         }
     }
 }
@@ -273,8 +274,8 @@ WEIR_TEST(Matmul, matmul_scalarAndAvx2Agree) {
 // batch size up to past its widest call; batches of 8+ rows are how
 // prefill runs, and the reference tests rely on exact sums.
 WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
-    if (!canUse(KernelPath::Avx2)) SKIP("SKIPPED: no AVX2 on this CPU");
-    if (!forceVnni(true)) SKIP("SKIPPED: no AVX-512 VNNI on this CPU");
+    if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
+    if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
     int compared = 0;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
@@ -289,12 +290,11 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
             matmul(c.view(), c.x.data(), m, ya.data(), *pool3_);
             for (size_t i = 0; i < yv.size(); ++i)
                 REQUIRE_MSG(std::memcmp(&yv[i], &ya[i], sizeof(float)) == 0,
-                         qPrintable(QString("%1 m=%2 [%3]: vnni %4, avx2 %5").arg(typeName(t)).arg(m).arg(i)
-                                        .arg(double(yv[i]), 0, 'g', 9).arg(double(ya[i]), 0, 'g', 9)));
+                         weirtest::str(typeName(t), " m=", m, " [", i, "]: vnni ", yv[i], ", avx2 ", ya[i]));
             compared += int(yv.size());
         }
     }
-    qInfo("%d outputs identical between the VNNI and AVX2 kernels", compared);
+    std::printf("  %d outputs identical between the VNNI and AVX2 kernels\n", compared);
 }
 
 WEIR_TEST(Matmul, dotQ8_0_matchesQuantizedDot) {

@@ -143,27 +143,27 @@ WEIR_TEST(Ops, ropeFreqFactorsDivideTheta) {
 }
 
 WEIR_TEST(Ops, geluAndGeglu) {
-  weirtest::eachRow(pathRows(), [](const PathRow& row) {
-    const bool scalar = row.scalar;
-    if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
-    REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
-    const ResetKernelPathOnExit restore;
-    for (float x : {-12.0f, -3.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f, 9.9f}) REQUIRE(std::fabs(geluTanh(x) - geluExact(x)) < 1e-6 * (1 + std::fabs(x)));
-    const int64_t n = 1003;  // odd length exercises the tail
-    auto g = randomVec(n, 3, 4.0f), u = randomVec(n, 4);
-    g[0] = -11.0f;
-    g[1] = 12.0f;
-    std::vector<float> y(n);
-    gegluF16Table(g.data(), u.data(), y.data(), n);
-    for (int64_t i = 0; i < n; ++i) {
-        const double e = geluExact(g[i]) * u[i];
-        // Input and output are rounded to f16: relative error ~1e-3.
-        REQUIRE_MSG(std::fabs(y[i] - e) < 2e-3 * (std::fabs(e) + std::fabs(u[i]) * 1e-2) + 1e-6,
-                 weirtest::str("i ", i, " g ", g[i], " y ", y[i], " e ", e));
-    }
-    REQUIRE_EQ(y[0], 0.0f);
-    REQUIRE_EQ(y[1], 12.0f * u[1]);
-  });
+    weirtest::eachRow(pathRows(), [](const PathRow& row) {
+        const bool scalar = row.scalar;
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
+        for (float x : {-12.0f, -3.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f, 9.9f}) REQUIRE(std::fabs(geluTanh(x) - geluExact(x)) < 1e-6 * (1 + std::fabs(x)));
+        const int64_t n = 1003;  // odd length exercises the tail
+        auto g = randomVec(n, 3, 4.0f), u = randomVec(n, 4);
+        g[0] = -11.0f;
+        g[1] = 12.0f;
+        std::vector<float> y(n);
+        gegluF16Table(g.data(), u.data(), y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            const double e = geluExact(g[i]) * u[i];
+            // Input and output are rounded to f16: relative error ~1e-3.
+            REQUIRE_MSG(std::fabs(y[i] - e) < 2e-3 * (std::fabs(e) + std::fabs(u[i]) * 1e-2) + 1e-6,
+                     weirtest::str("i ", i, " g ", g[i], " y ", y[i], " e ", e));
+        }
+        REQUIRE_EQ(y[0], 0.0f);
+        REQUIRE_EQ(y[1], 12.0f * u[1]);
+    });
 }
 
 WEIR_TEST(Ops, geluTableMatchesLlamaCpp) {
@@ -236,24 +236,24 @@ WEIR_TEST(Ops, swigluAndSoftmax) {
 }
 
 WEIR_TEST(Ops, q8_0RoundTrip) {
-  weirtest::eachRow(pathRows(), [](const PathRow& row) {
-    const bool scalar = row.scalar;
-    if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
-    REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
-    const ResetKernelPathOnExit restore;
-    const int64_t n = 256;
-    auto x = randomVec(n, 8, 2.0f);
-    for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block
-    std::vector<uint8_t> q(rowBytes(GgmlType::Q8_0, n));
-    REQUIRE(storeKvRow(GgmlType::Q8_0, x.data(), q.data(), n));
-    std::vector<float> back(n);
-    dequantizeRowForTest(q.data(), back.data(), n);
-    for (int64_t b = 0; b < n / 32; ++b) {
-        float amax = 0;
-        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
-        for (int j = 0; j < 32; ++j) REQUIRE(std::fabs(back[b * 32 + j] - x[b * 32 + j]) <= amax / 127.0f * 0.51f + 1e-3f * amax / 127.0f);
-    }
-  });
+    weirtest::eachRow(pathRows(), [](const PathRow& row) {
+        const bool scalar = row.scalar;
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
+        const int64_t n = 256;
+        auto x = randomVec(n, 8, 2.0f);
+        for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block
+        std::vector<uint8_t> q(rowBytes(GgmlType::Q8_0, n));
+        REQUIRE(storeKvRow(GgmlType::Q8_0, x.data(), q.data(), n));
+        std::vector<float> back(n);
+        dequantizeRowForTest(q.data(), back.data(), n);
+        for (int64_t b = 0; b < n / 32; ++b) {
+            float amax = 0;
+            for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+            for (int j = 0; j < 32; ++j) REQUIRE(std::fabs(back[b * 32 + j] - x[b * 32 + j]) <= amax / 127.0f * 0.51f + 1e-3f * amax / 127.0f);
+        }
+    });
 }
 
 struct AttentionRow {
@@ -270,47 +270,47 @@ WEIR_TEST(Ops, attentionMatchesNaive) {
         table.push_back({std::string("f16") + s, GgmlType::F16, scalar});
         table.push_back({std::string("q8_0") + s, GgmlType::Q8_0, scalar});
     }
-  weirtest::eachRow(table, [](const AttentionRow& row) {
-    const bool scalar = row.scalar;
-    if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
-    REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
-    const ResetKernelPathOnExit restore;
-    const auto t = row.type;
-    const int64_t dk = 128, dv = 96, nKvHead = 2;
-    const int32_t nPos = 70, pageSize = 16;
-    PagedStore ks(t, dk * nKvHead, nPos, pageSize), vs(t, dv * nKvHead, nPos, pageSize);
-    std::vector<std::vector<float>> K(nPos), V(nPos);
-    for (int32_t p = 0; p < nPos; ++p) {
-        K[p] = randomVec(dk * nKvHead, 100 + p);
-        V[p] = randomVec(dv * nKvHead, 300 + p);
-        REQUIRE(storeKvRow(t, K[p].data(), ks.row(p), dk * nKvHead));
-        REQUIRE(storeKvRow(t, V[p].data(), vs.row(p), dv * nKvHead));
-    }
-    const auto q = randomVec(dk, 999, 0.3f);
-    std::vector<float> scratch(attendScratchFloats(dk, dv)), out(dv);
-    const size_t elemBytes = t == GgmlType::F32 ? 4 : 2;
-    for (int64_t head : {0, 1}) {
-        for (auto [first, last] : {std::pair{0, 0}, std::pair{0, 69}, std::pair{37, 52}}) {
-            const size_t kOff = t == GgmlType::Q8_0 ? head * dk / 32 * 34 : head * dk * elemBytes;
-            const size_t vOff = t == GgmlType::Q8_0 ? head * dv / 32 * 34 : head * dv * elemBytes;
-            attendHead(q.data(), dk, dv, ks.view(kOff), vs.view(vOff), first, last, 0.125f, out.data(), scratch.data());
-            std::vector<double> w;
-            double mx = -1e300;
-            for (int32_t p = first; p <= last; ++p) {
-                double s = 0;
-                for (int64_t i = 0; i < dk; ++i) s += double(q[i]) * K[p][head * dk + i];
-                w.push_back(s * 0.125);
-                mx = std::max(mx, w.back());
-            }
-            double z = 0;
-            for (double& x : w) z += (x = std::exp(x - mx));
-            const double tol = t == GgmlType::F32 ? 1e-5 : t == GgmlType::F16 ? 3e-3 : 2e-2;
-            for (int64_t i = 0; i < dv; ++i) {
-                double e = 0;
-                for (int32_t p = first; p <= last; ++p) e += w[p - first] / z * V[p][head * dv + i];
-                REQUIRE_MSG(std::fabs(out[i] - e) < tol, weirtest::str("head ", head, " [", first, ",", last, "] i ", i, ": ", out[i], " vs ", e));
+    weirtest::eachRow(table, [](const AttentionRow& row) {
+        const bool scalar = row.scalar;
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
+        const auto t = row.type;
+        const int64_t dk = 128, dv = 96, nKvHead = 2;
+        const int32_t nPos = 70, pageSize = 16;
+        PagedStore ks(t, dk * nKvHead, nPos, pageSize), vs(t, dv * nKvHead, nPos, pageSize);
+        std::vector<std::vector<float>> K(nPos), V(nPos);
+        for (int32_t p = 0; p < nPos; ++p) {
+            K[p] = randomVec(dk * nKvHead, 100 + p);
+            V[p] = randomVec(dv * nKvHead, 300 + p);
+            REQUIRE(storeKvRow(t, K[p].data(), ks.row(p), dk * nKvHead));
+            REQUIRE(storeKvRow(t, V[p].data(), vs.row(p), dv * nKvHead));
+        }
+        const auto q = randomVec(dk, 999, 0.3f);
+        std::vector<float> scratch(attendScratchFloats(dk, dv)), out(dv);
+        const size_t elemBytes = t == GgmlType::F32 ? 4 : 2;
+        for (int64_t head : {0, 1}) {
+            for (auto [first, last] : {std::pair{0, 0}, std::pair{0, 69}, std::pair{37, 52}}) {
+                const size_t kOff = t == GgmlType::Q8_0 ? head * dk / 32 * 34 : head * dk * elemBytes;
+                const size_t vOff = t == GgmlType::Q8_0 ? head * dv / 32 * 34 : head * dv * elemBytes;
+                attendHead(q.data(), dk, dv, ks.view(kOff), vs.view(vOff), first, last, 0.125f, out.data(), scratch.data());
+                std::vector<double> w;
+                double mx = -1e300;
+                for (int32_t p = first; p <= last; ++p) {
+                    double s = 0;
+                    for (int64_t i = 0; i < dk; ++i) s += double(q[i]) * K[p][head * dk + i];
+                    w.push_back(s * 0.125);
+                    mx = std::max(mx, w.back());
+                }
+                double z = 0;
+                for (double& x : w) z += (x = std::exp(x - mx));
+                const double tol = t == GgmlType::F32 ? 1e-5 : t == GgmlType::F16 ? 3e-3 : 2e-2;
+                for (int64_t i = 0; i < dv; ++i) {
+                    double e = 0;
+                    for (int32_t p = first; p <= last; ++p) e += w[p - first] / z * V[p][head * dv + i];
+                    REQUIRE_MSG(std::fabs(out[i] - e) < tol, weirtest::str("head ", head, " [", first, ",", last, "] i ", i, ": ", out[i], " vs ", e));
+                }
             }
         }
-    }
-  });
+    });
 }
