@@ -1,7 +1,10 @@
 // GGUF reader: malformed input gives one-line "NAME: offset N: problem" errors
 // (never a crash), truncation anywhere is caught, and well-formed edge cases
 // (v2, custom alignment, deep-but-allowed nesting) are accepted.
+#include "tests/support/test_files.h"
 #include "tests/support/weir_test.h"
+
+#include <filesystem>
 
 #include <random>
 
@@ -43,34 +46,25 @@ std::vector<uint8_t> smallValidFile() {
 
 } // namespace
 
-// DATA malformed_data
-static void malformed_data() {
-    QTest::addColumn<int>("index");
-    const auto cases = testing::malformedCases();
-    for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name.c_str()) << int(i);
-}
 // Each hand-built bad file fails with the expected offset and problem, on one line.
 WEIR_TEST(GgufReader, malformed) {
-    QFETCH(int, index);
-    const MalformedCase c = testing::malformedCases()[size_t(index)];
-    const std::string msg = parseError(c.bytes, c.name + ".gguf");
-    REQUIRE_MSG(!msg.empty(), "malformed file was accepted");
-    const std::string prefix = c.name + ".gguf: offset " + std::to_string(c.offset) + ": ";
-    REQUIRE_MSG(msg.rfind(prefix, 0) == 0, ("expected prefix '" + prefix + "', got: " + msg).c_str());
-    REQUIRE_MSG(msg.find(c.problem) != std::string::npos, ("expected '" + c.problem + "' in: " + msg).c_str());
-    REQUIRE_MSG(msg.find('\n') == std::string::npos, msg.c_str());
+    weirtest::eachRow(testing::malformedCases(), [](const MalformedCase& c) {
+        const std::string msg = parseError(c.bytes, c.name + ".gguf");
+        REQUIRE_MSG(!msg.empty(), "malformed file was accepted");
+        const std::string prefix = c.name + ".gguf: offset " + std::to_string(c.offset) + ": ";
+        REQUIRE_MSG(msg.rfind(prefix, 0) == 0, ("expected prefix '" + prefix + "', got: " + msg).c_str());
+        REQUIRE_MSG(msg.find(c.problem) != std::string::npos, ("expected '" + c.problem + "' in: " + msg).c_str());
+        REQUIRE_MSG(msg.find('\n') == std::string::npos, msg.c_str());
+    });
 }
 
 // Same through the mmap path: the message names the real path.
 WEIR_TEST(GgufReader, malformedFromDisk) {
-    QTemporaryDir dir;
+    weirtest::TempDir dir;
     REQUIRE(dir.isValid());
     for (const MalformedCase& c : testing::malformedCases()) {
-        const std::string path = dir.filePath(QString::fromStdString(c.name + ".gguf")).toStdString();
-        QFile f(QString::fromStdString(path));
-        REQUIRE(f.open(QIODevice::WriteOnly));
-        f.write(reinterpret_cast<const char*>(c.bytes.data()), qint64(c.bytes.size()));
-        f.close();
+        const std::string path = dir.filePath(c.name + ".gguf");
+        REQUIRE(weirtest::writeFile(path, std::string_view(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size())));
         std::string msg;
         try {
             GgufFile::open(path);
@@ -84,8 +78,8 @@ WEIR_TEST(GgufReader, malformedFromDisk) {
 }
 
 WEIR_TEST(GgufReader, missingFileAndDirectory) {
-    QTemporaryDir dir;
-    const std::string missing = dir.filePath("nope.gguf").toStdString();
+    weirtest::TempDir dir;
+    const std::string missing = dir.filePath("nope.gguf");
     try {
         GgufFile::open(missing);
         FAIL("opened a missing file");
@@ -93,7 +87,7 @@ WEIR_TEST(GgufReader, missingFileAndDirectory) {
         REQUIRE(std::string(e.what()).rfind(missing + ": cannot open", 0) == 0);
     }
     try {
-        GgufFile::open(dir.path().toStdString());
+        GgufFile::open(dir.path().string());
         FAIL("opened a directory");
     } catch (const Error& e) {
         REQUIRE(std::string(e.what()).find("not a regular file") != std::string::npos);
@@ -245,9 +239,9 @@ WEIR_TEST(GgufReader, typedGetters) {
 // A file written by the python gguf package (tests/fuzz/make_gguf_seeds.py): an
 // independent writer, so the values below come from that script, not from our code.
 WEIR_TEST(GgufReader, readsPythonWrittenFile) {
-    const QString path = qEnvironmentVariable("WEIR_SOURCE_DIR") + "/tests/fuzz/corpus/gguf_reader/valid_small";
-    if (!QFileInfo::exists(path)) SKIP("seed corpus not found (WEIR_SOURCE_DIR)");
-    const auto f = GgufFile::open(path.toStdString());
+    const std::string path = weirtest::environment("WEIR_SOURCE_DIR") + "/tests/fuzz/corpus/gguf_reader/valid_small";
+    if (!std::filesystem::exists(path)) SKIP("seed corpus not found (WEIR_SOURCE_DIR)");
+    const auto f = GgufFile::open(path);
     REQUIRE_EQ(f->version(), 3u);
     REQUIRE_EQ(f->getString("general.architecture").value(), std::string("tiny"));
     REQUIRE_EQ(f->getInt("tiny.block_count").value(), 2);
