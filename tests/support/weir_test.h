@@ -129,6 +129,12 @@ bool fuzzyEqual(F actual, F expected) {
     return std::fabs(actual - expected) <= relative * std::fmin(std::fabs(actual), std::fabs(expected));
 }
 
+// The integers std::cmp_equal takes: no bool, no character types.
+template <class T>
+concept StandardInteger = std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> &&
+                          !std::is_same_v<T, wchar_t> && !std::is_same_v<T, char8_t> &&
+                          !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>;
+
 template <class A, class B>
 bool equalValues(const A& a, const B& b) {
     using UA = std::remove_cvref_t<A>;
@@ -136,8 +142,7 @@ bool equalValues(const A& a, const B& b) {
     if constexpr (std::is_floating_point_v<UA> && std::is_floating_point_v<UB>) {
         using F = std::conditional_t<std::is_same_v<UA, float> && std::is_same_v<UB, float>, float, double>;
         return fuzzyEqual(F(a), F(b));
-    } else if constexpr (std::is_integral_v<UA> && std::is_integral_v<UB> && !std::is_same_v<UA, bool> &&
-                         !std::is_same_v<UB, bool>) {
+    } else if constexpr (StandardInteger<UA> && StandardInteger<UB>) {
         return std::cmp_equal(a, b);  // mixed signedness compares by value
     } else {
         return a == b;

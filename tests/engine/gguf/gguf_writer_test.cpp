@@ -1,9 +1,13 @@
 // GGUF writer -> reader round trip: every value type (edge values included),
 // nested arrays, tensors of every known ggml type, alignment and padding,
 // file and in-memory output; and the writer's refusals.
+#include "tests/support/json_reading.h"
+#include "tests/support/process_run.h"
+#include "tests/support/test_files.h"
 #include "tests/support/weir_test.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -15,8 +19,23 @@
 
 using namespace weir;
 using namespace weir::gguf;
+using weirtest::field;
+using weirtest::integer;
+using weirtest::Json;
+using weirtest::text;
 
 namespace {
+
+std::string toHex(const void* data, size_t size) {
+    static const char* kDigits = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < size; ++i) {
+        const auto c = static_cast<const unsigned char*>(data)[i];
+        out += kDigits[c >> 4];
+        out += kDigits[c & 15];
+    }
+    return out;
+}
 
 // Deep equality of two values, type included; NaNs compare by bit pattern.
 bool sameValue(const Value& a, const Value& b, std::string& why) {
@@ -181,34 +200,33 @@ void checkRoundTrip(const std::vector<uint8_t>& bytes, uint64_t alignment, uint3
 
 } // namespace
 
-// DATA roundTrip_data
-static void roundTrip_data() {
-    QTest::addColumn<qulonglong>("alignment");
-    QTest::addColumn<uint>("version");
-    QTest::newRow("v3 align 32") << qulonglong(32) << 3u;
-    QTest::newRow("v3 align 64") << qulonglong(64) << 3u;
-    QTest::newRow("v3 align 1") << qulonglong(1) << 3u;
-    QTest::newRow("v2 align 256") << qulonglong(256) << 2u;
-}
+struct LayoutRow {
+    const char* name;
+    uint64_t alignment;
+    uint32_t version;
+};
+
 WEIR_TEST(GgufWriter, roundTrip) {
-    QFETCH(qulonglong, alignment);
-    QFETCH(uint, version);
-    const GgufWriter w = buildWriter(alignment, version);
-    checkRoundTrip(w.toBytes(), alignment, version);
+    const std::vector<LayoutRow> table = {
+        {"v3 align 32", 32, 3}, {"v3 align 64", 64, 3}, {"v3 align 1", 1, 3}, {"v2 align 256", 256, 2}};
+    weirtest::eachRow(table, [](const LayoutRow& row) {
+        const GgufWriter w = buildWriter(row.alignment, row.version);
+        checkRoundTrip(w.toBytes(), row.alignment, row.version);
+    });
 }
 
 // writeFile streams the same bytes as toBytes, and the mmap path reads them.
 WEIR_TEST(GgufWriter, fileMatchesBytes) {
-    QTemporaryDir dir;
-    const std::string path = dir.filePath("rt.gguf").toStdString();
+    weirtest::TempDir dir;
+    const std::string path = dir.filePath("rt.gguf");
     const GgufWriter w = buildWriter(64, 3);
     w.writeFile(path);
-    QFile f(QString::fromStdString(path));
-    REQUIRE(f.open(QIODevice::ReadOnly));
-    const QByteArray onDisk = f.readAll();
+    const auto file = weirtest::readFile(path);
+    REQUIRE(file.has_value());
+    const std::string& onDisk = *file;
     const std::vector<uint8_t> mem = w.toBytes();
     REQUIRE_EQ(size_t(onDisk.size()), mem.size());
-    REQUIRE(std::memcmp(onDisk.constData(), mem.data(), mem.size()) == 0);
+    REQUIRE(std::memcmp(onDisk.data(), mem.data(), mem.size()) == 0);
     const auto g = GgufFile::open(path);
     REQUIRE_EQ(g->fileSize(), uint64_t(mem.size()));
     REQUIRE_EQ(g->tensors().size(), everyTensorType().size());
@@ -218,96 +236,95 @@ WEIR_TEST(GgufWriter, fileMatchesBytes) {
 // An independent reader (python gguf, WEIR_PYTHON) sees the same keys, types, values,
 // tensor shapes, offsets and bytes as we wrote. Expectations come from the inputs.
 WEIR_TEST(GgufWriter, pythonGgufReadsOurFile) {
-    const QString python = qEnvironmentVariable("WEIR_PYTHON");
-    if (python.isEmpty() || !QFileInfo(python).isExecutable()) SKIP("python with gguf not found (WEIR_PYTHON)");
-    QTemporaryDir dir;
-    const QString path = dir.filePath("py.gguf");
-    buildWriter(64, 3).writeFile(path.toStdString());
+    const std::string python = weirtest::environment("WEIR_PYTHON");
+    if (python.empty() || !weirtest::isExecutable(python)) SKIP("python with gguf not found (WEIR_PYTHON)");
+    weirtest::TempDir dir;
+    const std::string path = dir.filePath("py.gguf");
+    buildWriter(64, 3).writeFile(path);
     static const char* script = R"PY(
-import hashlib, json, sys
+import json, sys
 from gguf import GGUFReader, GGUFValueType
 r = GGUFReader(sys.argv[1])
 out = {"alignment": int(r.alignment), "fields": {}, "tensors": []}
 for name, f in r.fields.items():
-if name.startswith("GGUF."):
-    continue
-vals = []
-for idx in f.data:
-    part = f.parts[idx]
-    vals.append(part.tobytes().hex() if f.types[-1] == GGUFValueType.STRING else repr(part.tolist()[0]))
-out["fields"][name] = {"types": [t.name for t in f.types], "values": vals}
+    if name.startswith("GGUF."):
+        continue
+    vals = []
+    for idx in f.data:
+        part = f.parts[idx]
+        vals.append(part.tobytes().hex() if f.types[-1] == GGUFValueType.STRING else repr(part.tolist()[0]))
+    out["fields"][name] = {"types": [t.name for t in f.types], "values": vals}
 for t in r.tensors:
-out["tensors"].append({"name": t.name, "type": int(t.tensor_type), "shape": [int(x) for x in t.shape],
-                       "offset": int(t.data_offset) - int(r.data_offset),
-                       "md5": hashlib.md5(t.data.tobytes()).hexdigest()})
+    out["tensors"].append({"name": t.name, "type": int(t.tensor_type), "shape": [int(x) for x in t.shape],
+                           "offset": int(t.data_offset) - int(r.data_offset),
+                           "hex": t.data.tobytes().hex()})
 print(json.dumps(out))
 )PY";
-    QProcess p;
-    p.start(python, {"-c", script, path});
-    REQUIRE(p.waitForFinished(120000));
-    REQUIRE_MSG(p.exitCode() == 0, p.readAllStandardError().constData());
-    const QJsonObject got = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-    REQUIRE_EQ(got.value("alignment").toInt(), 64);
-    const QJsonObject fields = got.value("fields").toObject();
-    static const std::map<ValueType, QString> pyName = {
+    const weirtest::ProcessResult p = weirtest::runProcess(python, {"-c", script, path});
+    REQUIRE_MSG(p.exited, "python did not run to the end: " + p.startError + p.err);
+    REQUIRE_MSG(p.exitCode == 0, p.err);
+    const Json got = weirtest::parseJsonOrUndefined(p.out);
+    REQUIRE_EQ(integer(field(got, "alignment")), 64);
+    const Json& fields = field(got, "fields");
+    static const std::map<ValueType, std::string> pyName = {
         {ValueType::U8, "UINT8"}, {ValueType::I8, "INT8"}, {ValueType::U16, "UINT16"}, {ValueType::I16, "INT16"},
         {ValueType::U32, "UINT32"}, {ValueType::I32, "INT32"}, {ValueType::F32, "FLOAT32"},
         {ValueType::Bool, "BOOL"}, {ValueType::String, "STRING"}, {ValueType::Array, "ARRAY"},
         {ValueType::U64, "UINT64"}, {ValueType::I64, "INT64"}, {ValueType::F64, "FLOAT64"}};
     int compared = 0;
     for (const auto& [key, value] : everyValue()) {
-        const QJsonObject f = fields.value(QString::fromStdString(key)).toObject();
-        REQUIRE_MSG(!f.isEmpty(), key.c_str());
+        const Json& f = field(fields, key);
+        REQUIRE_MSG(f.isDict() && !f.asDict().entries.empty(), key.c_str());
         const Array* arr = value.asArray();
         if (arr && (arr->elementType == ValueType::Array || arr->items.empty())) continue;  // python flattens these
         const ValueType leaf = arr ? arr->elementType : value.type;
-        QStringList types;
-        for (const QJsonValue& t : f.value("types").toArray()) types << t.toString();
-        const QStringList expectedTypes = arr ? QStringList{"ARRAY", pyName.at(leaf)} : QStringList{pyName.at(leaf)};
+        std::vector<std::string> types;
+        for (const Json& t : weirtest::items(field(f, "types"))) types.push_back(text(t));
+        const std::vector<std::string> expectedTypes =
+            arr ? std::vector<std::string>{"ARRAY", pyName.at(leaf)} : std::vector<std::string>{pyName.at(leaf)};
         REQUIRE_EQ(types, expectedTypes);
         const std::vector<Value> items = arr ? arr->items : std::vector<Value>{value};
-        const QJsonArray vals = f.value("values").toArray();
-        REQUIRE_EQ(vals.size(), qsizetype(items.size()));
+        const auto& vals = weirtest::items(field(f, "values"));
+        REQUIRE_EQ(vals.size(), items.size());
         for (size_t i = 0; i < items.size(); ++i) {
-            const QString v = vals[qsizetype(i)].toString();
+            const std::string v = text(vals[i]);
             const Value& item = items[i];
             if (const auto* s = item.asString()) {
-                REQUIRE_EQ(v, QString(QByteArray(s->data(), qsizetype(s->size())).toHex()));
+                REQUIRE_EQ(v, toHex(s->data(), s->size()));
             } else if (const auto* b = std::get_if<bool>(&item.data)) {
-                REQUIRE_EQ(v, QString(*b ? "True" : "False"));
+                REQUIRE_EQ(v, std::string(*b ? "True" : "False"));
             } else if (const auto* d = std::get_if<double>(&item.data)) {
-                if (std::isnan(*d)) REQUIRE_EQ(v, QString("nan"));
-                else if (std::isinf(*d)) REQUIRE_EQ(v, QString(*d > 0 ? "inf" : "-inf"));
-                else REQUIRE_EQ(v.toDouble(), *d);
+                if (std::isnan(*d)) REQUIRE_EQ(v, std::string("nan"));
+                else if (std::isinf(*d)) REQUIRE_EQ(v, std::string(*d > 0 ? "inf" : "-inf"));
+                else REQUIRE_EQ(std::strtod(v.c_str(), nullptr), *d);
             } else if (const auto* u = std::get_if<uint64_t>(&item.data)) {
-                REQUIRE_EQ(v, QString::number(*u));
+                REQUIRE_EQ(v, std::to_string(*u));
             } else {
-                REQUIRE_EQ(v, QString::number(std::get<int64_t>(item.data)));
+                REQUIRE_EQ(v, std::to_string(std::get<int64_t>(item.data)));
             }
         }
         ++compared;
     }
     REQUIRE(compared > 25);
-    const QJsonArray tensors = got.value("tensors").toArray();
+    const auto& tensors = weirtest::items(field(got, "tensors"));
     const auto specs = everyTensorType();
-    REQUIRE_EQ(tensors.size(), qsizetype(specs.size()));
+    REQUIRE_EQ(tensors.size(), specs.size());
     uint64_t expectedOffset = 0;
     for (size_t i = 0; i < specs.size(); ++i) {
-        const QJsonObject t = tensors[qsizetype(i)].toObject();
-        REQUIRE_EQ(t.value("name").toString(), QString::fromStdString(specs[i].name));
-        REQUIRE_EQ(t.value("type").toInt(), int(specs[i].type));
-        QJsonArray shape;
-        for (int64_t n : specs[i].ne) shape.append(qint64(n));
-        REQUIRE_EQ(t.value("shape").toArray(), shape);
-        REQUIRE_EQ(uint64_t(t.value("offset").toInteger()), expectedOffset);
+        const Json& t = tensors[i];
+        REQUIRE_EQ(text(field(t, "name")), specs[i].name);
+        REQUIRE_EQ(integer(field(t, "type")), int(specs[i].type));
+        std::vector<int64_t> shape;
+        for (const Json& n : weirtest::items(field(t, "shape"))) shape.push_back(integer(n));
+        REQUIRE_EQ(shape, std::vector<int64_t>(specs[i].ne.begin(), specs[i].ne.end()));
+        REQUIRE_EQ(uint64_t(integer(field(t, "offset"))), expectedOffset);
         expectedOffset = (expectedOffset + specs[i].data.size() + 63) / 64 * 64;
         // python gguf sizes Q8_1 blocks as 40 bytes (two f32); ggml's block_q8_1 is two
         // f16 + 32 int8 = 36 bytes, as typeTraits says. Q8_1 only exists as an activation
         // format, never in model files, so its bytes are not compared.
         if (specs[i].type == kernels::GgmlType::Q8_1) continue;
-        const QByteArray md5 = QCryptographicHash::hash(
-            QByteArrayView(specs[i].data.data(), qsizetype(specs[i].data.size())), QCryptographicHash::Md5);
-        REQUIRE_MSG(t.value("md5").toString() == QString(md5.toHex()), specs[i].name.c_str());
+        // Every byte, as python read it (a hash of them would say less when they differ).
+        REQUIRE_MSG(text(field(t, "hex")) == toHex(specs[i].data.data(), specs[i].data.size()), specs[i].name.c_str());
     }
 }
 
