@@ -1,5 +1,8 @@
 // Gemma 3: what its GGUF metadata and tensors look like and how they map
-// onto the shared Transformer (see shared/reference/gemma-gguf.md §3).
+// onto the shared Transformer: embeddings scaled by sqrt(n_embd), Q/K norms,
+// a norm after attention and after the FFN, GeGLU (tanh GELU), and
+// sliding-window layers with their own RoPE base, chosen by
+// attention.sliding_window_pattern (every sixth layer global in Gemma 3).
 #include <cmath>
 #include <string>
 

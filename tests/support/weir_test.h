@@ -161,6 +161,8 @@ void passed();
 // Reports a failed check; fatal ones throw TestAborted.
 void failed(Location where, const std::string& what, const std::string& detail, bool fatal);
 [[noreturn]] void skip(Location where, const std::string& reason);
+// Whether a check of the running test (or data row) has failed so far.
+bool currentTestFailed();
 
 template <class A, class B>
 void compare(Location where, const char* exprA, const char* exprB, const A& a, const B& b, bool fatal,

@@ -109,6 +109,8 @@ void failed(Location where, const std::string& what, const std::string& detail, 
     if (fatal) throw TestAborted{};
 }
 
+bool currentTestFailed() { return state.testFailed; }
+
 void skip(Location where, const std::string& reason) {
     (void)where;
     throw TestSkipped{reason};

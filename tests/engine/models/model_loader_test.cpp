@@ -104,7 +104,7 @@ private slots:
         QVERIFY(!f->findTensor("output.weight"));  // tied to token_embd
         auto m = loadModel(f);
         const ModelConfig& c = m->config();
-        // Gemma 3 270M as documented (shared/reference/gemma-gguf.md §4).
+        // Gemma 3 270M as its model card gives it: 18 layers, 640 wide, 4 heads, 1 KV head, 256 per head.
         QCOMPARE(c.architecture, std::string("gemma3"));
         QCOMPARE(c.nLayer, 18);
         QCOMPARE(c.nEmbd, 640);
