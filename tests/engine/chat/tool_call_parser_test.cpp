@@ -57,7 +57,7 @@ Result runAll(ToolFamily family, const std::vector<std::string>& names, const st
     for (const auto& c : chunkings) {
         const Result r = run(family, names, output, c);
         if (r.text != whole.text || r.calls.size() != whole.calls.size()) {
-            qWarning("chunking changed the result of %s", output.c_str());
+            std::printf("  chunking changed the result of %s\n", output.c_str());
             return Result{"<chunking mismatch>", {}};
         }
         for (size_t i = 0; i < r.calls.size(); ++i)
@@ -327,7 +327,7 @@ private slots:
             else ++withCalls;
             for (const ToolCall& c : r.calls) QVERIFY(Value::parseJson(c.arguments).isMapping());
         }
-        qInfo("%d of 3000 random outputs held calls", withCalls);
+        std::printf("  %d of 3000 random outputs held calls\n", withCalls);
     }
 };
 
