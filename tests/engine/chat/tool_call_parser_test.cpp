@@ -75,11 +75,12 @@ bool sameJson(const std::string& a, const std::string& b) {
     }
 }
 
-QByteArray q(const std::string& s) { return std::string(s); }
+// Text as a std::string, so both sides of a comparison print as text.
+std::string q(std::string s) { return s; }
 
 #define CHECK_CALL(call, expectedName, expectedArgs)                                                        \
     do {                                                                                                    \
-        REQUIRE_EQ(q((call).name), QByteArray(expectedName));                                                 \
+        REQUIRE_EQ(q((call).name), std::string(expectedName));                                                 \
         REQUIRE_MSG(sameJson((call).arguments, expectedArgs), ((call).arguments + " vs " + expectedArgs).c_str()); \
     } while (0)
 
@@ -96,7 +97,7 @@ WEIR_TEST(ToolCallParser, functionGemmaDocumentedCall) {
                             "unit:<escape>celsius<escape>}<end_function_call>");
     REQUIRE_EQ(r.calls.size(), size_t(1));
     CHECK_CALL(r.calls[0], "get_current_temperature", std::string(R"({"location": "Paris", "unit": "celsius"})"));
-    REQUIRE_EQ(q(r.text), QByteArray());
+    REQUIRE_EQ(q(r.text), std::string());
 }
 
 WEIR_TEST(ToolCallParser, functionGemmaParallelAndTypes) {
@@ -139,7 +140,7 @@ static std::vector<FunctionGemmaMalformedRow> functionGemmaMalformedRows() {
 WEIR_TEST(ToolCallParser, functionGemmaMalformed) {
     weirtest::eachRow(functionGemmaMalformedRows(), [&](const FunctionGemmaMalformedRow& row) {
         const std::string& output = row.output;
-        const Result r = runAll(ToolFamily::FunctionGemma, kWeather, output.toStdString());
+        const Result r = runAll(ToolFamily::FunctionGemma, kWeather, output);
         REQUIRE_EQ(r.calls.size(), size_t(0));
         REQUIRE_EQ(q(r.text), output);
     });
@@ -151,7 +152,7 @@ WEIR_TEST(ToolCallParser, gemma4Call) {
     const Result r = runAll(ToolFamily::Gemma4, kWeather,
                             "<|channel>thought\nThe user wants weather.<channel|>"
                             "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,unit:<|\"|>celsius<|\"|>}<tool_call|>");
-    REQUIRE_EQ(q(r.text), QByteArray());
+    REQUIRE_EQ(q(r.text), std::string());
     REQUIRE_EQ(r.calls.size(), size_t(1));
     CHECK_CALL(r.calls[0], "get_weather", std::string(R"({"city": "Paris", "unit": "celsius"})"));
 }
@@ -194,7 +195,7 @@ static std::vector<QwenMalformedRow> qwenMalformedRows() {
 WEIR_TEST(ToolCallParser, qwenMalformed) {
     weirtest::eachRow(qwenMalformedRows(), [&](const QwenMalformedRow& row) {
         const std::string& output = row.output;
-        const Result r = runAll(ToolFamily::Qwen, kWeather, output.toStdString());
+        const Result r = runAll(ToolFamily::Qwen, kWeather, output);
         REQUIRE_EQ(r.calls.size(), size_t(0));
         REQUIRE_EQ(q(r.text), output);
     });
@@ -206,7 +207,7 @@ WEIR_TEST(ToolCallParser, llamaBareJson) {
     Result r = runAll(ToolFamily::Llama3, kWeather, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}");
     REQUIRE_EQ(r.calls.size(), size_t(1));
     CHECK_CALL(r.calls[0], "get_weather", std::string(R"({"city": "Oslo"})"));
-    REQUIRE_EQ(q(r.text), QByteArray());
+    REQUIRE_EQ(q(r.text), std::string());
 
     r = runAll(ToolFamily::Llama3, kWeather,
                "<|python_tag|>{\"name\": \"get_time\", \"parameters\": {\"timezone\": \"UTC\"}}; "
@@ -227,7 +228,7 @@ WEIR_TEST(ToolCallParser, llamaJsonAnswerIsReleasedEarly) {
     // A JSON reply that is not a call goes out as soon as its object closes.
     auto parser = formatOf(ToolFamily::Llama3).makeParser(kWeather);
     auto out = parser->push("{\"answer\": 42");
-    REQUIRE_EQ(q(out.text), QByteArray());
+    REQUIRE_EQ(q(out.text), std::string());
     out = parser->push("} is the answer");
     REQUIRE_EQ(q(out.text), std::string("{\"answer\": 42} is the answer"));
     REQUIRE(parser->finish().calls.empty());
@@ -245,32 +246,32 @@ struct Gemma3FormsRow {
     std::string name;
     std::string output;
     std::string text;
-    std::string name;
+    std::string callName;
     std::string args;
 };
 
 static std::vector<Gemma3FormsRow> gemma3FormsRows() {
     std::vector<Gemma3FormsRow> rows;
-    rows.push_back({"tool_call block", std::string("```tool_call\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```"), QByteArray(), std::string("get_weather"), QByteArray(R"({"city": "Paris"})")});
-    rows.push_back({"tool_code python", std::string("```tool_code\nget_weather(city=\"Paris\", unit='celsius')\n```"), QByteArray(), std::string("get_weather"), QByteArray(R"({"city": "Paris", "unit": "celsius"})")});
-    rows.push_back({"bare python list", std::string("[get_weather(city=\"Paris\", unit=\"celsius\")]"), QByteArray(), std::string("get_weather"), QByteArray(R"({"city": "Paris", "unit": "celsius"})")});
-    rows.push_back({"bare python call", std::string("  get_time(timezone='Asia/Tokyo', precise=True)"), QByteArray(), std::string("get_time"), QByteArray(R"({"timezone": "Asia/Tokyo", "precise": true})")});
-    rows.push_back({"bare json", std::string("{\"name\": \"get_time\", \"parameters\": {\"timezone\": \"UTC\"}}"), QByteArray(), std::string("get_time"), QByteArray(R"({"timezone": "UTC"})")});
-    rows.push_back({"openai shaped", std::string("```json\n[{\"type\": \"function\", \"function\": {\"name\": \"get_time\", \"arguments\": \"{}\"}}]\n```"), QByteArray(), std::string("get_time"), std::string("{}")});
-    rows.push_back({"text then block", std::string("Let me check.\n```tool_call\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n```\n"), std::string("Let me check."), std::string("get_weather"), QByteArray(R"({"city": "Rome"})")});
-    rows.push_back({"python escapes", std::string("[get_weather(city=\"Qu\\u00e9bec \\\"QC\\\"\", unit=None)]"), QByteArray(), std::string("get_weather"), std::string("{\"city\": \"Qu\u00e9bec \\\"QC\\\"\", \"unit\": null}")});
+    rows.push_back({"tool_call block", std::string("```tool_call\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```"), std::string(), std::string("get_weather"), std::string(R"({"city": "Paris"})")});
+    rows.push_back({"tool_code python", std::string("```tool_code\nget_weather(city=\"Paris\", unit='celsius')\n```"), std::string(), std::string("get_weather"), std::string(R"({"city": "Paris", "unit": "celsius"})")});
+    rows.push_back({"bare python list", std::string("[get_weather(city=\"Paris\", unit=\"celsius\")]"), std::string(), std::string("get_weather"), std::string(R"({"city": "Paris", "unit": "celsius"})")});
+    rows.push_back({"bare python call", std::string("  get_time(timezone='Asia/Tokyo', precise=True)"), std::string(), std::string("get_time"), std::string(R"({"timezone": "Asia/Tokyo", "precise": true})")});
+    rows.push_back({"bare json", std::string("{\"name\": \"get_time\", \"parameters\": {\"timezone\": \"UTC\"}}"), std::string(), std::string("get_time"), std::string(R"({"timezone": "UTC"})")});
+    rows.push_back({"openai shaped", std::string("```json\n[{\"type\": \"function\", \"function\": {\"name\": \"get_time\", \"arguments\": \"{}\"}}]\n```"), std::string(), std::string("get_time"), std::string("{}")});
+    rows.push_back({"text then block", std::string("Let me check.\n```tool_call\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n```\n"), std::string("Let me check."), std::string("get_weather"), std::string(R"({"city": "Rome"})")});
+    rows.push_back({"python escapes", std::string("[get_weather(city=\"Qu\\u00e9bec \\\"QC\\\"\", unit=None)]"), std::string(), std::string("get_weather"), std::string("{\"city\": \"Qu\u00e9bec \\\"QC\\\"\", \"unit\": null}")});
     return rows;
 }
 WEIR_TEST(ToolCallParser, gemma3Forms) {
     weirtest::eachRow(gemma3FormsRows(), [&](const Gemma3FormsRow& row) {
         const std::string& output = row.output;
         const std::string& text = row.text;
-        const std::string& name = row.name;
+        const std::string& name = row.callName;
         const std::string& args = row.args;
-        const Result r = runAll(ToolFamily::Gemma3, kWeather, output.toStdString());
+        const Result r = runAll(ToolFamily::Gemma3, kWeather, output);
         REQUIRE_EQ(q(r.text), text);
         REQUIRE_EQ(r.calls.size(), size_t(1));
-        CHECK_CALL(r.calls[0], name.constData(), args.toStdString());
+        CHECK_CALL(r.calls[0], name.c_str(), args);
     });
 }
 
@@ -299,13 +300,13 @@ static std::vector<Gemma3MalformedRow> gemma3MalformedRows() {
     rows.push_back({"unclosed bare", std::string("{\"name\": \"get_time\", \"arguments\": {")});
     rows.push_back({"braces in prose", std::string("Sets look like {1, 2} in maths.")});
     rows.push_back({"name prefix only", std::string("get_weathery is not a function")});
-    rows.push_back({"deep nesting", QByteArray(std::string(5000, '[') .c_str())});
+    rows.push_back({"deep nesting", std::string(5000, '[')});
     return rows;
 }
 WEIR_TEST(ToolCallParser, gemma3Malformed) {
     weirtest::eachRow(gemma3MalformedRows(), [&](const Gemma3MalformedRow& row) {
         const std::string& output = row.output;
-        const Result r = runAll(ToolFamily::Gemma3, kWeather, output.toStdString());
+        const Result r = runAll(ToolFamily::Gemma3, kWeather, output);
         REQUIRE_EQ(r.calls.size(), size_t(0));
         REQUIRE_EQ(q(r.text), output);
     });

@@ -42,7 +42,8 @@ std::unique_ptr<ChatTemplate> load(const std::string& name, const std::string& b
     return ChatTemplate::create(readFile(dataDir() + name), bos, eos);
 }
 
-QByteArray q(const std::string& s) { return std::string(s); }
+// Text as a std::string, so both sides of a comparison print as text.
+std::string q(std::string s) { return s; }
 
 Value msg(const char* role, const std::string& content) {
     Value d = Value::dict();
@@ -141,9 +142,9 @@ WEIR_TEST(ToolFormat, detectsFamilies) {
         const std::string& templateName = row.templateName;
         const std::string& family = row.family;
         const bool& takesTools = row.takesTools;
-        auto t = load(templateName.toStdString());
+        auto t = load(templateName);
         const ToolFormat f = ToolFormat::detect(*t);
-        REQUIRE_EQ(QString::fromLatin1(f.name()), family);
+        REQUIRE_EQ(std::string(f.name()), family);
         REQUIRE_EQ(f.templateTakesTools(), takesTools);
     });
 }
@@ -207,9 +208,9 @@ WEIR_TEST(ToolFormat, parserReadsTemplateCalls) {
         const std::string& to = row.to;
         static const Value data = Value::parseJson(readFile(dataDir() + "tools_expected.json"));
         for (const Value& c : data.get("cases")->asList()) {
-            if (c.get("family")->asString() != family.toStdString() || c.get("name")->asString() != "roundtrip") continue;
+            if (c.get("family")->asString() != family || c.get("name")->asString() != "roundtrip") continue;
             auto t = load(c.get("template")->asString(), c.get("bos")->asString(), c.get("eos")->asString());
-            const std::string reply = between(c.get("expected")->asString(), from.toStdString(), to.toStdString());
+            const std::string reply = between(c.get("expected")->asString(), from, to);
             REQUIRE_MSG(!reply.empty(), "no assistant turn found");
             const auto calls = parseAll(ToolFormat::detect(*t), reply, {"get_weather"});
             REQUIRE_EQ(calls.size(), size_t(1));
@@ -276,7 +277,7 @@ static std::vector<Gemma3FallbackRow> gemma3FallbackRows() {
 WEIR_TEST(ToolFormat, gemma3Fallback) {
     weirtest::eachRow(gemma3FallbackRows(), [&](const Gemma3FallbackRow& row) {
         const std::string& templateName = row.templateName;
-        auto t = load(templateName.toStdString());
+        auto t = load(templateName);
         const ToolFormat f = ToolFormat::detect(*t);
         const Value tools = Value::list({weatherTool(), clockTool()});
 
@@ -375,7 +376,7 @@ WEIR_TEST(ToolFormat, forcedPrefix) {
     weirtest::eachRow(forcedPrefixRows(), [&](const ForcedPrefixRow& row) {
         const std::string& templateName = row.templateName;
         const std::string& continuation = row.continuation;
-        auto t = load(templateName.toStdString());
+        auto t = load(templateName);
         const ToolFormat f = ToolFormat::detect(*t);
         ToolChoice named;
         named.mode = ToolChoice::Mode::Function;
@@ -385,8 +386,8 @@ WEIR_TEST(ToolFormat, forcedPrefix) {
         REQUIRE(prefix.find("get_weather") != std::string::npos);
         auto parser = f.makeParser({"get_weather"});
         auto out = parser->push(prefix);
-        REQUIRE_EQ(q(out.text), QByteArray());
-        auto more = parser->push(continuation.toStdString());
+        REQUIRE_EQ(q(out.text), std::string());
+        auto more = parser->push(continuation);
         auto last = parser->finish();
         more.calls.insert(more.calls.end(), last.calls.begin(), last.calls.end());
         REQUIRE_EQ(more.calls.size(), size_t(1));
@@ -407,7 +408,7 @@ WEIR_TEST(ToolFormat, gemma3BlockEndsTheReply) {
     auto out = parser->push("```tool_call\n{\"name\": \"get_time\"}\n```");
     REQUIRE_EQ(out.calls.size(), size_t(1));
     REQUIRE(parser->done());
-    REQUIRE_EQ(q(parser->push("garbage after the call").text), QByteArray());
+    REQUIRE_EQ(q(parser->push("garbage after the call").text), std::string());
     REQUIRE(parser->finish().calls.empty());
 }
 

@@ -101,7 +101,7 @@ Tokenizer* load(const QString& name) {
     if (!path.isEmpty() && QFile::exists(path)) {
         QElapsedTimer t;
         t.start();
-        auto file = weir::gguf::GgufFile::open(path.toStdString());
+        auto file = weir::gguf::GgufFile::open(path);
         const qint64 openMs = t.elapsed();
         Vocabulary v = Vocabulary::fromGguf(*file);
         if (name == "gpt-2-default") v.pre = "default";
@@ -117,7 +117,7 @@ static QStringList referenceNames() {
 }
 static void addVocabRows() {
     QTest::addColumn<QString>("vocab");
-    for (const QString& n : referenceNames()) QTest::newRow(n.toUtf8().constData()) << n;
+    for (const QString& n : referenceNames()) QTest::newRow(n.toUtf8().c_str()) << n;
 }
 
 WEIR_TEST_SUITE_SETUP(Tokenizer) {
@@ -274,10 +274,10 @@ WEIR_TEST(Tokenizer, preTokenizerSplits) {
         const std::string& pre = row.pre;
         const std::string& text = row.text;
         const QStringList& words = row.words;
-        const std::string utf8 = text.toStdString();
+        const std::string utf8 = text;
         const std::vector<uint32_t> cps = weir::tok::decodeUtf8(utf8);
         std::vector<uint32_t> lengths;
-        weir::tok::preTokenize(weir::tok::preTokenizerFromName(pre.toStdString()), cps, lengths);
+        weir::tok::preTokenize(weir::tok::preTokenizerFromName(pre), cps, lengths);
         QStringList got;
         size_t start = 0;
         for (uint32_t len : lengths) {
@@ -352,7 +352,7 @@ WEIR_TEST(Tokenizer, idsMatchLlamaCpp) {
         QStringList failures;
         auto check = [&](const QString& what, const QString& text, bool addBos, bool special,
                          const std::vector<TokenId>& expected) {
-            const std::vector<TokenId> got = tok->encode(text.toStdString(), addBos, special);
+            const std::vector<TokenId> got = tok->encode(text, addBos, special);
             ++checked;
             if (got == expected) {
                 ++matched;
@@ -424,7 +424,7 @@ WEIR_TEST(Tokenizer, idsMatchHuggingFace) {
             std::vector<TokenId> expected;
             for (const QByteArray& x : lines[i].split(' '))
                 if (!x.isEmpty()) expected.push_back(TokenId(x.toInt()));
-            const auto got = tok->encode(cases[i].toStdString(), false, false);
+            const auto got = tok->encode(cases[i], false, false);
             if (got == expected) ++matched;
             else std::printf("  %s #%d: expected %s got %s\n", vocab, i, showIds(expected), showIds(got));
         }
@@ -449,7 +449,7 @@ WEIR_TEST(Tokenizer, controlTokensNeedParseSpecial) {
         Tokenizer* tok = load(vocab);
         if (!tok) SKIP("vocabulary not found: " + vocabPath(vocab));
         for (const QString& s : corpus_) {
-            const std::vector<TokenId> ids = tok->encode(s.toStdString(), false, false);
+            const std::vector<TokenId> ids = tok->encode(s, false, false);
             for (TokenId id : ids)
                 REQUIRE_MSG(!tok->isControl(id), std::string("control token %1 from user text %2").arg(id).arg(s));
         }
@@ -486,7 +486,7 @@ WEIR_TEST(Tokenizer, roundTrip) {
             // SentencePiece writes spaces as U+2581, so a U+2581 in the input
             // comes back as a space: the one text that cannot round-trip.
             if (sentencePiece && s.contains(QChar(0x2581))) continue;
-            const std::string text = s.toStdString();
+            const std::string text = s;
             for (bool bos : {false, true}) {
                 REQUIRE_EQ(tok->decode(tok->encode(text, bos, false)), text);
                 ++n;
@@ -514,7 +514,7 @@ WEIR_TEST(Tokenizer, streamingDetokenizer) {
         if (!tok) SKIP("vocabulary not found: " + vocabPath(vocab));
         int splitChars = 0;
         for (const QString& s : corpus_) {
-            const std::string text = s.toStdString();
+            const std::string text = s;
             const std::vector<TokenId> ids = tok->encode(text, false, false);
             std::string expected;
             for (TokenId id : ids) expected += tok->tokenBytes(id);
@@ -645,7 +645,7 @@ WEIR_TEST(Tokenizer, encodeSpeed) {
         if (!tok) SKIP("vocabulary not found: " + vocabPath(vocab));
         QFile f(dataDir() + "/long_text.txt");
         REQUIRE(f.open(QIODevice::ReadOnly));
-        const std::string text = f.readAll().toStdString();
+        const std::string text = f.readAll();
         size_t n = tok->encode(text, true, false).size();  // warm-up
         const int reps = 5;
         QElapsedTimer t;
