@@ -45,6 +45,12 @@ inline const weir::jinja::ValueList& items(const Json& list) {
     return list.isList() ? list.asList() : none;
 }
 
+// The lookups above return references into their argument: a temporary
+// would leave them dangling (in a range-for, for one), so it is refused.
+const Json& field(Json&&, std::string_view) = delete;
+const Json& item(Json&&, size_t) = delete;
+const weir::jinja::ValueList& items(Json&&) = delete;
+
 inline int64_t integer(const Json& v) {
     if (v.isFloat()) return int64_t(v.asDouble());
     return v.isNumber() ? v.asInt() : 0;
