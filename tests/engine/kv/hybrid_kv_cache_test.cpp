@@ -208,6 +208,47 @@ WEIR_TEST(HybridKvCache, attachTakesOnlyTheLastWindow) {
     REQUIRE(c.checkIntegrity());
 }
 
+WEIR_TEST(HybridKvCache, prefixComputedTwiceKeepsOneCopy) {
+    // Two sequences compute the same 24 tokens (6 pages) side by side; a
+    // caches them first and goes on. The copy b made must not sit beside
+    // the tree's with the tree's pinned by b's lock: behind b's window b
+    // switches to the tree's pages at once; inside it, the tree's copy has
+    // lost its window content (tombstones) and is still used by a, so b
+    // keeps its own there, uncached, until a is gone.
+    HybridKvCache c(smallConfig(64, 64));
+    const auto t = tokens(100, 24);
+    const int32_t a = c.openSequence(1), b = c.openSequence(2);
+    REQUIRE_EQ(c.allocate(a, 24), KvResult::Ok);
+    REQUIRE_EQ(c.allocate(b, 24), KvResult::Ok);
+    REQUIRE_EQ(c.cachePrefix(a, t), int64_t(6));
+    REQUIRE_EQ(c.allocate(a, 8), KvResult::Ok);
+    REQUIRE_EQ(c.releaseOutOfWindow(a), int64_t(6));
+    REQUIRE_EQ(c.releaseOutOfWindow(b), int64_t(4));
+    REQUIRE_EQ(c.evict(PoolKind::Window, 16), int64_t(6));
+    REQUIRE_EQ(c.freePages(PoolKind::Full), int64_t(2));
+
+    REQUIRE_EQ(c.cachePrefix(b, t), int64_t(0));
+    REQUIRE(c.checkIntegrity());
+    REQUIRE_EQ(c.freePages(PoolKind::Full), int64_t(6));  // b's first 4 pages: the tree's now
+    c.closeSequence(a);
+    REQUIRE(c.checkIntegrity());
+    // Everything b does not use can be had: free, or cached and unlocked.
+    REQUIRE_EQ(c.freePages(PoolKind::Full) + c.evictablePages(PoolKind::Full), int64_t(16 - 6));
+    REQUIRE_EQ(c.evictablePages(PoolKind::Full), int64_t(2));
+
+    // b caches again (its next chunk): the unlocked tombstones take b's
+    // pages and window content; one copy is left.
+    REQUIRE_EQ(c.cachePrefix(b, t), int64_t(0));
+    REQUIRE(c.checkIntegrity());
+    REQUIRE_EQ(c.freePages(PoolKind::Full), int64_t(16 - 6));
+    REQUIRE_EQ(c.evictablePages(PoolKind::Full), int64_t(0));
+    REQUIRE_EQ(c.sequenceInfo(b).fullTokens, int64_t(24));
+    c.closeSequence(b);
+    REQUIRE_EQ(c.evictablePages(PoolKind::Full), int64_t(6));
+    REQUIRE_EQ(c.matchPrefix(tokens(100, 25)).reuseTokens, int64_t(24));
+    REQUIRE(c.checkIntegrity());
+}
+
 WEIR_TEST(HybridKvCache, forkCopiesThePartialPage) {
     HybridKvCache c(smallConfig());
     const int32_t p = c.openSequence(1);
@@ -247,7 +288,6 @@ WEIR_TEST(HybridKvCache, resizeGrowAndShrink) {
         for (int32_t l = 0; l < 2; ++l) std::memset(rowOf(c, l, b, pos), 1 + pos + 20 * l, 64);
     REQUIRE(c.pageTable(0, b)[0] >= 10);
 
-<<<<<<< HEAD
     // Shrink to 8 pages: 6 cached pages evicted, b's pages moved below 8.
     ResizeResult r = c.resize(PoolKind::Full, 32);
     REQUIRE_EQ(r.result, KvResult::Ok);
@@ -259,71 +299,6 @@ WEIR_TEST(HybridKvCache, resizeGrowAndShrink) {
         for (int32_t l = 0; l < 2; ++l) REQUIRE_EQ(int(rowOf(c, l, b, pos)[7]), 1 + pos + 20 * l);
     REQUIRE_EQ(c.matchPrefix(prompt).cachedTokens, int64_t(16));  // 4 cached pages left
     REQUIRE(c.checkIntegrity());
-=======
-    void prefixComputedTwiceKeepsOneCopy() {
-        // Two sequences compute the same 24 tokens (6 pages) side by side; a
-        // caches them first and goes on. The copy b made must not sit beside
-        // the tree's with the tree's pinned by b's lock: behind b's window b
-        // switches to the tree's pages at once; inside it, the tree's copy has
-        // lost its window content (tombstones) and is still used by a, so b
-        // keeps its own there, uncached, until a is gone.
-        HybridKvCache c(smallConfig(64, 64));
-        const auto t = tokens(100, 24);
-        const int32_t a = c.openSequence(1), b = c.openSequence(2);
-        QCOMPARE(c.allocate(a, 24), KvResult::Ok);
-        QCOMPARE(c.allocate(b, 24), KvResult::Ok);
-        QCOMPARE(c.cachePrefix(a, t), int64_t(6));
-        QCOMPARE(c.allocate(a, 8), KvResult::Ok);
-        QCOMPARE(c.releaseOutOfWindow(a), int64_t(6));
-        QCOMPARE(c.releaseOutOfWindow(b), int64_t(4));
-        QCOMPARE(c.evict(PoolKind::Window, 16), int64_t(6));
-        QCOMPARE(c.freePages(PoolKind::Full), int64_t(2));
-
-        QCOMPARE(c.cachePrefix(b, t), int64_t(0));
-        QVERIFY(c.checkIntegrity());
-        QCOMPARE(c.freePages(PoolKind::Full), int64_t(6));  // b's first 4 pages: the tree's now
-        c.closeSequence(a);
-        QVERIFY(c.checkIntegrity());
-        // Everything b does not use can be had: free, or cached and unlocked.
-        QCOMPARE(c.freePages(PoolKind::Full) + c.evictablePages(PoolKind::Full), int64_t(16 - 6));
-        QCOMPARE(c.evictablePages(PoolKind::Full), int64_t(2));
-
-        // b caches again (its next chunk): the unlocked tombstones take b's
-        // pages and window content; one copy is left.
-        QCOMPARE(c.cachePrefix(b, t), int64_t(0));
-        QVERIFY(c.checkIntegrity());
-        QCOMPARE(c.freePages(PoolKind::Full), int64_t(16 - 6));
-        QCOMPARE(c.evictablePages(PoolKind::Full), int64_t(0));
-        QCOMPARE(c.sequenceInfo(b).fullTokens, int64_t(24));
-        c.closeSequence(b);
-        QCOMPARE(c.evictablePages(PoolKind::Full), int64_t(6));
-        QCOMPARE(c.matchPrefix(tokens(100, 25)).reuseTokens, int64_t(24));
-        QVERIFY(c.checkIntegrity());
-    }
-
-    void forkCopiesThePartialPage() {
-        HybridKvCache c(smallConfig());
-        const int32_t p = c.openSequence(1);
-        QCOMPARE(c.allocate(p, 6), KvResult::Ok);
-        for (int32_t l = 0; l < 2; ++l) std::memset(rowOf(c, l, p, 5), 0x5a + l, 64);
-        const int32_t ch = c.forkSequence(p, 2);
-        QVERIFY(ch >= 0);
-        QCOMPARE(c.sequenceInfo(ch).length, int64_t(6));
-        QCOMPARE(c.pageTable(0, ch)[0], c.pageTable(0, p)[0]);  // shared complete page
-        QVERIFY(c.pageTable(0, ch)[1] != c.pageTable(0, p)[1]);  // copied partial page
-        QVERIFY(c.pageTable(1, ch)[1] != c.pageTable(1, p)[1]);
-        for (int32_t l = 0; l < 2; ++l) QCOMPARE(int(rowOf(c, l, ch, 5)[0]), 0x5a + l);
-        std::memset(rowOf(c, 0, ch, 5), 0x11, 64);
-        QCOMPARE(int(rowOf(c, 0, p, 5)[0]), 0x5a);
-        QVERIFY(c.checkIntegrity());
-        c.closeSequence(p);
-        QVERIFY(c.checkIntegrity());
-        QCOMPARE(c.allocate(ch, 3), KvResult::Ok);
-        c.closeSequence(ch);
-        QCOMPARE(c.freePages(PoolKind::Full), int64_t(16));
-        QVERIFY(c.checkIntegrity());
-    }
->>>>>>> main
 
     // Below what is in use: clamped to b's 4 pages, cache evicted first.
     r = c.resize(PoolKind::Full, 8);
