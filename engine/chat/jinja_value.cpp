@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/tokenizer/utf8.h"
 #include "weir/base/error.h"
 
 namespace weir::jinja {
@@ -62,28 +63,20 @@ std::u32string toU32(std::string_view s) {
     return out;
 }
 
-static void appendUtf8(std::string& out, char32_t cp) {
-    if (cp >= 0xdc80 && cp <= 0xdcff) { out.push_back(static_cast<char>(cp - 0xdc00)); return; }
-    if (cp < 0x80) out.push_back(static_cast<char>(cp));
-    else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-        out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+// Invalid input bytes travel through the interpreter as U+DC80..U+DCFF
+// (surrogate escapes) and go back out as the byte they stood for.
+static void appendCodepoint(std::string& out, char32_t cp) {
+    if (cp >= 0xdc80 && cp <= 0xdcff) {
+        out.push_back(static_cast<char>(cp - 0xdc00));
+        return;
     }
+    tok::appendUtf8(out, uint32_t(cp));
 }
 
 std::string toUtf8(std::u32string_view s) {
     std::string out;
     out.reserve(s.size());
-    for (char32_t c : s) appendUtf8(out, c);
+    for (char32_t c : s) appendCodepoint(out, c);
     return out;
 }
 
@@ -241,7 +234,7 @@ std::string quoteString(std::string_view s) {
             else std::snprintf(b, sizeof b, "\\U%08x", unsigned(c));
             out += b;
         } else {
-            appendUtf8(out, c);
+            appendCodepoint(out, c);
         }
     }
     out.push_back(static_cast<char>(quote));

@@ -1,5 +1,7 @@
 #include "engine/chat/tool_syntax.h"
 
+#include "engine/tokenizer/utf8.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -159,24 +161,6 @@ struct GemmaReader {
 
 // ------------------------------------------------------------ Python calls
 
-void appendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x110000) {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
-}
-
 struct PythonReader {
     std::string_view t;
 
@@ -225,7 +209,7 @@ struct PythonReader {
                                                                                         : (std::tolower(h) - 'a' + 10));
                 }
                 p += n;
-                appendUtf8(out, cp);
+                tok::appendUtf8(out, cp);
                 break;
             }
             default: out += e; break;  // \\ \' \" and anything else literally
