@@ -1,7 +1,8 @@
 // ChatTemplate: choosing the model's template or a built-in one, exactly one
 // BOS, end-of-turn stop strings, tool-call argument handling, and the
 // built-in Gemma template against Google's (reference outputs from jinja2).
-#include <QtTest>
+#include "tests/support/text_match.h"
+#include "tests/support/weir_test.h"
 
 #include <fstream>
 #include <sstream>
@@ -23,11 +24,12 @@ std::string readFile(const std::string& path) {
     return ss.str();
 }
 
-std::string templatesDir() { return qEnvironmentVariable("WEIR_TEST_DATA").toStdString() + "/templates/"; }
+std::string templatesDir() { return weirtest::environment("WEIR_TEST_DATA") + "/templates/"; }
 
 std::string realTemplate(const std::string& name) { return readFile(templatesDir() + name); }
 
-QByteArray q(const std::string& s) { return QByteArray::fromStdString(s); }
+// Rendered text as a std::string, so both sides of a comparison print as text.
+std::string q(std::string s) { return s; }
 
 size_t count(const std::string& hay, const std::string& needle) {
     size_t n = 0;
@@ -39,185 +41,177 @@ bool has(const std::vector<std::string>& v, const std::string& s) { return std::
 
 }  // namespace
 
-class ChatTemplateTest : public QObject {
-    Q_OBJECT
+WEIR_TEST(ChatTemplate, defaultModelGetsBuiltinGemma) {
+    // The default model's GGUF has no tokenizer.chat_template.
+    weir::ChatModelInfo info;
+    info.architecture = "gemma3";
+    info.bosText = "<bos>";
+    info.eosText = "<eos>";
+    info.specialTokens = {"<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>"};
+    auto t = ChatTemplate::forModel(info);
+    REQUIRE_EQ(q(t->family()), q("gemma"));
+    REQUIRE(t->isBuiltin());
+    REQUIRE_MSG(weirtest::contains(t->description(), "built-in"), t->description().c_str());
+    std::string text = t->render({{"system", "Be brief.", {}}, {"user", " Hi ", {}}}, true);
+    REQUIRE_EQ(q(text), q("<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"));
+}
 
-private slots:
-    void defaultModelGetsBuiltinGemma() {
-        // The default model's GGUF has no tokenizer.chat_template.
-        weir::ChatModelInfo info;
-        info.architecture = "gemma3";
-        info.bosText = "<bos>";
-        info.eosText = "<eos>";
-        info.specialTokens = {"<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>"};
-        auto t = ChatTemplate::forModel(info);
-        QCOMPARE(q(t->family()), q("gemma"));
-        QVERIFY(t->isBuiltin());
-        QVERIFY2(QString::fromStdString(t->description()).contains("built-in"), t->description().c_str());
-        std::string text = t->render({{"system", "Be brief.", {}}, {"user", " Hi ", {}}}, true);
-        QCOMPARE(q(text), q("<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"));
+WEIR_TEST(ChatTemplate, builtinChoiceFollowsTokens) {
+    weir::ChatModelInfo info;
+    info.architecture = "llama";
+    info.specialTokens = {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
+    REQUIRE_EQ(q(ChatTemplate::forModel(info)->family()), q("llama3"));
+    info.architecture = "qwen2";
+    info.specialTokens = {"<|im_start|>", "<|im_end|>"};
+    REQUIRE_EQ(q(ChatTemplate::forModel(info)->family()), q("chatml"));
+    info.architecture = "mystery";
+    info.specialTokens = {};
+    REQUIRE_EQ(q(ChatTemplate::forModel(info)->family()), q("chatml"));
+    REQUIRE_THROWS(weir::Error, ChatTemplate::builtin("nope", "", ""));
+}
+
+WEIR_TEST(ChatTemplate, modelTemplateWinsAndFamilyIsDetected) {
+    weir::ChatModelInfo info;
+    info.architecture = "gemma3";
+    info.bosText = "<|begin_of_text|>";
+    info.chatTemplate = realTemplate("llama3.1.jinja");
+    auto t = ChatTemplate::forModel(info);
+    REQUIRE(!t->isBuiltin());
+    REQUIRE_EQ(q(t->family()), q("llama3"));
+    REQUIRE_EQ(q(ChatTemplate::create(realTemplate("gemma3.jinja"), "<bos>", "<eos>")->family()), q("gemma"));
+    REQUIRE_EQ(q(ChatTemplate::create(realTemplate("qwen3.jinja"), "", "<|im_end|>")->family()), q("chatml"));
+    REQUIRE_EQ(q(ChatTemplate::create("{{ messages[0].content }}", "", "")->family()), q("jinja"));
+}
+
+WEIR_TEST(ChatTemplate, unsupportedModelTemplateFallsBack) {
+    weir::ChatModelInfo info;
+    info.architecture = "gemma3";
+    info.bosText = "<bos>";
+    info.chatTemplate = "{% include 'x.jinja' %}";
+    auto t = ChatTemplate::forModel(info);
+    REQUIRE(t->isBuiltin());
+    REQUIRE_EQ(q(t->family()), q("gemma"));
+    REQUIRE_MSG(weirtest::contains(t->description(), "not supported"), t->description().c_str());
+    REQUIRE_MSG(weirtest::contains(t->description(), "'include'"), t->description().c_str());
+}
+
+WEIR_TEST(ChatTemplate, badTemplateTextIsAnError) {
+    try {
+        ChatTemplate::create("{% for m in messages %}{{ m.content }", "<bos>", "<eos>");
+        FAIL("accepted a broken template");
+    } catch (const weir::Error& e) {
+        REQUIRE_MSG(weirtest::startsWith(e.what(), "chat template: line 1"), e.what());
     }
+}
 
-    void builtinChoiceFollowsTokens() {
-        weir::ChatModelInfo info;
-        info.architecture = "llama";
-        info.specialTokens = {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
-        QCOMPARE(q(ChatTemplate::forModel(info)->family()), q("llama3"));
-        info.architecture = "qwen2";
-        info.specialTokens = {"<|im_start|>", "<|im_end|>"};
-        QCOMPARE(q(ChatTemplate::forModel(info)->family()), q("chatml"));
-        info.architecture = "mystery";
-        info.specialTokens = {};
-        QCOMPARE(q(ChatTemplate::forModel(info)->family()), q("chatml"));
-        QVERIFY_THROWS_EXCEPTION(weir::Error, ChatTemplate::builtin("nope", "", ""));
-    }
+WEIR_TEST(ChatTemplate, exactlyOneBos) {
+    auto gemma = ChatTemplate::create(realTemplate("gemma3.jinja"), "<bos>", "<eos>");
+    REQUIRE(gemma->rendersBos());
+    std::string text = gemma->render({{"user", "hello", {}}}, true);
+    REQUIRE_EQ(count(text, "<bos>"), size_t(1));
+    // The template wrote BOS, so the tokenizer must not add another...
+    REQUIRE(!gemma->addBosWhenTokenizing(text, true));
+    // ...but text that lacks it still gets one, and a tokenizer that adds none adds none.
+    REQUIRE(gemma->addBosWhenTokenizing("no bos here", true));
+    REQUIRE(!gemma->addBosWhenTokenizing("no bos here", false));
 
-    void modelTemplateWinsAndFamilyIsDetected() {
-        weir::ChatModelInfo info;
-        info.architecture = "gemma3";
-        info.bosText = "<|begin_of_text|>";
-        info.chatTemplate = realTemplate("llama3.1.jinja");
-        auto t = ChatTemplate::forModel(info);
-        QVERIFY(!t->isBuiltin());
-        QCOMPARE(q(t->family()), q("llama3"));
-        QCOMPARE(q(ChatTemplate::create(realTemplate("gemma3.jinja"), "<bos>", "<eos>")->family()), q("gemma"));
-        QCOMPARE(q(ChatTemplate::create(realTemplate("qwen3.jinja"), "", "<|im_end|>")->family()), q("chatml"));
-        QCOMPARE(q(ChatTemplate::create("{{ messages[0].content }}", "", "")->family()), q("jinja"));
-    }
+    auto llama = ChatTemplate::create(realTemplate("llama3.2.jinja"), "<|begin_of_text|>", "<|eot_id|>");
+    REQUIRE(llama->rendersBos());
+    auto qwen = ChatTemplate::create(realTemplate("qwen2.5.jinja"), "", "<|im_end|>");
+    REQUIRE(!qwen->rendersBos());
+    REQUIRE(qwen->addBosWhenTokenizing(qwen->render({{"user", "x", {}}}, true), true));
+    auto chatml = ChatTemplate::builtin("chatml", "<s>", "</s>");
+    REQUIRE(!chatml->rendersBos());
+}
 
-    void unsupportedModelTemplateFallsBack() {
-        weir::ChatModelInfo info;
-        info.architecture = "gemma3";
-        info.bosText = "<bos>";
-        info.chatTemplate = "{% include 'x.jinja' %}";
-        auto t = ChatTemplate::forModel(info);
-        QVERIFY(t->isBuiltin());
-        QCOMPARE(q(t->family()), q("gemma"));
-        QVERIFY2(QString::fromStdString(t->description()).contains("not supported"), t->description().c_str());
-        QVERIFY2(QString::fromStdString(t->description()).contains("'include'"), t->description().c_str());
-    }
+WEIR_TEST(ChatTemplate, endOfTurnStrings) {
+    auto gemma = ChatTemplate::builtin("gemma", "<bos>", "<eos>");
+    REQUIRE(has(gemma->endOfTurnStrings(), "<end_of_turn>"));
+    REQUIRE(has(gemma->endOfTurnStrings(), "<eos>"));
+    auto llama = ChatTemplate::create(realTemplate("llama3.1.jinja"), "<|begin_of_text|>", "<|eot_id|>");
+    REQUIRE(has(llama->endOfTurnStrings(), "<|eot_id|>"));
+    REQUIRE(has(llama->endOfTurnStrings(), "<|eom_id|>"));
+    auto qwen = ChatTemplate::create(realTemplate("qwen3.jinja"), "", "<|im_end|>");
+    REQUIRE_EQ(qwen->endOfTurnStrings(), std::vector<std::string>{"<|im_end|>"});
+    auto fg = ChatTemplate::create(realTemplate("functiongemma-litert.jinja"), "<bos>", "<eos>");
+    REQUIRE(has(fg->endOfTurnStrings(), "<start_function_response>"));
+    REQUIRE(has(fg->endOfTurnStrings(), "<end_of_turn>"));
+}
 
-    void badTemplateTextIsAnError() {
-        try {
-            ChatTemplate::create("{% for m in messages %}{{ m.content }", "<bos>", "<eos>");
-            QFAIL("accepted a broken template");
-        } catch (const weir::Error& e) {
-            QVERIFY2(QString(e.what()).startsWith("chat template: line 1"), e.what());
-        }
-    }
+WEIR_TEST(ChatTemplate, toolCallArgumentsAsJsonText) {
+    // OpenAI clients send arguments as JSON text; rendering parses them into
+    // the object the template formats, so both forms give the same prompt.
+    auto qwen = ChatTemplate::create(realTemplate("qwen2.5.jinja"), "", "<|im_end|>");
+    auto msgWith = [](Value arguments) {
+        Value fn = Value::dict();
+        fn.set("name", Value("get_weather")).set("arguments", std::move(arguments));
+        Value call = Value::dict();
+        call.set("type", Value("function")).set("function", fn);
+        Value fields = Value::dict();
+        fields.set("tool_calls", Value::list({call}));
+        return std::vector<ChatMessage>{{"user", "Weather?", {}}, {"assistant", "", fields}};
+    };
+    weir::ChatRenderOptions o;
+    o.addGenerationPrompt = false;
+    std::string fromText = qwen->render(msgWith(Value("{\"city\": \"Paris\", \"days\": 2}")), o);
+    std::string fromObject = qwen->render(msgWith(Value::parseJson("{\"city\": \"Paris\", \"days\": 2}")), o);
+    REQUIRE_EQ(q(fromText), q(fromObject));
+    REQUIRE(fromText.find("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}") !=
+            std::string::npos);
+    // Text that is not a JSON object stays as it is (then tojson quotes it).
+    std::string odd = qwen->render(msgWith(Value("not json")), o);
+    REQUIRE(odd.find("\"arguments\": \"not json\"") != std::string::npos);
+    o.parseToolCallArguments = false;
+    REQUIRE(qwen->render(msgWith(Value("{\"a\": 1}")), o).find("\"arguments\": \"{\\\"a\\\": 1}\"") !=
+            std::string::npos);
+}
 
-    void exactlyOneBos() {
-        auto gemma = ChatTemplate::create(realTemplate("gemma3.jinja"), "<bos>", "<eos>");
-        QVERIFY(gemma->rendersBos());
-        std::string text = gemma->render({{"user", "hello", {}}}, true);
-        QCOMPARE(count(text, "<bos>"), size_t(1));
-        // The template wrote BOS, so the tokenizer must not add another...
-        QVERIFY(!gemma->addBosWhenTokenizing(text, true));
-        // ...but text that lacks it still gets one, and a tokenizer that adds none adds none.
-        QVERIFY(gemma->addBosWhenTokenizing("no bos here", true));
-        QVERIFY(!gemma->addBosWhenTokenizing("no bos here", false));
+WEIR_TEST(ChatTemplate, toolsAndVariablesReachTheTemplate) {
+    auto llama = ChatTemplate::create(realTemplate("llama3.2.jinja"), "<|begin_of_text|>", "<|eot_id|>");
+    weir::ChatRenderOptions o;
+    o.variables = Value::dict();
+    o.variables.set("date_string", Value("05 May 2025"));
+    std::string text = llama->render({{"user", "hi", {}}}, o);
+    REQUIRE(text.find("Today Date: 05 May 2025\n") != std::string::npos);
+    REQUIRE(text.find("Environment: ipython") == std::string::npos);
+    o.tools = Value::parseJson(R"([{"type": "function", "function": {"name": "f", "parameters": {}}}])");
+    text = llama->render({{"user", "hi", {}}}, o);
+    REQUIRE(text.find("Environment: ipython") != std::string::npos);
+    // Without date_string the template asks strftime_now for today's date.
+    o.variables = Value();
+    o.now = 86400 * 365;  // 1971-01-01 UTC
+    text = llama->render({{"user", "hi", {}}}, o);
+    REQUIRE_MSG(text.find("Today Date: 01 Jan 1971\n") != std::string::npos, text.c_str());
+}
 
-        auto llama = ChatTemplate::create(realTemplate("llama3.2.jinja"), "<|begin_of_text|>", "<|eot_id|>");
-        QVERIFY(llama->rendersBos());
-        auto qwen = ChatTemplate::create(realTemplate("qwen2.5.jinja"), "", "<|im_end|>");
-        QVERIFY(!qwen->rendersBos());
-        QVERIFY(qwen->addBosWhenTokenizing(qwen->render({{"user", "x", {}}}, true), true));
-        auto chatml = ChatTemplate::builtin("chatml", "<s>", "</s>");
-        QVERIFY(!chatml->rendersBos());
-    }
-
-    void endOfTurnStrings() {
-        auto gemma = ChatTemplate::builtin("gemma", "<bos>", "<eos>");
-        QVERIFY(has(gemma->endOfTurnStrings(), "<end_of_turn>"));
-        QVERIFY(has(gemma->endOfTurnStrings(), "<eos>"));
-        auto llama = ChatTemplate::create(realTemplate("llama3.1.jinja"), "<|begin_of_text|>", "<|eot_id|>");
-        QVERIFY(has(llama->endOfTurnStrings(), "<|eot_id|>"));
-        QVERIFY(has(llama->endOfTurnStrings(), "<|eom_id|>"));
-        auto qwen = ChatTemplate::create(realTemplate("qwen3.jinja"), "", "<|im_end|>");
-        QCOMPARE(qwen->endOfTurnStrings(), std::vector<std::string>{"<|im_end|>"});
-        auto fg = ChatTemplate::create(realTemplate("functiongemma-litert.jinja"), "<bos>", "<eos>");
-        QVERIFY(has(fg->endOfTurnStrings(), "<start_function_response>"));
-        QVERIFY(has(fg->endOfTurnStrings(), "<end_of_turn>"));
-    }
-
-    void toolCallArgumentsAsJsonText() {
-        // OpenAI clients send arguments as JSON text; rendering parses them into
-        // the object the template formats, so both forms give the same prompt.
-        auto qwen = ChatTemplate::create(realTemplate("qwen2.5.jinja"), "", "<|im_end|>");
-        auto msgWith = [](Value arguments) {
-            Value fn = Value::dict();
-            fn.set("name", Value("get_weather")).set("arguments", std::move(arguments));
-            Value call = Value::dict();
-            call.set("type", Value("function")).set("function", fn);
-            Value fields = Value::dict();
-            fields.set("tool_calls", Value::list({call}));
-            return std::vector<ChatMessage>{{"user", "Weather?", {}}, {"assistant", "", fields}};
-        };
-        weir::ChatRenderOptions o;
-        o.addGenerationPrompt = false;
-        std::string fromText = qwen->render(msgWith(Value("{\"city\": \"Paris\", \"days\": 2}")), o);
-        std::string fromObject = qwen->render(msgWith(Value::parseJson("{\"city\": \"Paris\", \"days\": 2}")), o);
-        QCOMPARE(q(fromText), q(fromObject));
-        QVERIFY(fromText.find("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}") !=
-                std::string::npos);
-        // Text that is not a JSON object stays as it is (then tojson quotes it).
-        std::string odd = qwen->render(msgWith(Value("not json")), o);
-        QVERIFY(odd.find("\"arguments\": \"not json\"") != std::string::npos);
-        o.parseToolCallArguments = false;
-        QVERIFY(qwen->render(msgWith(Value("{\"a\": 1}")), o).find("\"arguments\": \"{\\\"a\\\": 1}\"") !=
-                std::string::npos);
-    }
-
-    void toolsAndVariablesReachTheTemplate() {
-        auto llama = ChatTemplate::create(realTemplate("llama3.2.jinja"), "<|begin_of_text|>", "<|eot_id|>");
-        weir::ChatRenderOptions o;
-        o.variables = Value::dict();
-        o.variables.set("date_string", Value("05 May 2025"));
-        std::string text = llama->render({{"user", "hi", {}}}, o);
-        QVERIFY(text.find("Today Date: 05 May 2025\n") != std::string::npos);
-        QVERIFY(text.find("Environment: ipython") == std::string::npos);
-        o.tools = Value::parseJson(R"([{"type": "function", "function": {"name": "f", "parameters": {}}}])");
-        text = llama->render({{"user", "hi", {}}}, o);
-        QVERIFY(text.find("Environment: ipython") != std::string::npos);
-        // Without date_string the template asks strftime_now for today's date.
-        o.variables = Value();
-        o.now = 86400 * 365;  // 1971-01-01 UTC
-        text = llama->render({{"user", "hi", {}}}, o);
-        QVERIFY2(text.find("Today Date: 01 Jan 1971\n") != std::string::npos, text.c_str());
-    }
-
-    void builtinGemmaMatchesGoogleTemplate() {
-        // Every conversation Google's template renders (reference outputs from
-        // jinja2), the built-in one renders identically; what Google's rejects
-        // for role order, the built-in rejects too.
-        Value data = Value::parseJson(readFile(templatesDir() + "expected.json"));
-        auto builtin = ChatTemplate::builtin("gemma", "<bos>", "<eos>");
-        int compared = 0;
-        for (const auto& fam : data.get("families")->asList()) {
-            if (fam.get("family")->asString() != "gemma3") continue;
-            for (const auto& c : fam.get("cases")->asList()) {
-                const Value& ctx = *c.get("context");
-                weir::ChatRenderOptions o;
-                o.addGenerationPrompt = ctx.get("add_generation_prompt")->truthy();
-                if (const Value* tools = ctx.get("tools")) o.tools = *tools;
-                if (const Value* out = c.get("output")) {
-                    QCOMPARE(q(builtin->renderValues(*ctx.get("messages"), o)), q(out->asString()));
-                    ++compared;
-                } else if (c.get("raised")->truthy()) {
-                    QVERIFY_THROWS_EXCEPTION(weir::jinja::TemplateRaised, builtin->renderValues(*ctx.get("messages"), o));
-                }
+WEIR_TEST(ChatTemplate, builtinGemmaMatchesGoogleTemplate) {
+    // Every conversation Google's template renders (reference outputs from
+    // jinja2), the built-in one renders identically; what Google's rejects
+    // for role order, the built-in rejects too.
+    Value data = Value::parseJson(readFile(templatesDir() + "expected.json"));
+    auto builtin = ChatTemplate::builtin("gemma", "<bos>", "<eos>");
+    int compared = 0;
+    for (const auto& fam : data.get("families")->asList()) {
+        if (fam.get("family")->asString() != "gemma3") continue;
+        for (const auto& c : fam.get("cases")->asList()) {
+            const Value& ctx = *c.get("context");
+            weir::ChatRenderOptions o;
+            o.addGenerationPrompt = ctx.get("add_generation_prompt")->truthy();
+            if (const Value* tools = ctx.get("tools")) o.tools = *tools;
+            if (const Value* out = c.get("output")) {
+                REQUIRE_EQ(q(builtin->renderValues(*ctx.get("messages"), o)), q(out->asString()));
+                ++compared;
+            } else if (c.get("raised")->truthy()) {
+                REQUIRE_THROWS(weir::jinja::TemplateRaised, builtin->renderValues(*ctx.get("messages"), o));
             }
         }
-        QVERIFY(compared >= 10);
     }
+    REQUIRE(compared >= 10);
+}
 
-    void messagesMustBeAList() {
-        auto t = ChatTemplate::builtin("chatml", "", "");
-        QVERIFY_THROWS_EXCEPTION(weir::Error, t->renderValues(Value("nope"), {}));
-        ChatMessage bad{"user", "x", Value(3)};
-        QVERIFY_THROWS_EXCEPTION(weir::Error, t->render(std::vector<ChatMessage>{bad}, true));
-    }
-};
-
-QTEST_APPLESS_MAIN(ChatTemplateTest)
-#include "chat_template_test.moc"
+WEIR_TEST(ChatTemplate, messagesMustBeAList) {
+    auto t = ChatTemplate::builtin("chatml", "", "");
+    REQUIRE_THROWS(weir::Error, t->renderValues(Value("nope"), {}));
+    ChatMessage bad{"user", "x", Value(3)};
+    REQUIRE_THROWS(weir::Error, t->render(std::vector<ChatMessage>{bad}, true));
+}

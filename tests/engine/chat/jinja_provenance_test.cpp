@@ -3,7 +3,7 @@
 // captured blocks and macros, so that the tokenizer parses control tokens only
 // in what the template itself wrote (issue 16: a user message containing
 // "<start_of_turn>" became a real turn marker).
-#include <QtTest>
+#include "tests/support/weir_test.h"
 
 #include "engine/chat/jinja_provenance.h"
 #include "engine/chat/jinja_template.h"
@@ -36,86 +36,78 @@ std::string render(const std::string& src, const std::string& c = "ab") {
 
 }  // namespace
 
-class JinjaProvenanceTest : public QObject {
-    Q_OBJECT
+WEIR_TEST(JinjaProvenance, templateTextIsTrusted) {
+    REQUIRE_EQ(render("<s>{{ '<t>' }}{% if true %}<u>{% endif %}"), std::string("<s><t><u>"));
+}
 
-private slots:
-    void templateTextIsTrusted() {
-        QCOMPARE(render("<s>{{ '<t>' }}{% if true %}<u>{% endif %}"), std::string("<s><t><u>"));
-    }
+WEIR_TEST(JinjaProvenance, outputAndConcatenationAreExact) {
+    REQUIRE_EQ(render("<s>{{ c }}</s>"), std::string("<s>##</s>"));
+    REQUIRE_EQ(render("{{ '<s>' + c + '</s>' }}"), std::string("<s>##</s>"));
+    REQUIRE_EQ(render("{{ '<s>' ~ c ~ 1 }}"), std::string("<s>##1"));
+    REQUIRE_EQ(render("{{ ['<s>', c] | join('|') }}"), std::string("<s>|##"));
+    REQUIRE_EQ(render("{{ c.join(['<s>', '</s>']) }}"), std::string("<s>##</s>"));
+}
 
-    void outputAndConcatenationAreExact() {
-        QCOMPARE(render("<s>{{ c }}</s>"), std::string("<s>##</s>"));
-        QCOMPARE(render("{{ '<s>' + c + '</s>' }}"), std::string("<s>##</s>"));
-        QCOMPARE(render("{{ '<s>' ~ c ~ 1 }}"), std::string("<s>##1"));
-        QCOMPARE(render("{{ ['<s>', c] | join('|') }}"), std::string("<s>|##"));
-        QCOMPARE(render("{{ c.join(['<s>', '</s>']) }}"), std::string("<s>##</s>"));
-    }
+WEIR_TEST(JinjaProvenance, trimAndStripKeepWhatRemains) {
+    REQUIRE_EQ(render("{{ c | trim }}", "  ab \n"), std::string("##"));
+    REQUIRE_EQ(render("{% set x %} <s>{{ c }} {% endset %}{{ x | trim }}"), std::string("<s>##"));
+    REQUIRE_EQ(render("{% set x %}{{ c }}<s> {% endset %}{{ x.strip() }}"), std::string("##<s>"));
+    REQUIRE_EQ(render("{{ ('  <s>' + c).lstrip() }}"), std::string("<s>##"));
+}
 
-    void trimAndStripKeepWhatRemains() {
-        QCOMPARE(render("{{ c | trim }}", "  ab \n"), std::string("##"));
-        QCOMPARE(render("{% set x %} <s>{{ c }} {% endset %}{{ x | trim }}"), std::string("<s>##"));
-        QCOMPARE(render("{% set x %}{{ c }}<s> {% endset %}{{ x.strip() }}"), std::string("##<s>"));
-        QCOMPARE(render("{{ ('  <s>' + c).lstrip() }}"), std::string("<s>##"));
-    }
+WEIR_TEST(JinjaProvenance, blocksAndMacrosCarryTheirMarks) {
+    REQUIRE_EQ(render("{% macro m(x) %}<t>{{ x }}</t>{% endmacro %}{{ m(c) }}{{ m('ok') }}"),
+             std::string("<t>##</t><t>ok</t>"));
+    REQUIRE_EQ(render("{% set ns = namespace(t='<s>') %}{% for x in l %}{% set ns.t = ns.t + x %}{% endfor %}{{ ns.t }}"),
+             std::string("<s>##"));
+    REQUIRE_EQ(render("{% filter upper %}<s>{{ c }}{% endfilter %}"), std::string(5, '#'));  // mixed: all
+}
 
-    void blocksAndMacrosCarryTheirMarks() {
-        QCOMPARE(render("{% macro m(x) %}<t>{{ x }}</t>{% endmacro %}{{ m(c) }}{{ m('ok') }}"),
-                 std::string("<t>##</t><t>ok</t>"));
-        QCOMPARE(render("{% set ns = namespace(t='<s>') %}{% for x in l %}{% set ns.t = ns.t + x %}{% endfor %}{{ ns.t }}"),
-                 std::string("<s>##"));
-        QCOMPARE(render("{% filter upper %}<s>{{ c }}{% endfilter %}"), std::string(5, '#'));  // mixed: all
-    }
+// Anything else made from untrusted text is untrusted as a whole.
+WEIR_TEST(JinjaProvenance, derivedTextIsUntrusted) {
+    const std::string c = "<start_of_turn>";
+    const std::string all(c.size(), '#');
+    REQUIRE_EQ(render("{{ c | upper | lower }}", c), all);
+    REQUIRE_EQ(render("{{ c | replace('x', 'y') }}", c), all);
+    REQUIRE_EQ(render("{{ c[0:] }}", c), all);
+    REQUIRE_EQ(render("{% for ch in c %}{{ ch }}{% endfor %}", c), all);
+    REQUIRE_EQ(render("{{ c | list | join('') }}", c), all);
+    // The pieces stay untrusted, the template's separators do not; no
+    // control token can span both (the tokenizer needs it all trusted).
+    REQUIRE_EQ(render("{{ c.split('_') | join('_') }}", c), std::string("######_##_#####"));
+    REQUIRE_EQ(render("{{ '{}'.format(c) }}", c), all);
+    REQUIRE_EQ(render("{{ '%s' % c }}", c), all);
+    REQUIRE_EQ(render("{{ c | e }}", "<x>"), std::string(9, '#'));  // &lt;x&gt;
+    REQUIRE_EQ(render("{{ c * 2 }}", c), all + all);
+    REQUIRE_EQ(render("{{ c | tojson }}", c), std::string(c.size() + 2, '#'));
+}
 
-    // Anything else made from untrusted text is untrusted as a whole.
-    void derivedTextIsUntrusted() {
-        const std::string c = "<start_of_turn>";
-        const std::string all(c.size(), '#');
-        QCOMPARE(render("{{ c | upper | lower }}", c), all);
-        QCOMPARE(render("{{ c | replace('x', 'y') }}", c), all);
-        QCOMPARE(render("{{ c[0:] }}", c), all);
-        QCOMPARE(render("{% for ch in c %}{{ ch }}{% endfor %}", c), all);
-        QCOMPARE(render("{{ c | list | join('') }}", c), all);
-        // The pieces stay untrusted, the template's separators do not; no
-        // control token can span both (the tokenizer needs it all trusted).
-        QCOMPARE(render("{{ c.split('_') | join('_') }}", c), std::string("######_##_#####"));
-        QCOMPARE(render("{{ '{}'.format(c) }}", c), all);
-        QCOMPARE(render("{{ '%s' % c }}", c), all);
-        QCOMPARE(render("{{ c | e }}", "<x>"), std::string(9, '#'));  // &lt;x&gt;
-        QCOMPARE(render("{{ c * 2 }}", c), all + all);
-        QCOMPARE(render("{{ c | tojson }}", c), std::string(c.size() + 2, '#'));
-    }
+// Keys of the conversation's dicts are its text too (tool schemas).
+WEIR_TEST(JinjaProvenance, dictKeysAreUntrusted) {
+    REQUIRE_EQ(render("{% for k, v in d.items() %}{{ k }}={{ v }}{% endfor %}"), std::string("###=###"));
+    REQUIRE_EQ(render("{% for k in d %}{{ k }}{% endfor %}"), std::string("###"));
+    REQUIRE_EQ(render("{% for k, v in d | dictsort %}{{ k }}{% endfor %}"), std::string("###"));
+    REQUIRE_EQ(render("{{ d | tojson }}"), std::string(std::string("{\"<k>\": \"<v>\"}").size(), '#'));
+    REQUIRE_EQ(render("{% set e = {c: 1} %}{% for k in e %}{{ k }}{% endfor %}"), std::string("##"));
+    REQUIRE_EQ(render("{% for k in dict(d) %}{{ k }}{% endfor %}"), std::string("###"));
+    REQUIRE_EQ(render("{{ d }}"), std::string(std::string("{'<k>': '<v>'}").size(), '#'));
+}
 
-    // Keys of the conversation's dicts are its text too (tool schemas).
-    void dictKeysAreUntrusted() {
-        QCOMPARE(render("{% for k, v in d.items() %}{{ k }}={{ v }}{% endfor %}"), std::string("###=###"));
-        QCOMPARE(render("{% for k in d %}{{ k }}{% endfor %}"), std::string("###"));
-        QCOMPARE(render("{% for k, v in d | dictsort %}{{ k }}{% endfor %}"), std::string("###"));
-        QCOMPARE(render("{{ d | tojson }}"), std::string(std::string("{\"<k>\": \"<v>\"}").size(), '#'));
-        QCOMPARE(render("{% set e = {c: 1} %}{% for k in e %}{{ k }}{% endfor %}"), std::string("##"));
-        QCOMPARE(render("{% for k in dict(d) %}{{ k }}{% endfor %}"), std::string("###"));
-        QCOMPARE(render("{{ d }}"), std::string(std::string("{'<k>': '<v>'}").size(), '#'));
-    }
+// Values passed through unchanged keep their own marks: a template literal
+// picked by a filter next to client text stays trusted.
+WEIR_TEST(JinjaProvenance, passThroughKeepsTrust) {
+    REQUIRE_EQ(render("{{ [c, '<s>'] | last }}"), std::string("<s>"));
+    REQUIRE_EQ(render("{{ undefined_name | default('<s>') }}"), std::string("<s>"));
+    REQUIRE_EQ(render("{{ (c if false else '<s>') }}"), std::string("<s>"));
+}
 
-    // Values passed through unchanged keep their own marks: a template literal
-    // picked by a filter next to client text stays trusted.
-    void passThroughKeepsTrust() {
-        QCOMPARE(render("{{ [c, '<s>'] | last }}"), std::string("<s>"));
-        QCOMPARE(render("{{ undefined_name | default('<s>') }}"), std::string("<s>"));
-        QCOMPARE(render("{{ (c if false else '<s>') }}"), std::string("<s>"));
-    }
-
-    void textWithoutMarksIsUntrustedAtTheBoundary() {
-        Value built = Value::text("<t>ab</t>", [] {
-            weir::UntrustedRanges r;
-            r.add(3, 5);
-            return r;
-        }());
-        Value ctx = Value::dict();
-        ctx.set("m", weir::jinja::markUntrusted(Value::list({built, Value("<plain>")})));
-        QCOMPARE(masked(Template("{{ m[0] }}|{{ m[1] }}").renderMarked(ctx)), std::string("<t>##</t>|#######"));
-    }
-};
-
-QTEST_APPLESS_MAIN(JinjaProvenanceTest)
-#include "jinja_provenance_test.moc"
+WEIR_TEST(JinjaProvenance, textWithoutMarksIsUntrustedAtTheBoundary) {
+    Value built = Value::text("<t>ab</t>", [] {
+        weir::UntrustedRanges r;
+        r.add(3, 5);
+        return r;
+    }());
+    Value ctx = Value::dict();
+    ctx.set("m", weir::jinja::markUntrusted(Value::list({built, Value("<plain>")})));
+    REQUIRE_EQ(masked(Template("{{ m[0] }}|{{ m[1] }}").renderMarked(ctx)), std::string("<t>##</t>|#######"));
+}

@@ -1,8 +1,10 @@
 // Renders every case of tests/data/templates/expected.json (written by
 // tests/reference/make_template_reference.py with python jinja2) and requires
 // byte-identical output, or an error where jinja2 failed.
-#include <QElapsedTimer>
-#include <QtTest>
+#include "tests/support/text_match.h"
+#include "tests/support/weir_test.h"
+
+#include <chrono>
 
 #include <fstream>
 #include <sstream>
@@ -22,14 +24,15 @@ std::string readFile(const std::string& path) {
     return ss.str();
 }
 
-std::string dataDir() { return qEnvironmentVariable("WEIR_TEST_DATA").toStdString() + "/templates/"; }
+std::string dataDir() { return weirtest::environment("WEIR_TEST_DATA") + "/templates/"; }
 
 const Value& expected() {
     static const Value data = Value::parseJson(readFile(dataDir() + "expected.json"));
     return data;
 }
 
-QByteArray bytes(const std::string& s) { return QByteArray(s.data(), static_cast<qsizetype>(s.size())); }
+// Rendered text as a std::string, so both sides of a comparison print as text.
+std::string bytes(std::string s) { return s; }
 
 // The real template text, or Weir's built-in one for "builtin-<family>".
 std::unique_ptr<weir::ChatTemplate> makeTemplate(const std::string& templateName, const std::string& bos,
@@ -59,25 +62,28 @@ bool asChatMessages(const Value& messages, std::vector<weir::ChatMessage>& out) 
 
 }  // namespace
 
-class JinjaReferenceTest : public QObject {
-    Q_OBJECT
+WEIR_TEST_SUITE_SETUP(JinjaReference) {
+    REQUIRE_MSG(expected().isDict(), "expected.json did not load");
+    REQUIRE(expected().get("families")->asList().size() >= 8);
+    REQUIRE(expected().get("snippets")->asList().size() >= 100);
+}
 
-private slots:
-    void initTestCase() {
-        QVERIFY2(expected().isDict(), "expected.json did not load");
-        QVERIFY(expected().get("families")->asList().size() >= 8);
-        QVERIFY(expected().get("snippets")->asList().size() >= 100);
-    }
+struct SnippetsRow {
+    std::string name;
+    int index;
+};
 
-    void snippets_data() {
-        QTest::addColumn<int>("index");
-        const auto& list = expected().get("snippets")->asList();
-        for (size_t i = 0; i < list.size(); ++i)
-            QTest::newRow(list[i].get("name")->asString().c_str()) << static_cast<int>(i);
-    }
+static std::vector<SnippetsRow> snippetsRows() {
+    std::vector<SnippetsRow> rows;
+    const auto& list = expected().get("snippets")->asList();
+    for (size_t i = 0; i < list.size(); ++i)
+        rows.push_back({list[i].get("name")->asString().c_str(), static_cast<int>(i)});
+    return rows;
+}
 
-    void snippets() {
-        QFETCH(int, index);
+WEIR_TEST(JinjaReference, snippets) {
+    weirtest::eachRow(snippetsRows(), [&](const SnippetsRow& row) {
+        const int& index = row.index;
         const Value& c = expected().get("snippets")->asList()[index];
         const Value& context = *expected().get("snippet_context");
         weir::jinja::RenderOptions options;
@@ -88,41 +94,49 @@ private slots:
             try {
                 got = weir::jinja::Template(source).render(context, options);
             } catch (const weir::Error& e) {
-                QFAIL(qPrintable(QString("jinja2 renders this, we failed: ") + e.what()));
+                FAIL(std::string("jinja2 renders this, we failed: ") + e.what());
             }
-            QCOMPARE(bytes(got), bytes(out->asString()));
+            REQUIRE_EQ(bytes(got), bytes(out->asString()));
             return;
         }
         const bool raised = c.get("raised")->truthy();
         try {
             std::string got = weir::jinja::Template(source).render(context, options);
-            QFAIL(qPrintable("jinja2 fails here (" + QString::fromStdString(c.get("error")->asString()) +
-                             ") but we rendered: " + QString::fromStdString(got)));
+            FAIL("jinja2 fails here (" + std::string(c.get("error")->asString()) +
+                             ") but we rendered: " + std::string(got));
         } catch (const weir::jinja::TemplateRaised& e) {
-            QVERIFY2(raised, e.what());
-            QCOMPARE(QString::fromStdString(e.templateMessage()), QString::fromStdString(c.get("error")->asString()));
+            REQUIRE_MSG(raised, e.what());
+            REQUIRE_EQ(std::string(e.templateMessage()), std::string(c.get("error")->asString()));
         } catch (const weir::Error& e) {
-            QVERIFY2(!raised, e.what());
-            QVERIFY2(QString(e.what()).startsWith("chat template: line "), e.what());
+            REQUIRE_MSG(!raised, e.what());
+            REQUIRE_MSG(weirtest::startsWith(e.what(), "chat template: line "), e.what());
+        }
+    });
+}
+
+struct ConversationsRow {
+    std::string name;
+    int family;
+    int index;
+};
+
+static std::vector<ConversationsRow> conversationsRows() {
+    std::vector<ConversationsRow> rows;
+    const auto& families = expected().get("families")->asList();
+    for (size_t f = 0; f < families.size(); ++f) {
+        const auto& cases = families[f].get("cases")->asList();
+        for (size_t i = 0; i < cases.size(); ++i) {
+            std::string row = families[f].get("family")->asString() + "/" + cases[i].get("name")->asString();
+            rows.push_back({row.c_str(), static_cast<int>(f), static_cast<int>(i)});
         }
     }
+    return rows;
+}
 
-    void conversations_data() {
-        QTest::addColumn<int>("family");
-        QTest::addColumn<int>("index");
-        const auto& families = expected().get("families")->asList();
-        for (size_t f = 0; f < families.size(); ++f) {
-            const auto& cases = families[f].get("cases")->asList();
-            for (size_t i = 0; i < cases.size(); ++i) {
-                std::string row = families[f].get("family")->asString() + "/" + cases[i].get("name")->asString();
-                QTest::newRow(row.c_str()) << static_cast<int>(f) << static_cast<int>(i);
-            }
-        }
-    }
-
-    void conversations() {
-        QFETCH(int, family);
-        QFETCH(int, index);
+WEIR_TEST(JinjaReference, conversations) {
+    weirtest::eachRow(conversationsRows(), [&](const ConversationsRow& row) {
+        const int& family = row.family;
+        const int& index = row.index;
         const Value& fam = expected().get("families")->asList()[family];
         const Value& c = fam.get("cases")->asList()[index];
         const Value& ctx = *c.get("context");
@@ -147,53 +161,49 @@ private slots:
             try {
                 got = tmpl->renderValues(messages, options);
             } catch (const weir::Error& e) {
-                QFAIL(qPrintable(QString("jinja2 renders this, we failed: ") + e.what()));
+                FAIL(std::string("jinja2 renders this, we failed: ") + e.what());
             }
-            QCOMPARE(bytes(got), bytes(out->asString()));
+            REQUIRE_EQ(bytes(got), bytes(out->asString()));
             std::vector<weir::ChatMessage> chat;
-            if (asChatMessages(messages, chat)) QCOMPARE(bytes(tmpl->render(chat, options)), bytes(out->asString()));
+            if (asChatMessages(messages, chat)) REQUIRE_EQ(bytes(tmpl->render(chat, options)), bytes(out->asString()));
             return;
         }
         const bool raised = c.get("raised")->truthy();
         try {
             std::string got = tmpl->renderValues(messages, options);
-            QFAIL(qPrintable("jinja2 fails here (" + QString::fromStdString(c.get("error")->asString()) +
-                             ") but we rendered: " + QString::fromStdString(got)));
+            FAIL("jinja2 fails here (" + std::string(c.get("error")->asString()) +
+                             ") but we rendered: " + std::string(got));
         } catch (const weir::jinja::TemplateRaised& e) {
-            QVERIFY2(raised, e.what());
-            QCOMPARE(QString::fromStdString(e.templateMessage()), QString::fromStdString(c.get("error")->asString()));
+            REQUIRE_MSG(raised, e.what());
+            REQUIRE_EQ(std::string(e.templateMessage()), std::string(c.get("error")->asString()));
         } catch (const weir::Error& e) {
-            QVERIFY2(!raised, e.what());
-            QVERIFY2(QString(e.what()).startsWith("chat template: line "), e.what());
+            REQUIRE_MSG(!raised, e.what());
+            REQUIRE_MSG(weirtest::startsWith(e.what(), "chat template: line "), e.what());
         }
-    }
+    });
+}
 
-    // Prints how long rendering takes (no assertion on time): a 40-message
-    // conversation through the real Llama 3.1 and Qwen 3 templates.
-    void renderSpeed() {
-        Value messages = Value::list();
-        for (int i = 0; i < 20; ++i) {
-            Value u = Value::dict(), a = Value::dict();
-            u.set("role", Value("user")).set("content", Value("Question number " + std::to_string(i) + ", about 20 words of text here to make it realistic enough."));
-            a.set("role", Value("assistant")).set("content", Value(std::string(400, 'x')));
-            messages.append(u);
-            messages.append(a);
-        }
-        for (const char* name : {"llama3.1.jinja", "qwen3.jinja", "gemma3.jinja"}) {
-            auto tmpl = weir::ChatTemplate::create(readFile(dataDir() + name), "<bos>", "<eos>");
-            weir::ChatRenderOptions o;
-            o.now = 0;
-            size_t bytes = 0;
-            QElapsedTimer timer;
-            timer.start();
-            const int rounds = 200;
-            for (int r = 0; r < rounds; ++r) bytes += tmpl->renderValues(messages, o).size();
-            qInfo("%s: %.1f us per render of 40 messages (%zu bytes)", name, timer.nsecsElapsed() / 1e3 / rounds,
-                  bytes / rounds);
-            QVERIFY(bytes > 0);
-        }
+// Prints how long rendering takes (no assertion on time): a 40-message
+// conversation through the real Llama 3.1 and Qwen 3 templates.
+WEIR_TEST(JinjaReference, renderSpeed) {
+    Value messages = Value::list();
+    for (int i = 0; i < 20; ++i) {
+        Value u = Value::dict(), a = Value::dict();
+        u.set("role", Value("user")).set("content", Value("Question number " + std::to_string(i) + ", about 20 words of text here to make it realistic enough."));
+        a.set("role", Value("assistant")).set("content", Value(std::string(400, 'x')));
+        messages.append(u);
+        messages.append(a);
     }
-};
-
-QTEST_APPLESS_MAIN(JinjaReferenceTest)
-#include "jinja_reference_test.moc"
+    for (const char* name : {"llama3.1.jinja", "qwen3.jinja", "gemma3.jinja"}) {
+        auto tmpl = weir::ChatTemplate::create(readFile(dataDir() + name), "<bos>", "<eos>");
+        weir::ChatRenderOptions o;
+        o.now = 0;
+        size_t bytes = 0;
+        const auto start = std::chrono::steady_clock::now();
+        const int rounds = 200;
+        for (int r = 0; r < rounds; ++r) bytes += tmpl->renderValues(messages, o).size();
+        std::printf("  %s: %.1f us per render of 40 messages (%zu bytes)\n", name, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / rounds,
+              bytes / rounds);
+        REQUIRE(bytes > 0);
+    }
+}

@@ -9,7 +9,9 @@
 // page's storage is checked to still carry the content written for it, and
 // checkCounters() (O(1)) runs; checkIntegrity() (full recount) runs every
 // kFullCheckEvery operations and at the end.
-#include <QtTest>
+#include "tests/support/weir_test.h"
+
+#include <cstdio>
 
 #include <algorithm>
 #include <cstdlib>
@@ -273,344 +275,340 @@ uint64_t envSeed() {
 
 } // namespace
 
-class KvModelTest : public QObject {
-    Q_OBJECT
+static KvCacheConfig config() {
+    KvCacheConfig c;
+    c.pageSize = P;
+    c.window = W;
+    c.fullTokens = kFullPages * P;
+    c.windowTokens = kWindowPages * P;
+    c.fullFloorTokens = kFullFloor;
+    c.windowFloorTokens = kWindowFloor;
+    c.layers = {{false, 32}, {true, 32}};  // layer 0 full, layer 1 window (small rows)
+    return c;
+}
 
-    KvCacheConfig config() const {
-        KvCacheConfig c;
-        c.pageSize = P;
-        c.window = W;
-        c.fullTokens = kFullPages * P;
-        c.windowTokens = kWindowPages * P;
-        c.fullFloorTokens = kFullFloor;
-        c.windowFloorTokens = kWindowFloor;
-        c.layers = {{false, 32}, {true, 32}};  // layer 0 full, layer 1 window (small rows)
-        return c;
-    }
+// Abstract page <-> real page, per pool. A real page seen for two live
+// abstract pages is a page with two owners.
+namespace {
 
-    // Abstract page <-> real page, per pool. A real page seen for two live
-    // abstract pages is a page with two owners.
-    struct Bijection {
-        std::unordered_map<int, int> a2r, r2a;
-        void clear() { a2r.clear(); r2a.clear(); }
-        // Returns an error message or empty.
-        std::string see(int a, int r, const std::vector<int>& live) {
-            auto ar = a2r.find(a);
-            if (ar != a2r.end() && ar->second != r)
-                return "model page " + std::to_string(a) + " was real page " + std::to_string(ar->second) +
-                       ", now " + std::to_string(r);
-            auto ra = r2a.find(r);
-            if (ra != r2a.end() && ra->second != a) {
-                if (std::binary_search(live.begin(), live.end(), ra->second))
-                    return "real page " + std::to_string(r) + " is held as two different live pages (model " +
-                           std::to_string(ra->second) + " and " + std::to_string(a) + ")";
-                a2r.erase(ra->second);
-            }
-            a2r[a] = r;
-            r2a[r] = a;
-            return {};
+struct Bijection {
+    std::unordered_map<int, int> a2r, r2a;
+    void clear() { a2r.clear(); r2a.clear(); }
+    // Returns an error message or empty.
+    std::string see(int a, int r, const std::vector<int>& live) {
+        auto ar = a2r.find(a);
+        if (ar != a2r.end() && ar->second != r)
+            return "model page " + std::to_string(a) + " was real page " + std::to_string(ar->second) +
+                   ", now " + std::to_string(r);
+        auto ra = r2a.find(r);
+        if (ra != r2a.end() && ra->second != a) {
+            if (std::binary_search(live.begin(), live.end(), ra->second))
+                return "real page " + std::to_string(r) + " is held as two different live pages (model " +
+                       std::to_string(ra->second) + " and " + std::to_string(a) + ")";
+            a2r.erase(ra->second);
         }
-    };
-
-private slots:
-    void randomOperationsAgainstReference() {
-        const uint64_t seed = envSeed();
-        const int64_t ops = std::getenv("WEIR_KV_OPS") ? std::atoll(std::getenv("WEIR_KV_OPS")) : 1000000;
-        std::mt19937_64 rng(seed);
-        auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-
-        HybridKvCache cache(config());
-        Ref ref;
-        Bijection fullMap, winMap;
-        // Every page's storage carries its model id (first 4 bytes of its
-        // first K row), written when the page first shows up and compared on
-        // every later look: content must follow its page through resizes
-        // (compaction) and forks (the copied partial page).
-        std::vector<uint8_t> stamped;  // by model page id
-        auto pageBytes = [&](int32_t layer, int32_t page) {
-            const KvLayerStorage st = cache.layer(layer);
-            return st.k + size_t(page) * size_t(P) * st.rowBytes;
-        };
-        auto stampOrCheck = [&](int32_t layer, int a, int32_t page) -> std::string {
-            uint8_t* bytes = pageBytes(layer, page);
-            if (size_t(a) >= stamped.size()) stamped.resize(size_t(a) + 1024, 0);
-            if (!stamped[size_t(a)]) {
-                std::memcpy(bytes, &a, sizeof a);
-                stamped[size_t(a)] = 1;
-                return {};
-            }
-            int got = 0;
-            std::memcpy(&got, bytes, sizeof got);
-            if (got == a) return {};
-            return "layer " + std::to_string(layer) + " page " + std::to_string(page) + " holds the content of model page " +
-                   std::to_string(got) + ", expected " + std::to_string(a);
-        };
-        uint64_t nextRequest = 1;
-        std::vector<std::vector<int32_t>> docs(4);
-        for (auto& d : docs)
-            for (int i = 0; i < 48; ++i) d.push_back(int32_t(uni(1, 1000)));
-        auto randomPrompt = [&]() {
-            const auto& d = docs[size_t(uni(0, 3))];
-            std::vector<int32_t> p(d.begin(), d.begin() + uni(0, 44));
-            for (int64_t i = uni(1, 10); i > 0; --i) p.push_back(int32_t(uni(1, 3)));
-            return p;
-        };
-        auto pickSeq = [&]() -> int32_t {
-            if (ref.seqs.empty()) return -1;
-            auto it = ref.seqs.begin();
-            std::advance(it, uni(0, int64_t(ref.seqs.size()) - 1));
-            return it->first;
-        };
-        auto growStream = [&](RefSeq& s, int64_t upTo) {
-            while (int64_t(s.stream.size()) < upTo) s.stream.push_back(int32_t(uni(1, 4)));
-        };
-
-        std::map<std::string, int64_t> counts;
-        int64_t hits = 0, recompute = 0, allocFails = 0, fullChecks = 0;
-        std::string op;
-        auto fail = [&](int64_t i, const std::string& what) {
-            return "op " + std::to_string(i) + " (" + op + ", seed " + std::to_string(seed) + "): " + what;
-        };
-
-        int64_t done = 0;  // operations carried out (draws that found nothing to do are not counted)
-        for (int64_t i = 0; done < ops; ++i) {
-            const int64_t r = uni(0, 99);
-            std::string err;
-            bool resized = false;
-            if (r < 10) {  // open + attach a prompt
-                op = "open+attach";
-                if (int(ref.seqs.size()) >= kMaxSeqs) continue;
-                const auto prompt = randomPrompt();
-                const uint64_t req = nextRequest++;
-                const int32_t id = cache.openSequence(req);
-                if (id < 0 || ref.seqs.count(id)) QFAIL(fail(i, "bad sequence id").c_str());
-                RefSeq& s = ref.seqs[id];
-                s.request = req;
-                s.stream = prompt;
-                const PrefixMatch want = ref.attach(s, prompt);
-                const PrefixMatch got = cache.attachPrefix(id, prompt);
-                if (got.cachedTokens != want.cachedTokens || got.reuseTokens != want.reuseTokens ||
-                    got.windowRecomputeTokens != want.windowRecomputeTokens)
-                    err = "match " + std::to_string(got.cachedTokens) + "/" + std::to_string(got.reuseTokens) +
-                          ", reference " + std::to_string(want.cachedTokens) + "/" + std::to_string(want.reuseTokens);
-                hits += want.reuseTokens;
-                recompute += want.windowRecomputeTokens;
-            } else if (r < 46) {  // decode step or prefill chunk
-                const bool chunk = r >= 36;
-                op = chunk ? "prefill chunk" : "decode step";
-                const int32_t id = pickSeq();
-                if (id < 0) continue;
-                RefSeq& s = ref.seqs[id];
-                const int64_t n = chunk ? uni(2, 3 * P + 1) : 1;
-                if (s.length + n > kMaxLen) continue;
-                growStream(s, s.length + n);
-                // need() is what admission sees; allocate() must take exactly that.
-                const StepNeed need = cache.need(id, n);
-                const int64_t newPages = Ref::pagesFor(s.length + n) - Ref::pagesFor(s.length);
-                const KvResult want = ref.allocate(s, n);
-                const KvResult got = cache.allocate(id, n);
-                if (got != want) err = std::string("allocate ") + kvResultName(got) + ", reference " + kvResultName(want);
-                if (need.fullPages != newPages || need.windowPages != newPages)
-                    err = "need() says " + std::to_string(need.fullPages) + "/" + std::to_string(need.windowPages) +
-                          " pages, the step takes " + std::to_string(newPages);
-                allocFails += want != KvResult::Ok;
-            } else if (r < 60) {
-                op = "release out of window";
-                const int32_t id = pickSeq();
-                if (id < 0) continue;
-                const int64_t want = ref.releaseOutOfWindow(ref.seqs[id]);
-                const int64_t got = cache.releaseOutOfWindow(id);
-                if (got != want) err = "released " + std::to_string(got) + ", reference " + std::to_string(want);
-            } else if (r < 68) {
-                op = "cache prefix";
-                const int32_t id = pickSeq();
-                if (id < 0) continue;
-                RefSeq& s = ref.seqs[id];
-                const int64_t want = ref.cachePrefix(s);
-                const int64_t got = cache.cachePrefix(id, std::span(s.stream).first(size_t(s.length)));
-                if (got != want) err = "cached " + std::to_string(got) + " pages, reference " + std::to_string(want);
-            } else if (r < 76) {  // finish (cache then close) or cancel (close)
-                const int32_t id = pickSeq();
-                if (id < 0) continue;
-                RefSeq& s = ref.seqs[id];
-                if (r < 72) {
-                    op = "finish";
-                    const int64_t want = ref.cachePrefix(s);
-                    const int64_t got = cache.cachePrefix(id, std::span(s.stream).first(size_t(s.length)));
-                    if (got != want) err = "cached " + std::to_string(got) + ", reference " + std::to_string(want);
-                } else {
-                    op = "cancel";
-                }
-                ref.seqs.erase(id);
-                cache.closeSequence(id);
-            } else if (r < 80) {
-                op = "fork";
-                const int32_t id = pickSeq();
-                if (id < 0 || int(ref.seqs.size()) >= kMaxSeqs) continue;
-                RefSeq parent = ref.seqs[id];
-                const uint64_t req = nextRequest++;
-                const bool partial = parent.length % P != 0;
-                KvResult want = partial ? ref.makeRoom(1, 1) : KvResult::Ok;
-                const int32_t child = cache.forkSequence(id, req);
-                if ((child >= 0) != (want == KvResult::Ok)) {
-                    err = "fork returned " + std::to_string(child) + ", reference " + kvResultName(want);
-                } else if (child >= 0) {
-                    RefSeq c;
-                    c.request = req;
-                    c.stream.assign(parent.stream.begin(), parent.stream.begin() + parent.length);
-                    const int64_t complete = parent.length / P;
-                    c.full.assign(parent.full.begin(), parent.full.begin() + complete);
-                    c.win.assign(parent.win.begin(), parent.win.begin() + complete);
-                    c.lockKey = parent.lockKey;
-                    if (partial) {
-                        ref.appendPages(c, 1);
-                        // The copy of the partial page carries the parent's content.
-                        const size_t last = size_t(complete);
-                        int gotF = 0, gotW = 0;
-                        std::memcpy(&gotF, pageBytes(0, cache.pageTable(0, child)[last]), sizeof gotF);
-                        std::memcpy(&gotW, pageBytes(1, cache.pageTable(1, child)[last]), sizeof gotW);
-                        if (gotF != parent.full[last] || (parent.win[last] >= 0 && gotW != parent.win[last]))
-                            err = "fork did not copy the partial page";
-                    }
-                    c.length = parent.length;
-                    c.windowStart = parent.windowStart;
-                    ref.seqs[child] = std::move(c);
-                }
-            } else if (r < 86) {
-                const bool full = r < 83;
-                op = full ? "evict full" : "evict window";
-                const int64_t k = uni(1, 4);
-                int64_t want = 0;
-                while (want < k && (full ? ref.evictFullOne() : ref.evictWindowOne())) ++want;
-                const int64_t got = cache.evict(full ? PoolKind::Full : PoolKind::Window, k);
-                if (got != want) err = "evicted " + std::to_string(got) + ", reference " + std::to_string(want);
-            } else if (r < 89) {
-                const bool full = r < 87;
-                op = full ? "resize full" : "resize window";
-                const PoolKind kind = full ? PoolKind::Full : PoolKind::Window;
-                const int64_t floor = full ? kFullFloor : kWindowFloor;
-                const int64_t initial = full ? kFullPages * P : kWindowPages * P;
-                const int64_t tokens = uni(floor - 2 * P, 2 * initial);
-                int& cap = full ? ref.fullCap : ref.winCap;
-                KvResult want = KvResult::Ok;
-                int64_t wantEvicted = 0;
-                if (tokens < floor) {
-                    want = KvResult::BadArgument;
-                } else {
-                    int target = int(Ref::pagesFor(tokens));
-                    if (target < cap) {
-                        const int freeNow = full ? ref.freeFull() : ref.freeWindow();
-                        const int inUse = cap - freeNow - (full ? ref.evictableFull() : ref.evictableWindow());
-                        target = std::max(target, inUse);
-                        for (int64_t must = int64_t(cap - target) - freeNow; wantEvicted < must; ++wantEvicted)
-                            if (!(full ? ref.evictFullOne() : ref.evictWindowOne())) break;
-                    }
-                    cap = target;
-                }
-                const ResizeResult got = cache.resize(kind, tokens);
-                if (got.result != want) err = std::string("resize ") + kvResultName(got.result) + ": " + got.message;
-                else if (want == KvResult::Ok && (got.capacityTokens != int64_t(cap) * P || got.evictedPages != wantEvicted))
-                    err = "resize to " + std::to_string(got.capacityTokens) + " evicting " +
-                          std::to_string(got.evictedPages) + ", reference " + std::to_string(cap * P) + " evicting " +
-                          std::to_string(wantEvicted);
-                resized = want == KvResult::Ok;
-            } else {
-                op = "match";
-                const auto prompt = randomPrompt();
-                const PrefixMatch want = ref.match(prompt);
-                const PrefixMatch got = cache.matchPrefix(prompt);
-                if (got.cachedTokens != want.cachedTokens || got.reuseTokens != want.reuseTokens)
-                    err = "match " + std::to_string(got.cachedTokens) + "/" + std::to_string(got.reuseTokens) +
-                          ", reference " + std::to_string(want.cachedTokens) + "/" + std::to_string(want.reuseTokens);
-            }
-            ++counts[op];
-            ++done;
-            if (!err.empty()) QFAIL(fail(i, err).c_str());
-
-            // --- compare everything after every operation ---
-            if (cache.capacityPages(PoolKind::Full) != ref.fullCap || cache.capacityPages(PoolKind::Window) != ref.winCap)
-                QFAIL(fail(i, "capacity differs").c_str());
-            const std::vector<int> liveF = ref.liveFull(), liveW = ref.liveWindow();
-            const int rf = ref.fullCap - int(liveF.size()), rw = ref.winCap - int(liveW.size());
-            if (cache.freePages(PoolKind::Full) != rf || cache.freePages(PoolKind::Window) != rw)
-                QFAIL(fail(i, "free pages " + std::to_string(cache.freePages(PoolKind::Full)) + "/" +
-                                  std::to_string(cache.freePages(PoolKind::Window)) + ", reference " +
-                                  std::to_string(rf) + "/" + std::to_string(rw)).c_str());
-            if (cache.evictablePages(PoolKind::Full) != ref.evictableFull() ||
-                cache.evictablePages(PoolKind::Window) != ref.evictableWindow())
-                QFAIL(fail(i, "evictable pages differ").c_str());
-            CacheStatus st;
-            cache.fillStatus(st);
-            if (st.full.cachedTokens != int64_t(ref.tree.size()) * P ||
-                st.window.cachedTokens != int64_t(ref.cachedWindow()) * P ||
-                st.full.ownedTokens != int64_t(ref.fullCap - rf - int(ref.tree.size())) * P)
-                QFAIL(fail(i, "owned/cached tokens differ").c_str());
-            if (resized) {
-                fullMap.clear();
-                winMap.clear();
-            }
-            for (auto& [id, s] : ref.seqs) {
-                const SequenceInfo info = cache.sequenceInfo(id);
-                const auto ft = cache.pageTable(0, id);
-                const auto wt = cache.pageTable(1, id);
-                if (info.length != s.length || info.windowStart != s.windowStart ||
-                    info.fullTokens != int64_t(s.full.size()) * P || ft.size() != s.full.size() ||
-                    wt.size() != s.win.size())
-                    QFAIL(fail(i, "sequence " + std::to_string(id) + " length/boundary/table differ: length " +
-                                      std::to_string(info.length) + " vs " + std::to_string(s.length) + ", start " +
-                                      std::to_string(info.windowStart) + " vs " + std::to_string(s.windowStart))
-                              .c_str());
-                int64_t held = 0;
-                for (int w : s.win) held += w >= 0;
-                if (info.windowTokens != held * P) QFAIL(fail(i, "window tokens differ").c_str());
-                for (size_t k = 0; k < s.full.size(); ++k) {
-                    if (ft[k] < 0 || ft[k] >= ref.fullCap) QFAIL(fail(i, "full page out of range").c_str());
-                    if (auto e = fullMap.see(s.full[k], ft[k], liveF); !e.empty()) QFAIL(fail(i, e).c_str());
-                    if (auto e = stampOrCheck(0, s.full[k], ft[k]); !e.empty()) QFAIL(fail(i, e).c_str());
-                    if ((s.win[k] < 0) != (wt[k] < 0) || wt[k] >= ref.winCap)
-                        QFAIL(fail(i, "window entry " + std::to_string(k) + " is " + std::to_string(wt[k]) +
-                                          ", reference " + std::to_string(s.win[k])).c_str());
-                    if (s.win[k] >= 0)
-                        if (auto e = winMap.see(s.win[k], wt[k], liveW); !e.empty())
-                            QFAIL(fail(i, "window: " + e).c_str());
-                    if (s.win[k] >= 0)
-                        if (auto e = stampOrCheck(1, s.win[k], wt[k]); !e.empty()) QFAIL(fail(i, e).c_str());
-                }
-            }
-            if (!cache.checkCounters()) QFAIL(fail(i, "counters: " + cache.log().details.front()).c_str());
-            if (done % kFullCheckEvery == 0) {
-                ++fullChecks;
-                if (!cache.checkIntegrity()) QFAIL(fail(i, "integrity: " + cache.log().details.front()).c_str());
-            }
-            if (cache.log().violations != 0) QFAIL(fail(i, "violation: " + cache.log().details.front()).c_str());
-        }
-        QVERIFY(cache.checkIntegrity());
-        ++fullChecks;
-        // Drain: every page comes back.
-        for (auto& [id, s] : ref.seqs) cache.closeSequence(id);
-        ref.seqs.clear();
-        cache.evict(PoolKind::Full, 1 << 20);
-        QCOMPARE(cache.freePages(PoolKind::Full), cache.capacityPages(PoolKind::Full));
-        QCOMPARE(cache.freePages(PoolKind::Window), cache.capacityPages(PoolKind::Window));
-        QVERIFY(cache.checkIntegrity());
-        QCOMPARE(cache.log().violations, uint64_t(0));
-
-        std::string summary = "seed " + std::to_string(seed) + ", " + std::to_string(ops) + " operations:";
-        for (auto& [name, n] : counts) summary += " " + name + " " + std::to_string(n) + ";";
-        summary += " prefix-hit tokens " + std::to_string(hits) + ", window-recompute tokens " +
-                   std::to_string(recompute) + ", allocation refusals " + std::to_string(allocFails) +
-                   ", full recounts " + std::to_string(fullChecks);
-        qInfo("%s", summary.c_str());
-        // Each kind of operation must have happened for the run to mean anything.
-        for (const char* name : {"open+attach", "decode step", "prefill chunk", "release out of window", "cache prefix",
-                                 "finish", "cancel", "fork", "evict full", "evict window", "resize full",
-                                 "resize window", "match"})
-            QVERIFY2(counts[name] > 0, name);
-        QVERIFY(hits > 0);
-        QVERIFY(recompute > 0);
-        QVERIFY(allocFails > 0);
+        a2r[a] = r;
+        r2a[r] = a;
+        return {};
     }
 };
 
-QTEST_APPLESS_MAIN(KvModelTest)
-#include "kv_model_test.moc"
+} // namespace
+
+WEIR_TEST(KvModel, randomOperationsAgainstReference) {
+    const uint64_t seed = envSeed();
+    const int64_t ops = std::getenv("WEIR_KV_OPS") ? std::atoll(std::getenv("WEIR_KV_OPS")) : 1000000;
+    std::mt19937_64 rng(seed);
+    auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+
+    HybridKvCache cache(config());
+    Ref ref;
+    Bijection fullMap, winMap;
+    // Every page's storage carries its model id (first 4 bytes of its
+    // first K row), written when the page first shows up and compared on
+    // every later look: content must follow its page through resizes
+    // (compaction) and forks (the copied partial page).
+    std::vector<uint8_t> stamped;  // by model page id
+    auto pageBytes = [&](int32_t layer, int32_t page) {
+        const KvLayerStorage st = cache.layer(layer);
+        return st.k + size_t(page) * size_t(P) * st.rowBytes;
+    };
+    auto stampOrCheck = [&](int32_t layer, int a, int32_t page) -> std::string {
+        uint8_t* bytes = pageBytes(layer, page);
+        if (size_t(a) >= stamped.size()) stamped.resize(size_t(a) + 1024, 0);
+        if (!stamped[size_t(a)]) {
+            std::memcpy(bytes, &a, sizeof a);
+            stamped[size_t(a)] = 1;
+            return {};
+        }
+        int got = 0;
+        std::memcpy(&got, bytes, sizeof got);
+        if (got == a) return {};
+        return "layer " + std::to_string(layer) + " page " + std::to_string(page) + " holds the content of model page " +
+               std::to_string(got) + ", expected " + std::to_string(a);
+    };
+    uint64_t nextRequest = 1;
+    std::vector<std::vector<int32_t>> docs(4);
+    for (auto& d : docs)
+        for (int i = 0; i < 48; ++i) d.push_back(int32_t(uni(1, 1000)));
+    auto randomPrompt = [&]() {
+        const auto& d = docs[size_t(uni(0, 3))];
+        std::vector<int32_t> p(d.begin(), d.begin() + uni(0, 44));
+        for (int64_t i = uni(1, 10); i > 0; --i) p.push_back(int32_t(uni(1, 3)));
+        return p;
+    };
+    auto pickSeq = [&]() -> int32_t {
+        if (ref.seqs.empty()) return -1;
+        auto it = ref.seqs.begin();
+        std::advance(it, uni(0, int64_t(ref.seqs.size()) - 1));
+        return it->first;
+    };
+    auto growStream = [&](RefSeq& s, int64_t upTo) {
+        while (int64_t(s.stream.size()) < upTo) s.stream.push_back(int32_t(uni(1, 4)));
+    };
+
+    std::map<std::string, int64_t> counts;
+    int64_t hits = 0, recompute = 0, allocFails = 0, fullChecks = 0;
+    std::string op;
+    auto fail = [&](int64_t i, const std::string& what) {
+        return "op " + std::to_string(i) + " (" + op + ", seed " + std::to_string(seed) + "): " + what;
+    };
+
+    int64_t done = 0;  // operations carried out (draws that found nothing to do are not counted)
+    for (int64_t i = 0; done < ops; ++i) {
+        const int64_t r = uni(0, 99);
+        std::string err;
+        bool resized = false;
+        if (r < 10) {  // open + attach a prompt
+            op = "open+attach";
+            if (int(ref.seqs.size()) >= kMaxSeqs) continue;
+            const auto prompt = randomPrompt();
+            const uint64_t req = nextRequest++;
+            const int32_t id = cache.openSequence(req);
+            if (id < 0 || ref.seqs.count(id)) FAIL(fail(i, "bad sequence id").c_str());
+            RefSeq& s = ref.seqs[id];
+            s.request = req;
+            s.stream = prompt;
+            const PrefixMatch want = ref.attach(s, prompt);
+            const PrefixMatch got = cache.attachPrefix(id, prompt);
+            if (got.cachedTokens != want.cachedTokens || got.reuseTokens != want.reuseTokens ||
+                got.windowRecomputeTokens != want.windowRecomputeTokens)
+                err = "match " + std::to_string(got.cachedTokens) + "/" + std::to_string(got.reuseTokens) +
+                      ", reference " + std::to_string(want.cachedTokens) + "/" + std::to_string(want.reuseTokens);
+            hits += want.reuseTokens;
+            recompute += want.windowRecomputeTokens;
+        } else if (r < 46) {  // decode step or prefill chunk
+            const bool chunk = r >= 36;
+            op = chunk ? "prefill chunk" : "decode step";
+            const int32_t id = pickSeq();
+            if (id < 0) continue;
+            RefSeq& s = ref.seqs[id];
+            const int64_t n = chunk ? uni(2, 3 * P + 1) : 1;
+            if (s.length + n > kMaxLen) continue;
+            growStream(s, s.length + n);
+            // need() is what admission sees; allocate() must take exactly that.
+            const StepNeed need = cache.need(id, n);
+            const int64_t newPages = Ref::pagesFor(s.length + n) - Ref::pagesFor(s.length);
+            const KvResult want = ref.allocate(s, n);
+            const KvResult got = cache.allocate(id, n);
+            if (got != want) err = std::string("allocate ") + kvResultName(got) + ", reference " + kvResultName(want);
+            if (need.fullPages != newPages || need.windowPages != newPages)
+                err = "need() says " + std::to_string(need.fullPages) + "/" + std::to_string(need.windowPages) +
+                      " pages, the step takes " + std::to_string(newPages);
+            allocFails += want != KvResult::Ok;
+        } else if (r < 60) {
+            op = "release out of window";
+            const int32_t id = pickSeq();
+            if (id < 0) continue;
+            const int64_t want = ref.releaseOutOfWindow(ref.seqs[id]);
+            const int64_t got = cache.releaseOutOfWindow(id);
+            if (got != want) err = "released " + std::to_string(got) + ", reference " + std::to_string(want);
+        } else if (r < 68) {
+            op = "cache prefix";
+            const int32_t id = pickSeq();
+            if (id < 0) continue;
+            RefSeq& s = ref.seqs[id];
+            const int64_t want = ref.cachePrefix(s);
+            const int64_t got = cache.cachePrefix(id, std::span(s.stream).first(size_t(s.length)));
+            if (got != want) err = "cached " + std::to_string(got) + " pages, reference " + std::to_string(want);
+        } else if (r < 76) {  // finish (cache then close) or cancel (close)
+            const int32_t id = pickSeq();
+            if (id < 0) continue;
+            RefSeq& s = ref.seqs[id];
+            if (r < 72) {
+                op = "finish";
+                const int64_t want = ref.cachePrefix(s);
+                const int64_t got = cache.cachePrefix(id, std::span(s.stream).first(size_t(s.length)));
+                if (got != want) err = "cached " + std::to_string(got) + ", reference " + std::to_string(want);
+            } else {
+                op = "cancel";
+            }
+            ref.seqs.erase(id);
+            cache.closeSequence(id);
+        } else if (r < 80) {
+            op = "fork";
+            const int32_t id = pickSeq();
+            if (id < 0 || int(ref.seqs.size()) >= kMaxSeqs) continue;
+            RefSeq parent = ref.seqs[id];
+            const uint64_t req = nextRequest++;
+            const bool partial = parent.length % P != 0;
+            KvResult want = partial ? ref.makeRoom(1, 1) : KvResult::Ok;
+            const int32_t child = cache.forkSequence(id, req);
+            if ((child >= 0) != (want == KvResult::Ok)) {
+                err = "fork returned " + std::to_string(child) + ", reference " + kvResultName(want);
+            } else if (child >= 0) {
+                RefSeq c;
+                c.request = req;
+                c.stream.assign(parent.stream.begin(), parent.stream.begin() + parent.length);
+                const int64_t complete = parent.length / P;
+                c.full.assign(parent.full.begin(), parent.full.begin() + complete);
+                c.win.assign(parent.win.begin(), parent.win.begin() + complete);
+                c.lockKey = parent.lockKey;
+                if (partial) {
+                    ref.appendPages(c, 1);
+                    // The copy of the partial page carries the parent's content.
+                    const size_t last = size_t(complete);
+                    int gotF = 0, gotW = 0;
+                    std::memcpy(&gotF, pageBytes(0, cache.pageTable(0, child)[last]), sizeof gotF);
+                    std::memcpy(&gotW, pageBytes(1, cache.pageTable(1, child)[last]), sizeof gotW);
+                    if (gotF != parent.full[last] || (parent.win[last] >= 0 && gotW != parent.win[last]))
+                        err = "fork did not copy the partial page";
+                }
+                c.length = parent.length;
+                c.windowStart = parent.windowStart;
+                ref.seqs[child] = std::move(c);
+            }
+        } else if (r < 86) {
+            const bool full = r < 83;
+            op = full ? "evict full" : "evict window";
+            const int64_t k = uni(1, 4);
+            int64_t want = 0;
+            while (want < k && (full ? ref.evictFullOne() : ref.evictWindowOne())) ++want;
+            const int64_t got = cache.evict(full ? PoolKind::Full : PoolKind::Window, k);
+            if (got != want) err = "evicted " + std::to_string(got) + ", reference " + std::to_string(want);
+        } else if (r < 89) {
+            const bool full = r < 87;
+            op = full ? "resize full" : "resize window";
+            const PoolKind kind = full ? PoolKind::Full : PoolKind::Window;
+            const int64_t floor = full ? kFullFloor : kWindowFloor;
+            const int64_t initial = full ? kFullPages * P : kWindowPages * P;
+            const int64_t tokens = uni(floor - 2 * P, 2 * initial);
+            int& cap = full ? ref.fullCap : ref.winCap;
+            KvResult want = KvResult::Ok;
+            int64_t wantEvicted = 0;
+            if (tokens < floor) {
+                want = KvResult::BadArgument;
+            } else {
+                int target = int(Ref::pagesFor(tokens));
+                if (target < cap) {
+                    const int freeNow = full ? ref.freeFull() : ref.freeWindow();
+                    const int inUse = cap - freeNow - (full ? ref.evictableFull() : ref.evictableWindow());
+                    target = std::max(target, inUse);
+                    for (int64_t must = int64_t(cap - target) - freeNow; wantEvicted < must; ++wantEvicted)
+                        if (!(full ? ref.evictFullOne() : ref.evictWindowOne())) break;
+                }
+                cap = target;
+            }
+            const ResizeResult got = cache.resize(kind, tokens);
+            if (got.result != want) err = std::string("resize ") + kvResultName(got.result) + ": " + got.message;
+            else if (want == KvResult::Ok && (got.capacityTokens != int64_t(cap) * P || got.evictedPages != wantEvicted))
+                err = "resize to " + std::to_string(got.capacityTokens) + " evicting " +
+                      std::to_string(got.evictedPages) + ", reference " + std::to_string(cap * P) + " evicting " +
+                      std::to_string(wantEvicted);
+            resized = want == KvResult::Ok;
+        } else {
+            op = "match";
+            const auto prompt = randomPrompt();
+            const PrefixMatch want = ref.match(prompt);
+            const PrefixMatch got = cache.matchPrefix(prompt);
+            if (got.cachedTokens != want.cachedTokens || got.reuseTokens != want.reuseTokens)
+                err = "match " + std::to_string(got.cachedTokens) + "/" + std::to_string(got.reuseTokens) +
+                      ", reference " + std::to_string(want.cachedTokens) + "/" + std::to_string(want.reuseTokens);
+        }
+        ++counts[op];
+        ++done;
+        if (!err.empty()) FAIL(fail(i, err).c_str());
+
+        // --- compare everything after every operation ---
+        if (cache.capacityPages(PoolKind::Full) != ref.fullCap || cache.capacityPages(PoolKind::Window) != ref.winCap)
+            FAIL(fail(i, "capacity differs").c_str());
+        const std::vector<int> liveF = ref.liveFull(), liveW = ref.liveWindow();
+        const int rf = ref.fullCap - int(liveF.size()), rw = ref.winCap - int(liveW.size());
+        if (cache.freePages(PoolKind::Full) != rf || cache.freePages(PoolKind::Window) != rw)
+            FAIL(fail(i, "free pages " + std::to_string(cache.freePages(PoolKind::Full)) + "/" +
+                              std::to_string(cache.freePages(PoolKind::Window)) + ", reference " +
+                              std::to_string(rf) + "/" + std::to_string(rw)).c_str());
+        if (cache.evictablePages(PoolKind::Full) != ref.evictableFull() ||
+            cache.evictablePages(PoolKind::Window) != ref.evictableWindow())
+            FAIL(fail(i, "evictable pages differ").c_str());
+        CacheStatus st;
+        cache.fillStatus(st);
+        if (st.full.cachedTokens != int64_t(ref.tree.size()) * P ||
+            st.window.cachedTokens != int64_t(ref.cachedWindow()) * P ||
+            st.full.ownedTokens != int64_t(ref.fullCap - rf - int(ref.tree.size())) * P)
+            FAIL(fail(i, "owned/cached tokens differ").c_str());
+        if (resized) {
+            fullMap.clear();
+            winMap.clear();
+        }
+        for (auto& [id, s] : ref.seqs) {
+            const SequenceInfo info = cache.sequenceInfo(id);
+            const auto ft = cache.pageTable(0, id);
+            const auto wt = cache.pageTable(1, id);
+            if (info.length != s.length || info.windowStart != s.windowStart ||
+                info.fullTokens != int64_t(s.full.size()) * P || ft.size() != s.full.size() ||
+                wt.size() != s.win.size())
+                FAIL(fail(i, "sequence " + std::to_string(id) + " length/boundary/table differ: length " +
+                                  std::to_string(info.length) + " vs " + std::to_string(s.length) + ", start " +
+                                  std::to_string(info.windowStart) + " vs " + std::to_string(s.windowStart))
+                          .c_str());
+            int64_t held = 0;
+            for (int w : s.win) held += w >= 0;
+            if (info.windowTokens != held * P) FAIL(fail(i, "window tokens differ").c_str());
+            for (size_t k = 0; k < s.full.size(); ++k) {
+                if (ft[k] < 0 || ft[k] >= ref.fullCap) FAIL(fail(i, "full page out of range").c_str());
+                if (auto e = fullMap.see(s.full[k], ft[k], liveF); !e.empty()) FAIL(fail(i, e).c_str());
+                if (auto e = stampOrCheck(0, s.full[k], ft[k]); !e.empty()) FAIL(fail(i, e).c_str());
+                if ((s.win[k] < 0) != (wt[k] < 0) || wt[k] >= ref.winCap)
+                    FAIL(fail(i, "window entry " + std::to_string(k) + " is " + std::to_string(wt[k]) +
+                                      ", reference " + std::to_string(s.win[k])).c_str());
+                if (s.win[k] >= 0)
+                    if (auto e = winMap.see(s.win[k], wt[k], liveW); !e.empty())
+                        FAIL(fail(i, "window: " + e).c_str());
+                if (s.win[k] >= 0)
+                    if (auto e = stampOrCheck(1, s.win[k], wt[k]); !e.empty()) FAIL(fail(i, e).c_str());
+            }
+        }
+        if (!cache.checkCounters()) FAIL(fail(i, "counters: " + cache.log().details.front()).c_str());
+        if (done % kFullCheckEvery == 0) {
+            ++fullChecks;
+            if (!cache.checkIntegrity()) FAIL(fail(i, "integrity: " + cache.log().details.front()).c_str());
+        }
+        if (cache.log().violations != 0) FAIL(fail(i, "violation: " + cache.log().details.front()).c_str());
+    }
+    REQUIRE(cache.checkIntegrity());
+    ++fullChecks;
+    // Drain: every page comes back.
+    for (auto& [id, s] : ref.seqs) cache.closeSequence(id);
+    ref.seqs.clear();
+    cache.evict(PoolKind::Full, 1 << 20);
+    REQUIRE_EQ(cache.freePages(PoolKind::Full), cache.capacityPages(PoolKind::Full));
+    REQUIRE_EQ(cache.freePages(PoolKind::Window), cache.capacityPages(PoolKind::Window));
+    REQUIRE(cache.checkIntegrity());
+    REQUIRE_EQ(cache.log().violations, uint64_t(0));
+
+    std::string summary = "seed " + std::to_string(seed) + ", " + std::to_string(ops) + " operations:";
+    for (auto& [name, n] : counts) summary += " " + name + " " + std::to_string(n) + ";";
+    summary += " prefix-hit tokens " + std::to_string(hits) + ", window-recompute tokens " +
+               std::to_string(recompute) + ", allocation refusals " + std::to_string(allocFails) +
+               ", full recounts " + std::to_string(fullChecks);
+    std::printf("  %s\n", summary.c_str());
+    // Each kind of operation must have happened for the run to mean anything.
+    for (const char* name : {"open+attach", "decode step", "prefill chunk", "release out of window", "cache prefix",
+                             "finish", "cancel", "fork", "evict full", "evict window", "resize full",
+                             "resize window", "match"})
+        REQUIRE_MSG(counts[name] > 0, name);
+    REQUIRE(hits > 0);
+    REQUIRE(recompute > 0);
+    REQUIRE(allocFails > 0);
+}

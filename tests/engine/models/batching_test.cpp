@@ -3,8 +3,12 @@
 // sequences in mixed batches (prefill chunks and decode steps together).
 // Runs on small synthetic models (a Gemma 3 one with a 16-token window, so
 // sequences cross the window) and, when present, on the default model.
-#include <QTemporaryDir>
-#include <QtTest>
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
+
+#include <filesystem>
+
+#include <cstdio>
 
 #include <cmath>
 #include <cstring>
@@ -90,164 +94,157 @@ double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
 
 } // namespace
 
-class BatchingTest : public QObject {
-    Q_OBJECT
-    QTemporaryDir dir_;
+static weirtest::TempDir dir_;
 
-    void checkModel(Model& m, int32_t len) {
-        kernels::ThreadPool pool(2);
-        const int32_t V = m.config().nVocab;
-        const std::vector<std::vector<int32_t>> seqs = {tokensFor(1, len, V), tokensFor(2, len * 2 / 3, V), tokensFor(3, len / 2, V)};
-        // Each sequence: a prompt of half its tokens in one step, then one token per step.
-        auto prompt = [&](size_t s) { return int(seqs[s].size() / 2); };
-        auto expect = [&](const char* what, double d, double limit) {
-            qInfo("%s: max rel diff %.2e", what, d);
-            QVERIFY2(d <= limit, qPrintable(QString("%1 differs by %2").arg(what).arg(d)));
-        };
+void checkModel(Model& m, int32_t len) {
+    kernels::ThreadPool pool(2);
+    const int32_t V = m.config().nVocab;
+    const std::vector<std::vector<int32_t>> seqs = {tokensFor(1, len, V), tokensFor(2, len * 2 / 3, V), tokensFor(3, len / 2, V)};
+    // Each sequence: a prompt of half its tokens in one step, then one token per step.
+    auto prompt = [&](size_t s) { return int(seqs[s].size() / 2); };
+    auto expect = [&](const std::string& what, double d, double limit) {
+        std::printf("  %s: max rel diff %.2e\n", what.c_str(), d);
+        REQUIRE_MSG(d <= limit, weirtest::str(what, " differs by ", d));
+    };
 
-        for (RowRounding mode : {RowRounding::LlamaCompatible, RowRounding::BatchInvariant}) {
-            m.setRowRounding(mode);
-            const bool invariant = mode == RowRounding::BatchInvariant;
-            std::vector<std::vector<float>> alone;
+    for (RowRounding mode : {RowRounding::LlamaCompatible, RowRounding::BatchInvariant}) {
+        m.setRowRounding(mode);
+        const bool invariant = mode == RowRounding::BatchInvariant;
+        std::vector<std::vector<float>> alone;
+        for (size_t s = 0; s < seqs.size(); ++s)
+            alone.push_back(runPlan(m, {seqs[s]}, [&](int step, size_t) { return step == 0 ? prompt(s) : 1; }, pool, false)[0]);
+
+        // Mixed batches: sequence s starts its prompt at step s, next to the
+        // others' single tokens; rows either grouped per sequence or round-robin.
+        for (bool interleave : {false, true}) {
+            const auto mixed = runPlan(m, seqs, [&](int step, size_t s) {
+                return step < int(s) ? 0 : step == int(s) ? prompt(s) : 1;
+            }, pool, interleave);
             for (size_t s = 0; s < seqs.size(); ++s)
-                alone.push_back(runPlan(m, {seqs[s]}, [&](int step, size_t) { return step == 0 ? prompt(s) : 1; }, pool, false)[0]);
-
-            // Mixed batches: sequence s starts its prompt at step s, next to the
-            // others' single tokens; rows either grouped per sequence or round-robin.
-            for (bool interleave : {false, true}) {
-                const auto mixed = runPlan(m, seqs, [&](int step, size_t s) {
-                    return step < int(s) ? 0 : step == int(s) ? prompt(s) : 1;
-                }, pool, interleave);
-                for (size_t s = 0; s < seqs.size(); ++s)
-                    expect(qPrintable(QString("%1 seq %2 mixed (interleave %3)").arg(invariant ? "invariant" : "llama").arg(s).arg(interleave)),
-                           maxDiff(alone[s], mixed[s]), 1e-4);
-            }
-
-            // Chunks of 1, 2, 3, 5, ... tokens, alone and all sequences together
-            // with different chunk sizes. LlamaCompatible follows llama.cpp, whose
-            // rounding depends on the chunk size (and the model amplifies it), so
-            // only BatchInvariant promises the same numbers here.
-            for (size_t s = 0; s < seqs.size(); ++s) {
-                const auto c = runPlan(m, {seqs[s]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, pool, false)[0];
-                const double d = maxDiff(alone[s], c);
-                if (invariant) expect(qPrintable(QString("invariant seq %1 chunked").arg(s)), d, 1e-4);
-                else qInfo("llama seq %zu chunked: max rel diff %.2e (rounding follows the chunking)", s, d);
-            }
-            if (invariant) {
-                const auto mixed = runPlan(m, seqs, [](int step, size_t s) {
-                    if (s == 1 && step % 4 == 2) return 0;
-                    return int(1 + (s * 3 + size_t(step)) % 7);
-                }, pool, true);
-                for (size_t s = 0; s < seqs.size(); ++s)
-                    expect(qPrintable(QString("invariant seq %1 mixed chunks").arg(s)), maxDiff(alone[s], mixed[s]), 1e-4);
-            }
+                expect(weirtest::str(invariant ? "invariant" : "llama", " seq ", s, " mixed (interleave ", interleave, ")"),
+                       maxDiff(alone[s], mixed[s]), 1e-4);
         }
-        m.setRowRounding(RowRounding::LlamaCompatible);
+
+        // Chunks of 1, 2, 3, 5, ... tokens, alone and all sequences together
+        // with different chunk sizes. LlamaCompatible follows llama.cpp, whose
+        // rounding depends on the chunk size (and the model amplifies it), so
+        // only BatchInvariant promises the same numbers here.
+        for (size_t s = 0; s < seqs.size(); ++s) {
+            const auto c = runPlan(m, {seqs[s]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, pool, false)[0];
+            const double d = maxDiff(alone[s], c);
+            if (invariant) expect(weirtest::str("invariant seq ", s, " chunked"), d, 1e-4);
+            else std::printf("  llama seq %zu chunked: max rel diff %.2e (rounding follows the chunking)\n", s, d);
+        }
+        if (invariant) {
+            const auto mixed = runPlan(m, seqs, [](int step, size_t s) {
+                if (s == 1 && step % 4 == 2) return 0;
+                return int(1 + (s * 3 + size_t(step)) % 7);
+            }, pool, true);
+            for (size_t s = 0; s < seqs.size(); ++s)
+                expect(weirtest::str("invariant seq ", s, " mixed chunks"), maxDiff(alone[s], mixed[s]), 1e-4);
+        }
     }
+    m.setRowRounding(RowRounding::LlamaCompatible);
+}
 
-    std::unique_ptr<Model> synthetic(const SyntheticModelSpec& spec) {
-        const QString path = dir_.filePath(QString::fromStdString(spec.architecture) + ".gguf");
-        writeSyntheticModel(spec, path.toStdString());
-        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path.toStdString());
-        return loadModel(f);
-    }
+std::unique_ptr<Model> synthetic(const SyntheticModelSpec& spec) {
+    const std::string path = dir_.filePath(std::string(spec.architecture) + ".gguf");
+    writeSyntheticModel(spec, path);
+    std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
+    return loadModel(f);
+}
 
-private slots:
-    void initTestCase() { QVERIFY(dir_.isValid()); }
+WEIR_TEST_SUITE_SETUP(Batching) { REQUIRE(dir_.isValid()); }
 
-    void syntheticLlama() {
-        auto m = synthetic(SyntheticModelSpec{});
-        checkModel(*m, 40);
-    }
+WEIR_TEST(Batching, syntheticLlama) {
+    auto m = synthetic(SyntheticModelSpec{});
+    checkModel(*m, 40);
+}
 
-    void syntheticGemma3CrossesWindow() {
-        SyntheticModelSpec s;
-        s.architecture = "gemma3";
-        s.nLayer = 3;
-        s.ropeBase = 1e6f;
-        auto m = synthetic(s);
-        QVERIFY(m->config().anySliding());
-        QCOMPARE(m->config().slidingWindow, 16);
-        checkModel(*m, 45);  // ~3 windows
-    }
+WEIR_TEST(Batching, syntheticGemma3CrossesWindow) {
+    SyntheticModelSpec s;
+    s.architecture = "gemma3";
+    s.nLayer = 3;
+    s.ropeBase = 1e6f;
+    auto m = synthetic(s);
+    REQUIRE(m->config().anySliding());
+    REQUIRE_EQ(m->config().slidingWindow, 16);
+    checkModel(*m, 45);  // ~3 windows
+}
 
-    void slidingLayersIgnoreKeysOutsideTheWindow() {
-        // Overwrite the cache rows of positions that fell out of the window
-        // with garbage: sliding layers must not notice, so logits at the end
-        // stay the same as long as the global layers' rows are intact.
-        SyntheticModelSpec s;
-        s.architecture = "gemma3";
-        s.nLayer = 3;
-        auto m = synthetic(s);
-        const ModelConfig& c = m->config();
-        kernels::ThreadPool pool(1);
-        const auto toks = tokensFor(9, 40, c.nVocab);
-        auto run = [&](bool scribble) {
-            SimpleKvCache kv(c, 1, 40, 8);
-            std::vector<float> logits;
-            Batch b;
-            for (int32_t i = 0; i < 39; ++i) b.add(toks[size_t(i)], 0, i, false);
-            m->forward(b, kv, logits, pool);
-            if (scribble) {
-                for (int32_t il = 0; il < c.nLayer; ++il) {
-                    if (!c.layerSlides[size_t(il)]) continue;
-                    const KvLayerStorage st = kv.layer(il);
-                    const auto table = kv.pageTable(il, 0);
-                    for (int32_t p = 0; p < 39 - c.slidingWindow + 1; ++p) {  // outside the last token's window
-                        const int64_t row = int64_t(table[size_t(p / 8)]) * 8 + p % 8;
-                        std::memset(st.k + row * int64_t(st.rowBytes), 0x7b, st.rowBytes);
-                        std::memset(st.v + row * int64_t(st.rowBytes), 0x3c, st.rowBytes);
-                    }
+WEIR_TEST(Batching, slidingLayersIgnoreKeysOutsideTheWindow) {
+    // Overwrite the cache rows of positions that fell out of the window
+    // with garbage: sliding layers must not notice, so logits at the end
+    // stay the same as long as the global layers' rows are intact.
+    SyntheticModelSpec s;
+    s.architecture = "gemma3";
+    s.nLayer = 3;
+    auto m = synthetic(s);
+    const ModelConfig& c = m->config();
+    kernels::ThreadPool pool(1);
+    const auto toks = tokensFor(9, 40, c.nVocab);
+    auto run = [&](bool scribble) {
+        SimpleKvCache kv(c, 1, 40, 8);
+        std::vector<float> logits;
+        Batch b;
+        for (int32_t i = 0; i < 39; ++i) b.add(toks[size_t(i)], 0, i, false);
+        m->forward(b, kv, logits, pool);
+        if (scribble) {
+            for (int32_t il = 0; il < c.nLayer; ++il) {
+                if (!c.layerSlides[size_t(il)]) continue;
+                const KvLayerStorage st = kv.layer(il);
+                const auto table = kv.pageTable(il, 0);
+                for (int32_t p = 0; p < 39 - c.slidingWindow + 1; ++p) {  // outside the last token's window
+                    const int64_t row = int64_t(table[size_t(p / 8)]) * 8 + p % 8;
+                    std::memset(st.k + row * int64_t(st.rowBytes), 0x7b, st.rowBytes);
+                    std::memset(st.v + row * int64_t(st.rowBytes), 0x3c, st.rowBytes);
                 }
             }
-            b.tokens.clear();
-            b.add(toks[39], 0, 39, true);
-            m->forward(b, kv, logits, pool);
-            return logits;
-        };
-        const auto clean = run(false), scribbled = run(true);
-        QCOMPARE(maxDiff(clean, scribbled), 0.0);
-    }
-
-    void kvDtypesAgreeRoughly() {
-        // q8_0 and f32 caches give logits close to the f16 cache's.
-        auto m = synthetic(SyntheticModelSpec{});
-        kernels::ThreadPool pool(2);
-        const auto toks = tokensFor(5, 30, m->config().nVocab);
-        std::vector<std::vector<float>> out;
-        for (KvDtype d : {KvDtype::F16, KvDtype::F32, KvDtype::Q8_0}) {
-            SimpleKvCache kv(m->config(), 1, 30, 16, d);
-            Batch b;
-            for (int32_t i = 0; i < 30; ++i) b.add(toks[size_t(i)], 0, i, i == 29);
-            std::vector<float> logits;
-            m->forward(b, kv, logits, pool);
-            out.push_back(logits);
         }
-        // Differences relative to the largest logit: storage rounding moves
-        // logits a little (the model amplifies it), a wrong row would move them a lot.
-        auto rel = [&](const std::vector<float>& a, const std::vector<float>& b) {
-            double d = 0, mx = 0;
-            for (size_t i = 0; i < a.size(); ++i) {
-                d = std::max(d, double(std::fabs(a[i] - b[i])));
-                mx = std::max(mx, double(std::fabs(a[i])));
-            }
-            return d / mx;
-        };
-        const double f32 = rel(out[0], out[1]), q8 = rel(out[0], out[2]);
-        qInfo("f16 vs f32 KV: %.2e, f16 vs q8_0 KV: %.2e (of the largest logit)", f32, q8);
-        QVERIFY(f32 > 0.0);  // different storage does change something ...
-        QVERIFY(f32 < 5e-2);  // ... but not much
-        QVERIFY(q8 < 1e-1);
-    }
+        b.tokens.clear();
+        b.add(toks[39], 0, 39, true);
+        m->forward(b, kv, logits, pool);
+        return logits;
+    };
+    const auto clean = run(false), scribbled = run(true);
+    REQUIRE_EQ(maxDiff(clean, scribbled), 0.0);
+}
 
-    void defaultModel() {
-        const QString path = qEnvironmentVariable("WEIR_MODEL");
-        if (path.isEmpty() || !QFile::exists(path)) QSKIP("default model not present (WEIR_MODEL)");
-        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path.toStdString());
-        auto m = loadModel(f);
-        checkModel(*m, 12);
+WEIR_TEST(Batching, kvDtypesAgreeRoughly) {
+    // q8_0 and f32 caches give logits close to the f16 cache's.
+    auto m = synthetic(SyntheticModelSpec{});
+    kernels::ThreadPool pool(2);
+    const auto toks = tokensFor(5, 30, m->config().nVocab);
+    std::vector<std::vector<float>> out;
+    for (KvDtype d : {KvDtype::F16, KvDtype::F32, KvDtype::Q8_0}) {
+        SimpleKvCache kv(m->config(), 1, 30, 16, d);
+        Batch b;
+        for (int32_t i = 0; i < 30; ++i) b.add(toks[size_t(i)], 0, i, i == 29);
+        std::vector<float> logits;
+        m->forward(b, kv, logits, pool);
+        out.push_back(logits);
     }
-};
+    // Differences relative to the largest logit: storage rounding moves
+    // logits a little (the model amplifies it), a wrong row would move them a lot.
+    auto rel = [&](const std::vector<float>& a, const std::vector<float>& b) {
+        double d = 0, mx = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            d = std::max(d, double(std::fabs(a[i] - b[i])));
+            mx = std::max(mx, double(std::fabs(a[i])));
+        }
+        return d / mx;
+    };
+    const double f32 = rel(out[0], out[1]), q8 = rel(out[0], out[2]);
+    std::printf("  f16 vs f32 KV: %.2e, f16 vs q8_0 KV: %.2e (of the largest logit)\n", f32, q8);
+    REQUIRE(f32 > 0.0);  // different storage does change something ...
+    REQUIRE(f32 < 5e-2);  // ... but not much
+    REQUIRE(q8 < 1e-1);
+}
 
-QTEST_APPLESS_MAIN(BatchingTest)
-#include "batching_test.moc"
+WEIR_TEST(Batching, defaultModel) {
+    const std::string path = weirtest::environment("WEIR_MODEL");
+    if (path.empty() || !std::filesystem::exists(path)) SKIP("default model not present (WEIR_MODEL)");
+    std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
+    auto m = loadModel(f);
+    checkModel(*m, 12);
+}

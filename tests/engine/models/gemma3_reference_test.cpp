@@ -4,7 +4,12 @@
 // from the model alone and in mixed batches, and through the whole Engine
 // (prompt text tokenized by Weir, the chat prompt rendered by its template,
 // paged KV pools, chunked prefill, all prompts scheduled at once).
-#include <QtTest>
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
+
+#include <filesystem>
+
+#include <cstdio>
 
 #include <chrono>
 #include <condition_variable>
@@ -18,185 +23,176 @@
 using namespace weir;
 using namespace weir::testing;
 
-class Gemma3ReferenceTest : public QObject {
-    Q_OBJECT
+static EngineOptions engineOptions() {
+    EngineOptions o;
+    o.modelPath = weirtest::environment("WEIR_MODEL");
+    o.threads = 2;
+    o.maxRunningRequests = 16;  // every case at once
+    o.maxContext = 512;
+    o.checkIntegrityEveryStep = true;
+    return o;
+}
+std::unique_ptr<Model> model_;
+Reference ref_;
+std::unique_ptr<kernels::ThreadPool> pool_;
 
-    static EngineOptions engineOptions() {
-        EngineOptions o;
-        o.modelPath = qEnvironmentVariable("WEIR_MODEL").toStdString();
-        o.threads = 2;
-        o.maxRunningRequests = 16;  // every case at once
-        o.maxContext = 512;
-        o.checkIntegrityEveryStep = true;
-        return o;
-    }
-    std::unique_ptr<Model> model_;
-    Reference ref_;
-    std::unique_ptr<kernels::ThreadPool> pool_;
+// Tokens each Engine run produced before its first difference from f16's.
+static size_t greedyAgreement(const std::vector<Run>& runs) {
+    size_t n = 0;
+    for (size_t i = 0; i < runs.size(); ++i) n += matchingSteps(ref_.cases[i], runs[i]);
+    return n;
+}
 
-private slots:
-    void initTestCase() {
-        const QString modelPath = qEnvironmentVariable("WEIR_MODEL");
-        if (modelPath.isEmpty() || !QFile::exists(modelPath)) QSKIP("default model not present (WEIR_MODEL)");
-        ref_ = loadReference(qEnvironmentVariable("WEIR_TEST_DATA") + "/reference/gemma3_270m_greedy.json");
-        QVERIFY2(ref_.cases.size() >= 8, "reference data missing or too small");
-        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath.toStdString());
-        model_ = loadModel(file);
-        QCOMPARE(model_->config().architecture, std::string("gemma3"));
-        pool_ = std::make_unique<kernels::ThreadPool>(2);
-    }
-
-    void eachPromptAlone() {
-        std::vector<Run> runs;
-        for (const auto& c : ref_.cases) runs.push_back(runAlone(*model_, c, *pool_));
-        expectMatches(ref_, runs, "alone");
-    }
-
-    void allPromptsInMixedBatches() {
-        expectMatches(ref_, runMixed(*model_, ref_.cases, *pool_), "mixed");
-    }
-
-    // Weir's tokenizer gives llama.cpp's prompt ids for every text prompt
-    // (special tokens parsed only in the chat-formatted one, as the generator did).
-    void promptTextTokenizesLikeLlamaCpp() {
-        Engine engine(engineOptions());
-        for (const auto& c : ref_.cases) {
-            QVERIFY(!c.text.empty());
-            const bool chat = c.text.find("<start_of_turn>") != std::string::npos;
-            const std::vector<int32_t> ids = chat ? engine.tokenizePrompt(c.text) : engine.tokenize(c.text, true);
-            QVERIFY2(ids == c.prompt, c.text.c_str());
+// Each case's prompt plus its reference continuation in one batch with a
+// `dtype` KV cache: at how many positions is the argmax the reference's
+// next token?
+size_t teacherForcedAgreement(KvDtype dtype) {
+    size_t agree = 0;
+    const int32_t nVocab = model_->config().nVocab;
+    for (const auto& c : ref_.cases) {
+        const size_t total = c.prompt.size() + c.generated.size() - 1;
+        SimpleKvCache kv(model_->config(), 1, int32_t(total), 16, dtype);
+        Batch b;
+        for (size_t i = 0; i < total; ++i) {
+            const int32_t tok = i < c.prompt.size() ? c.prompt[i] : c.generated[i - c.prompt.size()];
+            b.add(tok, 0, int32_t(i), i + 1 >= c.prompt.size());
         }
+        std::vector<float> logits;
+        model_->forward(b, kv, logits, *pool_);
+        for (size_t j = 0; j < c.generated.size(); ++j)
+            agree += argmax(logits.data() + j * size_t(nVocab), nVocab) == c.generated[j];
     }
+    return agree;
+}
 
-    // The chat case is what the app sends for one user message: the template's
-    // rendering must tokenize to llama.cpp's ids of the same formatted prompt.
-    void chatMessageRendersToTheReferencePrompt() {
-        Engine engine(engineOptions());
-        const ReferenceCase* chatCase = nullptr;
-        for (const auto& c : ref_.cases)
-            if (c.text.find("<start_of_turn>") != std::string::npos) chatCase = &c;
-        QVERIFY(chatCase);
-        QCOMPARE(engine.tokenizeChat({{"user", "Write a haiku about autumn."}}), chatCase->prompt);
+// Runs every reference prompt through one Engine at once (greedy).
+// bytesRatio: bytes per token of both pools relative to f16.
+bool runEngine(KvDtype dtype, std::vector<Run>& runs, double* bytesRatio = nullptr) {
+    EngineOptions o = engineOptions();
+    o.kvDtype = dtype;
+    Engine engine(o);
+    if (bytesRatio) {
+        Engine f16(engineOptions());
+        const CacheStatus a = engine.cacheStatus(), b = f16.cacheStatus();
+        *bytesRatio = double(a.full.bytesPerToken + a.window.bytesPerToken) /
+                      double(b.full.bytesPerToken + b.window.bytesPerToken);
     }
-
-    // Every prompt submitted at once to the Engine: scheduled together, paged
-    // KV, greedy sampling through the sampler; each comes out as llama.cpp's.
-    void everyPromptThroughTheEngineAtOnce() {
-        std::vector<Run> runs;
-        QVERIFY(runEngine(KvDtype::F16, runs));
-        size_t identical = 0;
-        for (size_t i = 0; i < runs.size(); ++i) {
-            const size_t same = matchingSteps(ref_.cases[i], runs[i]);
-            qInfo("engine case %zu: %zu/%zu steps match", i, same, ref_.cases[i].generated.size());
-            identical += same == ref_.cases[i].generated.size();
-        }
-        QCOMPARE(identical, ref_.cases.size());
-    }
-
-    // 8-bit KV caches: half the bytes per token, and the same next tokens as
-    // f16. Two measures, both printed: (1) teacher-forced, every reference
-    // position predicts the reference's next token (robust: one flipped
-    // near-tie does not end the comparison); asserted. (2) free-running greedy
-    // continuations through the Engine, tokens until the first difference
-    // (the first flipped near-tie ends a base model's continuation early, f32
-    // KV included, so this one is reported against f32's figure, not asserted).
-    void eightBitKvFollowsF16() {
-        const size_t steps = [&] { size_t n = 0; for (const auto& c : ref_.cases) n += c.generated.size(); return n; }();
-        const size_t f32Forced = teacherForcedAgreement(KvDtype::F32);
-        std::vector<Run> f32Runs;
-        QVERIFY(runEngine(KvDtype::F32, f32Runs));
-        const size_t f32Greedy = greedyAgreement(f32Runs);
-        qInfo("f32 KV (for scale): %zu/%zu teacher-forced steps agree with f16, %zu/%zu greedy tokens before the first "
-              "difference", f32Forced, steps, f32Greedy, steps);
-        for (KvDtype dtype : {KvDtype::Q8_0, KvDtype::FP8_E4M3}) {
-            const size_t forced = teacherForcedAgreement(dtype);
-            std::vector<Run> runs;
-            double bytesRatio = 0;
-            QVERIFY(runEngine(dtype, runs, &bytesRatio));
-            const size_t greedy = greedyAgreement(runs);
-            qInfo("%s KV: %.3f of f16's bytes per token; %zu/%zu teacher-forced steps agree with f16 (%.1f%%), "
-                  "%zu/%zu greedy tokens before the first difference",
-                  kvDtypeName(dtype), bytesRatio, forced, steps, 100.0 * double(forced) / double(steps), greedy, steps);
-            QVERIFY(bytesRatio >= 0.5 && bytesRatio < 0.54);
-            // A cache read back wrongly predicts garbage everywhere; rounding
-            // only flips near-ties.
-            QVERIFY2(double(forced) >= 0.9 * double(steps), kvDtypeName(dtype));
-        }
-    }
-
-private:
-    // Tokens each Engine run produced before its first difference from f16's.
-    size_t greedyAgreement(const std::vector<Run>& runs) const {
-        size_t n = 0;
-        for (size_t i = 0; i < runs.size(); ++i) n += matchingSteps(ref_.cases[i], runs[i]);
-        return n;
-    }
-
-    // Each case's prompt plus its reference continuation in one batch with a
-    // `dtype` KV cache: at how many positions is the argmax the reference's
-    // next token?
-    size_t teacherForcedAgreement(KvDtype dtype) {
-        size_t agree = 0;
-        const int32_t nVocab = model_->config().nVocab;
-        for (const auto& c : ref_.cases) {
-            const size_t total = c.prompt.size() + c.generated.size() - 1;
-            SimpleKvCache kv(model_->config(), 1, int32_t(total), 16, dtype);
-            Batch b;
-            for (size_t i = 0; i < total; ++i) {
-                const int32_t tok = i < c.prompt.size() ? c.prompt[i] : c.generated[i - c.prompt.size()];
-                b.add(tok, 0, int32_t(i), i + 1 >= c.prompt.size());
+    std::mutex m;
+    std::condition_variable cv;
+    runs.assign(ref_.cases.size(), Run{});
+    size_t ended = 0;
+    std::vector<std::string> errors;
+    for (size_t i = 0; i < ref_.cases.size(); ++i) {
+        GenerateRequest req;
+        req.prompt = ref_.cases[i].prompt;
+        req.sampling.temperature = 0;
+        req.maxTokens = int32_t(ref_.cases[i].generated.size());
+        req.stopAtEndOfGeneration = false;
+        engine.submit(std::move(req), [&, i](const Event& e) {
+            std::lock_guard<std::mutex> lock(m);
+            if (e.kind == Event::Kind::Token) {
+                runs[i].tokens.push_back(e.token);
+                return;
             }
-            std::vector<float> logits;
-            model_->forward(b, kv, logits, *pool_);
-            for (size_t j = 0; j < c.generated.size(); ++j)
-                agree += argmax(logits.data() + j * size_t(nVocab), nVocab) == c.generated[j];
-        }
-        return agree;
+            if (e.kind != Event::Kind::Done) errors.push_back(e.text);
+            ++ended;
+            cv.notify_all();
+        });
     }
-
-    // Runs every reference prompt through one Engine at once (greedy).
-    // bytesRatio: bytes per token of both pools relative to f16.
-    bool runEngine(KvDtype dtype, std::vector<Run>& runs, double* bytesRatio = nullptr) {
-        EngineOptions o = engineOptions();
-        o.kvDtype = dtype;
-        Engine engine(o);
-        if (bytesRatio) {
-            Engine f16(engineOptions());
-            const CacheStatus a = engine.cacheStatus(), b = f16.cacheStatus();
-            *bytesRatio = double(a.full.bytesPerToken + a.window.bytesPerToken) /
-                          double(b.full.bytesPerToken + b.window.bytesPerToken);
-        }
-        std::mutex m;
-        std::condition_variable cv;
-        runs.assign(ref_.cases.size(), Run{});
-        size_t ended = 0;
-        std::vector<std::string> errors;
-        for (size_t i = 0; i < ref_.cases.size(); ++i) {
-            GenerateRequest req;
-            req.prompt = ref_.cases[i].prompt;
-            req.sampling.temperature = 0;
-            req.maxTokens = int32_t(ref_.cases[i].generated.size());
-            req.stopAtEndOfGeneration = false;
-            engine.submit(std::move(req), [&, i](const Event& e) {
-                std::lock_guard<std::mutex> lock(m);
-                if (e.kind == Event::Kind::Token) {
-                    runs[i].tokens.push_back(e.token);
-                    return;
-                }
-                if (e.kind != Event::Kind::Done) errors.push_back(e.text);
-                ++ended;
-                cv.notify_all();
-            });
-        }
-        std::unique_lock<std::mutex> lock(m);
-        if (!cv.wait_for(lock, std::chrono::minutes(5), [&] { return ended == ref_.cases.size(); })) {
-            qWarning("the engine did not finish the reference prompts");
-            return false;
-        }
-        for (const std::string& e : errors) qWarning("engine error: %s", e.c_str());
-        return errors.empty();
+    std::unique_lock<std::mutex> lock(m);
+    if (!cv.wait_for(lock, std::chrono::minutes(5), [&] { return ended == ref_.cases.size(); })) {
+        std::printf("  the engine did not finish the reference prompts\n");
+        return false;
     }
-};
+    for (const std::string& e : errors) std::printf("  engine error: %s\n", e.c_str());
+    return errors.empty();
+}
 
-QTEST_APPLESS_MAIN(Gemma3ReferenceTest)
-#include "gemma3_reference_test.moc"
+WEIR_TEST_SUITE_SETUP(Gemma3Reference) {
+    const std::string modelPath = weirtest::environment("WEIR_MODEL");
+    if (modelPath.empty() || !std::filesystem::exists(modelPath)) SKIP("default model not present (WEIR_MODEL)");
+    ref_ = loadReference(weirtest::environment("WEIR_TEST_DATA") + "/reference/gemma3_270m_greedy.json");
+    REQUIRE_MSG(ref_.cases.size() >= 8, "reference data missing or too small");
+    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath);
+    model_ = loadModel(file);
+    REQUIRE_EQ(model_->config().architecture, std::string("gemma3"));
+    pool_ = std::make_unique<kernels::ThreadPool>(2);
+}
+
+WEIR_TEST(Gemma3Reference, eachPromptAlone) {
+    std::vector<Run> runs;
+    for (const auto& c : ref_.cases) runs.push_back(runAlone(*model_, c, *pool_));
+    expectMatches(ref_, runs, "alone");
+}
+
+WEIR_TEST(Gemma3Reference, allPromptsInMixedBatches) {
+    expectMatches(ref_, runMixed(*model_, ref_.cases, *pool_), "mixed");
+}
+
+// Weir's tokenizer gives llama.cpp's prompt ids for every text prompt
+// (special tokens parsed only in the chat-formatted one, as the generator did).
+WEIR_TEST(Gemma3Reference, promptTextTokenizesLikeLlamaCpp) {
+    Engine engine(engineOptions());
+    for (const auto& c : ref_.cases) {
+        REQUIRE(!c.text.empty());
+        const bool chat = c.text.find("<start_of_turn>") != std::string::npos;
+        const std::vector<int32_t> ids = chat ? engine.tokenizePrompt(c.text) : engine.tokenize(c.text, true);
+        REQUIRE_MSG(ids == c.prompt, c.text.c_str());
+    }
+}
+
+// The chat case is what the app sends for one user message: the template's
+// rendering must tokenize to llama.cpp's ids of the same formatted prompt.
+WEIR_TEST(Gemma3Reference, chatMessageRendersToTheReferencePrompt) {
+    Engine engine(engineOptions());
+    const ReferenceCase* chatCase = nullptr;
+    for (const auto& c : ref_.cases)
+        if (c.text.find("<start_of_turn>") != std::string::npos) chatCase = &c;
+    REQUIRE(chatCase);
+    REQUIRE_EQ(engine.tokenizeChat({{"user", "Write a haiku about autumn."}}), chatCase->prompt);
+}
+
+// Every prompt submitted at once to the Engine: scheduled together, paged
+// KV, greedy sampling through the sampler; each comes out as llama.cpp's.
+WEIR_TEST(Gemma3Reference, everyPromptThroughTheEngineAtOnce) {
+    std::vector<Run> runs;
+    REQUIRE(runEngine(KvDtype::F16, runs));
+    size_t identical = 0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const size_t same = matchingSteps(ref_.cases[i], runs[i]);
+        std::printf("  engine case %zu: %zu/%zu steps match\n", i, same, ref_.cases[i].generated.size());
+        identical += same == ref_.cases[i].generated.size();
+    }
+    REQUIRE_EQ(identical, ref_.cases.size());
+}
+
+// 8-bit KV caches: half the bytes per token, and the same next tokens as
+// f16. Two measures, both printed: (1) teacher-forced, every reference
+// position predicts the reference's next token (robust: one flipped
+// near-tie does not end the comparison); asserted. (2) free-running greedy
+// continuations through the Engine, tokens until the first difference
+// (the first flipped near-tie ends a base model's continuation early, f32
+// KV included, so this one is reported against f32's figure, not asserted).
+WEIR_TEST(Gemma3Reference, eightBitKvFollowsF16) {
+    const size_t steps = [&] { size_t n = 0; for (const auto& c : ref_.cases) n += c.generated.size(); return n; }();
+    const size_t f32Forced = teacherForcedAgreement(KvDtype::F32);
+    std::vector<Run> f32Runs;
+    REQUIRE(runEngine(KvDtype::F32, f32Runs));
+    const size_t f32Greedy = greedyAgreement(f32Runs);
+    std::printf("  f32 KV (for scale): %zu/%zu teacher-forced steps agree with f16, %zu/%zu greedy tokens before the first \n"
+          "difference", f32Forced, steps, f32Greedy, steps);
+    for (KvDtype dtype : {KvDtype::Q8_0, KvDtype::FP8_E4M3}) {
+        const size_t forced = teacherForcedAgreement(dtype);
+        std::vector<Run> runs;
+        double bytesRatio = 0;
+        REQUIRE(runEngine(dtype, runs, &bytesRatio));
+        const size_t greedy = greedyAgreement(runs);
+        std::printf("  %s KV: %.3f of f16's bytes per token; %zu/%zu teacher-forced steps agree with f16 (%.1f%%), \n"
+              "%zu/%zu greedy tokens before the first difference",
+              kvDtypeName(dtype), bytesRatio, forced, steps, 100.0 * double(forced) / double(steps), greedy, steps);
+        REQUIRE(bytesRatio >= 0.5 && bytesRatio < 0.54);
+        // A cache read back wrongly predicts garbage everywhere; rounding
+        // only flips near-ties.
+        REQUIRE_MSG(double(forced) >= 0.9 * double(steps), kvDtypeName(dtype));
+    }
+}

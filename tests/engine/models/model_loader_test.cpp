@@ -1,6 +1,9 @@
 // loadModel(): configuration read from metadata, and refusals (unsupported
 // architecture, missing or mis-shaped tensors, bad metadata) that name the problem.
-#include <QtTest>
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
+
+#include <filesystem>
 
 #include <cmath>
 #include <functional>
@@ -59,254 +62,245 @@ std::string loadError(const std::vector<uint8_t>& bytes) {
 
 } // namespace
 
-class ModelLoaderTest : public QObject {
-    Q_OBJECT
-    std::vector<uint8_t> synth_;
+std::vector<uint8_t> synth_;
 
-private slots:
-    void initTestCase() { synth_ = makeSyntheticModel(SyntheticModelSpec{}); }
+WEIR_TEST_SUITE_SETUP(ModelLoader) { synth_ = makeSyntheticModel(SyntheticModelSpec{}); }
 
-    void syntheticLlamaConfig() {
-        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
-        auto m = loadModel(f);
-        const ModelConfig& c = m->config();
-        QCOMPARE(c.architecture, std::string("llama"));
-        QCOMPARE(c.nLayer, 2);
-        QCOMPARE(c.nEmbd, 256);
-        QCOMPARE(c.nFf, 512);
-        QCOMPARE(c.nHead, 4);
-        QCOMPARE(c.nHeadKv, 2);
-        QCOMPARE(c.headDimK, 64);
-        QCOMPARE(c.nVocab, 512);
-        QCOMPARE(c.nRot, 64);
-        QVERIFY(c.ropeStyle == RopeStyle::Normal);
-        QVERIFY(!c.anySliding());
-        QCOMPARE(c.ropeBase.size(), size_t(2));
-        QCOMPARE(c.ropeBase[1], 10000.0f);
-        QVERIFY(std::fabs(c.attnScale - 0.125f) < 1e-7f);
-        QVERIFY(std::fabs(c.normEps - 1e-5f) < 1e-12f);
+WEIR_TEST(ModelLoader, syntheticLlamaConfig) {
+    std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
+    auto m = loadModel(f);
+    const ModelConfig& c = m->config();
+    REQUIRE_EQ(c.architecture, std::string("llama"));
+    REQUIRE_EQ(c.nLayer, 2);
+    REQUIRE_EQ(c.nEmbd, 256);
+    REQUIRE_EQ(c.nFf, 512);
+    REQUIRE_EQ(c.nHead, 4);
+    REQUIRE_EQ(c.nHeadKv, 2);
+    REQUIRE_EQ(c.headDimK, 64);
+    REQUIRE_EQ(c.nVocab, 512);
+    REQUIRE_EQ(c.nRot, 64);
+    REQUIRE(c.ropeStyle == RopeStyle::Normal);
+    REQUIRE(!c.anySliding());
+    REQUIRE_EQ(c.ropeBase.size(), size_t(2));
+    REQUIRE_EQ(c.ropeBase[1], 10000.0f);
+    REQUIRE(std::fabs(c.attnScale - 0.125f) < 1e-7f);
+    REQUIRE(std::fabs(c.normEps - 1e-5f) < 1e-12f);
+}
+
+WEIR_TEST(ModelLoader, qwen2UsesNeox) {
+    SyntheticModelSpec s;
+    s.architecture = "qwen2";
+    const auto bytes = makeSyntheticModel(s);
+    std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "q");
+    auto m = loadModel(f);
+    REQUIRE(m->config().ropeStyle == RopeStyle::NeoX);
+    REQUIRE_EQ(m->config().architecture, std::string("qwen2"));
+}
+
+WEIR_TEST(ModelLoader, gemma3DefaultModelConfig) {
+    const std::string path = weirtest::environment("WEIR_MODEL");
+    if (path.empty() || !std::filesystem::exists(path)) SKIP("default model not present (WEIR_MODEL)");
+    std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
+    REQUIRE(!f->findTensor("output.weight"));  // tied to token_embd
+    auto m = loadModel(f);
+    const ModelConfig& c = m->config();
+    // Gemma 3 270M as its model card gives it: 18 layers, 640 wide, 4 heads, 1 KV head, 256 per head.
+    REQUIRE_EQ(c.architecture, std::string("gemma3"));
+    REQUIRE_EQ(c.nLayer, 18);
+    REQUIRE_EQ(c.nEmbd, 640);
+    REQUIRE_EQ(c.nFf, 2048);
+    REQUIRE_EQ(c.nHead, 4);
+    REQUIRE_EQ(c.nHeadKv, 1);
+    REQUIRE_EQ(c.headDimK, 256);
+    REQUIRE_EQ(c.nVocab, 262144);
+    REQUIRE_EQ(c.slidingWindow, 512);
+    REQUIRE_EQ(c.nCtxTrain, 32768);
+    REQUIRE(c.ropeStyle == RopeStyle::NeoX);
+    REQUIRE_EQ(c.attnScale, 1.0f / 16.0f);
+    for (int il = 0; il < 18; ++il) {
+        const bool global = il == 5 || il == 11 || il == 17;
+        REQUIRE_EQ(bool(c.layerSlides[size_t(il)]), !global);
+        REQUIRE_EQ(c.ropeBase[size_t(il)], global ? 1e6f : 1e4f);
+        REQUIRE_EQ(c.ropeScale[size_t(il)], 1.0f);
     }
+    REQUIRE_EQ(c.quantization, std::string("Q4_K_M"));
+}
 
-    void qwen2UsesNeox() {
-        SyntheticModelSpec s;
-        s.architecture = "qwen2";
-        const auto bytes = makeSyntheticModel(s);
-        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "q");
-        auto m = loadModel(f);
-        QVERIFY(m->config().ropeStyle == RopeStyle::NeoX);
-        QCOMPARE(m->config().architecture, std::string("qwen2"));
-    }
+WEIR_TEST(ModelLoader, refusesUnsupportedArchitecture) {
+    Rewrite r;
+    r.metadata = [](const std::string& k, gguf::Value& v) {
+        if (k == "general.architecture") v = gguf::makeString("mamba");
+        return true;
+    };
+    const std::string e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("unsupported architecture 'mamba'") != std::string::npos, e.c_str());
+}
 
-    void gemma3DefaultModelConfig() {
-        const QString path = qEnvironmentVariable("WEIR_MODEL");
-        if (path.isEmpty() || !QFile::exists(path)) QSKIP("default model not present (WEIR_MODEL)");
-        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path.toStdString());
-        QVERIFY(!f->findTensor("output.weight"));  // tied to token_embd
-        auto m = loadModel(f);
-        const ModelConfig& c = m->config();
-        // Gemma 3 270M as its model card gives it: 18 layers, 640 wide, 4 heads, 1 KV head, 256 per head.
-        QCOMPARE(c.architecture, std::string("gemma3"));
-        QCOMPARE(c.nLayer, 18);
-        QCOMPARE(c.nEmbd, 640);
-        QCOMPARE(c.nFf, 2048);
-        QCOMPARE(c.nHead, 4);
-        QCOMPARE(c.nHeadKv, 1);
-        QCOMPARE(c.headDimK, 256);
-        QCOMPARE(c.nVocab, 262144);
-        QCOMPARE(c.slidingWindow, 512);
-        QCOMPARE(c.nCtxTrain, 32768);
-        QVERIFY(c.ropeStyle == RopeStyle::NeoX);
-        QCOMPARE(c.attnScale, 1.0f / 16.0f);
-        for (int il = 0; il < 18; ++il) {
-            const bool global = il == 5 || il == 11 || il == 17;
-            QCOMPARE(bool(c.layerSlides[size_t(il)]), !global);
-            QCOMPARE(c.ropeBase[size_t(il)], global ? 1e6f : 1e4f);
-            QCOMPARE(c.ropeScale[size_t(il)], 1.0f);
-        }
-        QCOMPARE(c.quantization, std::string("Q4_K_M"));
-    }
+WEIR_TEST(ModelLoader, refusesMissingArchitectureKey) {
+    Rewrite r;
+    r.metadata = [](const std::string& k, gguf::Value&) { return k != "general.architecture"; };
+    const std::string e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("general.architecture") != std::string::npos, e.c_str());
+}
 
-    void refusesUnsupportedArchitecture() {
-        Rewrite r;
-        r.metadata = [](const std::string& k, gguf::Value& v) {
-            if (k == "general.architecture") v = gguf::makeString("mamba");
-            return true;
-        };
-        const std::string e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("unsupported architecture 'mamba'") != std::string::npos, e.c_str());
-    }
+WEIR_TEST(ModelLoader, refusesMissingTensor) {
+    Rewrite r;
+    r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>&) { return t.name != "blk.1.ffn_up.weight"; };
+    const std::string e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("missing tensor blk.1.ffn_up.weight") != std::string::npos, e.c_str());
+}
 
-    void refusesMissingArchitectureKey() {
-        Rewrite r;
-        r.metadata = [](const std::string& k, gguf::Value&) { return k != "general.architecture"; };
-        const std::string e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("general.architecture") != std::string::npos, e.c_str());
-    }
+WEIR_TEST(ModelLoader, refusesMisshapedTensor) {
+    Rewrite r;
+    r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>& ne) {
+        if (t.name == "blk.0.attn_k.weight") ne[1] += 32;
+        return true;
+    };
+    const std::string e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("blk.0.attn_k.weight") != std::string::npos && e.find("expected [256, 128]") != std::string::npos, e.c_str());
+}
 
-    void refusesMissingTensor() {
-        Rewrite r;
-        r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>&) { return t.name != "blk.1.ffn_up.weight"; };
-        const std::string e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("missing tensor blk.1.ffn_up.weight") != std::string::npos, e.c_str());
-    }
+WEIR_TEST(ModelLoader, refusesMisshapedNorm) {
+    Rewrite r;
+    r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>& ne) {
+        if (t.name == "output_norm.weight") ne[0] = 128;
+        return true;
+    };
+    const std::string e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("output_norm.weight") != std::string::npos, e.c_str());
+}
 
-    void refusesMisshapedTensor() {
-        Rewrite r;
-        r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>& ne) {
-            if (t.name == "blk.0.attn_k.weight") ne[1] += 32;
-            return true;
-        };
-        const std::string e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("blk.0.attn_k.weight") != std::string::npos && e.find("expected [256, 128]") != std::string::npos, e.c_str());
-    }
+WEIR_TEST(ModelLoader, refusesMissingOrBadMetadata) {
+    Rewrite r;
+    r.metadata = [](const std::string& k, gguf::Value&) { return k != "llama.block_count"; };
+    std::string e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("llama.block_count") != std::string::npos, e.c_str());
 
-    void refusesMisshapedNorm() {
-        Rewrite r;
-        r.tensor = [](const gguf::TensorInfo& t, std::vector<int64_t>& ne) {
-            if (t.name == "output_norm.weight") ne[0] = 128;
-            return true;
-        };
-        const std::string e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("output_norm.weight") != std::string::npos, e.c_str());
-    }
+    r.metadata = [](const std::string& k, gguf::Value& v) {
+        if (k == "llama.attention.head_count_kv") v = gguf::makeU32(3);
+        return true;
+    };
+    e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("head_count_kv") != std::string::npos, e.c_str());
 
-    void refusesMissingOrBadMetadata() {
-        Rewrite r;
-        r.metadata = [](const std::string& k, gguf::Value&) { return k != "llama.block_count"; };
-        std::string e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("llama.block_count") != std::string::npos, e.c_str());
+    r.metadata = [](const std::string& k, gguf::Value& v) {
+        if (k == "llama.embedding_length") v = gguf::makeString("wide");
+        return true;
+    };
+    e = loadError(rewrite(synth_, r));
+    REQUIRE_MSG(e.find("llama.embedding_length") != std::string::npos, e.c_str());
 
-        r.metadata = [](const std::string& k, gguf::Value& v) {
-            if (k == "llama.attention.head_count_kv") v = gguf::makeU32(3);
-            return true;
-        };
-        e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("head_count_kv") != std::string::npos, e.c_str());
+    // The rewrite itself keeps a file loadable.
+    REQUIRE_EQ(loadError(rewrite(synth_, Rewrite{})), std::string());
+}
 
-        r.metadata = [](const std::string& k, gguf::Value& v) {
-            if (k == "llama.embedding_length") v = gguf::makeString("wide");
-            return true;
-        };
-        e = loadError(rewrite(synth_, r));
-        QVERIFY2(e.find("llama.embedding_length") != std::string::npos, e.c_str());
+// Issue 16: metadata that parses but makes no sense loaded and produced
+// garbage. Each is refused, naming the key and the value.
+struct RefusesCorruptMetadataRow {
+    std::string name;
+    std::string key;
+    int kind;  // 0: u32, 1: f32, 2: the same number as u32
+    double value;
+    std::string expected;
+};
 
-        // The rewrite itself keeps a file loadable.
-        QCOMPARE(loadError(rewrite(synth_, Rewrite{})), std::string());
-    }
+static std::vector<RefusesCorruptMetadataRow> refusesCorruptMetadataRows() {
+    std::vector<RefusesCorruptMetadataRow> rows;
+    rows.push_back({"block_count below the tensors", "gemma3.block_count", 0, 1.0, "gemma3.block_count = 1: the file has tensors for 4 layers"});
+    rows.push_back({"block_count above the tensors", "gemma3.block_count", 0, 6.0, "gemma3.block_count = 6: the file has tensors for 4 layers"});
+    rows.push_back({"epsilon inf", "gemma3.attention.layer_norm_rms_epsilon", 1, double(INFINITY), "gemma3.attention.layer_norm_rms_epsilon = inf: must be a finite positive number"});
+    rows.push_back({"epsilon nan", "gemma3.attention.layer_norm_rms_epsilon", 1, double(NAN), "gemma3.attention.layer_norm_rms_epsilon = nan: must be a finite positive number"});
+    rows.push_back({"epsilon zero", "gemma3.attention.layer_norm_rms_epsilon", 1, 0.0, "gemma3.attention.layer_norm_rms_epsilon = 0: must be a finite positive number"});
+    rows.push_back({"epsilon as integer", "gemma3.attention.layer_norm_rms_epsilon", 2, 1.0, "gemma3.attention.layer_norm_rms_epsilon = 1: stored as u32, expected a float"});
+    rows.push_back({"rope base inf", "gemma3.rope.freq_base", 1, double(INFINITY), "gemma3.rope.freq_base = inf: must be a finite positive number"});
+    rows.push_back({"rope base negative", "gemma3.rope.freq_base", 1, -10000.0, "gemma3.rope.freq_base = -10000: must be a finite positive number"});
+    rows.push_back({"rope base beyond float", "gemma3.rope.freq_base", 1, 1e39, "gemma3.rope.freq_base = inf: must be a finite positive number"});
+    rows.push_back({"block_count as float", "gemma3.block_count", 1, 4.0, "gemma3.block_count = 4: stored as f32, expected an integer"});
+    return rows;
+}
 
-    // Issue 16: metadata that parses but makes no sense loaded and produced
-    // garbage. Each is refused, naming the key and the value.
-    void refusesCorruptMetadata_data() {
-        QTest::addColumn<QString>("key");
-        QTest::addColumn<int>("kind");  // 0: u32, 1: f32, 2: the same number as u32
-        QTest::addColumn<double>("value");
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("block_count below the tensors")
-            << "gemma3.block_count" << 0 << 1.0 << "gemma3.block_count = 1: the file has tensors for 4 layers";
-        QTest::newRow("block_count above the tensors")
-            << "gemma3.block_count" << 0 << 6.0 << "gemma3.block_count = 6: the file has tensors for 4 layers";
-        QTest::newRow("epsilon inf") << "gemma3.attention.layer_norm_rms_epsilon" << 1 << double(INFINITY)
-                                     << "gemma3.attention.layer_norm_rms_epsilon = inf: must be a finite positive number";
-        QTest::newRow("epsilon nan") << "gemma3.attention.layer_norm_rms_epsilon" << 1 << double(NAN)
-                                     << "gemma3.attention.layer_norm_rms_epsilon = nan: must be a finite positive number";
-        QTest::newRow("epsilon zero") << "gemma3.attention.layer_norm_rms_epsilon" << 1 << 0.0
-                                      << "gemma3.attention.layer_norm_rms_epsilon = 0: must be a finite positive number";
-        QTest::newRow("epsilon as integer") << "gemma3.attention.layer_norm_rms_epsilon" << 2 << 1.0
-                                            << "gemma3.attention.layer_norm_rms_epsilon = 1: stored as u32, expected a float";
-        QTest::newRow("rope base inf") << "gemma3.rope.freq_base" << 1 << double(INFINITY)
-                                       << "gemma3.rope.freq_base = inf: must be a finite positive number";
-        QTest::newRow("rope base negative") << "gemma3.rope.freq_base" << 1 << -10000.0
-                                            << "gemma3.rope.freq_base = -10000: must be a finite positive number";
-        QTest::newRow("rope base beyond float") << "gemma3.rope.freq_base" << 1 << 1e39
-                                                << "gemma3.rope.freq_base = inf: must be a finite positive number";
-        QTest::newRow("block_count as float")
-            << "gemma3.block_count" << 1 << 4.0 << "gemma3.block_count = 4: stored as f32, expected an integer";
-    }
-
-    void refusesCorruptMetadata() {
-        QFETCH(QString, key);
-        QFETCH(int, kind);
-        QFETCH(double, value);
-        QFETCH(QString, expected);
+WEIR_TEST(ModelLoader, refusesCorruptMetadata) {
+    weirtest::eachRow(refusesCorruptMetadataRows(), [&](const RefusesCorruptMetadataRow& row) {
+        const std::string& key = row.key;
+        const int& kind = row.kind;
+        const double& value = row.value;
+        const std::string& expected = row.expected;
         SyntheticModelSpec spec;
         spec.architecture = "gemma3";
         spec.nLayer = 4;
         const auto model = makeSyntheticModel(spec);
-        QCOMPARE(loadError(model), std::string());
+        REQUIRE_EQ(loadError(model), std::string());
 
         Rewrite r;
         bool found = false;
         r.metadata = [&](const std::string& k, gguf::Value& v) {
-            if (k != key.toStdString()) return true;
+            if (k != key) return true;
             found = true;
             v = kind == 1 ? gguf::makeF32(float(value)) : gguf::makeU32(uint32_t(value));
             return true;
         };
         const std::string e = loadError(rewrite(model, r));
-        QVERIFY2(found, qPrintable(key));
-        QVERIFY2(e.find(expected.toStdString()) != std::string::npos, e.c_str());
-        QVERIFY2(e.rfind("test.gguf: ", 0) == 0, e.c_str());  // and the file
-    }
+        REQUIRE_MSG(found, key);
+        REQUIRE_MSG(e.find(expected) != std::string::npos, e.c_str());
+        REQUIRE_MSG(e.rfind("test.gguf: ", 0) == 0, e.c_str());  // and the file
+    });
+}
 
-    void refusesTokenIdsOutsideTheVocabulary() {
-        for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
-                                "tokenizer.ggml.padding_token_id"}) {
-            for (const uint32_t id : {uint32_t(4294967295u), uint32_t(512)}) {  // the vocabulary has 512 tokens
-                auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
-                gguf::GgufWriter w;
-                for (const auto& kv : f->metadata())
-                    if (kv.key != key) w.add(kv.key, kv.value);
-                w.add(key, gguf::makeU32(id));
-                const auto bytes = w.toBytes();
-                auto corrupt = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "test.gguf");
-                std::string e;
-                try {
-                    Tokenizer::fromGguf(*corrupt);
-                } catch (const Error& err) {
-                    e = err.what();
-                }
-                const std::string expected = std::string(key) + " = " + std::to_string(id) +
-                                             ": must be a token id below the 512 tokens";
-                QVERIFY2(e.find(expected) != std::string::npos, (key + (": " + e)).c_str());
+WEIR_TEST(ModelLoader, refusesTokenIdsOutsideTheVocabulary) {
+    for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                            "tokenizer.ggml.padding_token_id"}) {
+        for (const uint32_t id : {uint32_t(4294967295u), uint32_t(512)}) {  // the vocabulary has 512 tokens
+            auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+            gguf::GgufWriter w;
+            for (const auto& kv : f->metadata())
+                if (kv.key != key) w.add(kv.key, kv.value);
+            w.add(key, gguf::makeU32(id));
+            const auto bytes = w.toBytes();
+            auto corrupt = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "test.gguf");
+            std::string e;
+            try {
+                Tokenizer::fromGguf(*corrupt);
+            } catch (const Error& err) {
+                e = err.what();
             }
+            const std::string expected = std::string(key) + " = " + std::to_string(id) +
+                                         ": must be a token id below the 512 tokens";
+            REQUIRE_MSG(e.find(expected) != std::string::npos, (key + (": " + e)).c_str());
         }
-        // In range: loads.
-        auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
-        QVERIFY(Tokenizer::fromGguf(*f)->vocabSize() == 512);
     }
+    // In range: loads.
+    auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+    REQUIRE(Tokenizer::fromGguf(*f)->vocabSize() == 512);
+}
 
-    void refusesUnsupportedRopeScaling() {
-        auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
-        gguf::GgufWriter w;
-        for (const auto& kv : f->metadata()) w.add(kv.key, kv.value);
-        w.addString("llama.rope.scaling.type", "yarn");
-        for (const auto& t : f->tensors())
-            w.addTensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + std::max<uint32_t>(1, t.nDims)), t.data, size_t(t.nbytes));
-        const std::string e = loadError(w.toBytes());
-        QVERIFY2(e.find("yarn") != std::string::npos, e.c_str());
-    }
+WEIR_TEST(ModelLoader, refusesUnsupportedRopeScaling) {
+    auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+    gguf::GgufWriter w;
+    for (const auto& kv : f->metadata()) w.add(kv.key, kv.value);
+    w.addString("llama.rope.scaling.type", "yarn");
+    for (const auto& t : f->tensors())
+        w.addTensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + std::max<uint32_t>(1, t.nDims)), t.data, size_t(t.nbytes));
+    const std::string e = loadError(w.toBytes());
+    REQUIRE_MSG(e.find("yarn") != std::string::npos, e.c_str());
+}
 
-    void forwardRefusesBadBatches() {
-        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
-        auto m = loadModel(f);
-        kernels::ThreadPool pool(1);
-        SimpleKvCache kv(m->config(), 2, 32, 16);
-        std::vector<float> logits;
-        Batch b;
-        b.add(512, 0, 0, true);  // outside the 512-token vocabulary
-        QVERIFY_THROWS_EXCEPTION(Error, m->forward(b, kv, logits, pool));
-        b.tokens.clear();
-        b.add(5, 0, 32, true);   // beyond the pages the cache gave the sequence
-        QVERIFY_THROWS_EXCEPTION(Error, m->forward(b, kv, logits, pool));
-        b.tokens.clear();
-        b.add(5, 2, 0, true);    // unknown sequence
-        QVERIFY_THROWS_EXCEPTION(Error, m->forward(b, kv, logits, pool));
-        b.tokens.clear();
-        b.add(5, 1, 0, true);
-        m->forward(b, kv, logits, pool);
-        QCOMPARE(logits.size(), size_t(512));
-    }
-};
-
-QTEST_APPLESS_MAIN(ModelLoaderTest)
-#include "model_loader_test.moc"
+WEIR_TEST(ModelLoader, forwardRefusesBadBatches) {
+    std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
+    auto m = loadModel(f);
+    kernels::ThreadPool pool(1);
+    SimpleKvCache kv(m->config(), 2, 32, 16);
+    std::vector<float> logits;
+    Batch b;
+    b.add(512, 0, 0, true);  // outside the 512-token vocabulary
+    REQUIRE_THROWS(Error, m->forward(b, kv, logits, pool));
+    b.tokens.clear();
+    b.add(5, 0, 32, true);   // beyond the pages the cache gave the sequence
+    REQUIRE_THROWS(Error, m->forward(b, kv, logits, pool));
+    b.tokens.clear();
+    b.add(5, 2, 0, true);    // unknown sequence
+    REQUIRE_THROWS(Error, m->forward(b, kv, logits, pool));
+    b.tokens.clear();
+    b.add(5, 1, 0, true);
+    m->forward(b, kv, logits, pool);
+    REQUIRE_EQ(logits.size(), size_t(512));
+}

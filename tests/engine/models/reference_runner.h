@@ -2,16 +2,14 @@
 // Shared by the model reference tests: loads a greedy reference recorded from
 // llama.cpp (tests/reference/make_model_reference.py) and replays its prompts
 // through our model, one sequence at a time or all at once in mixed batches.
-#include <QCryptographicHash>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QString>
-#include <QtTest>
+#include "tests/support/json_reading.h"
+#include "tests/support/sha256.h"
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,35 +29,29 @@ struct ReferenceCase {
 };
 
 struct Reference {
-    QString modelSha256;
+    std::string modelSha256;
     std::vector<ReferenceCase> cases;
 };
 
-inline Reference loadReference(const QString& path) {
+inline Reference loadReference(const std::string& path) {
+    using namespace weirtest;
     Reference r;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return r;
-    const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
-    r.modelSha256 = root.value("model_sha256").toString();
-    for (const QJsonValue& cv : root.value("cases").toArray()) {
-        const QJsonObject c = cv.toObject();
+    const auto text = readFile(path);
+    if (!text) return r;
+    const Json root = parseJsonOrUndefined(*text);
+    r.modelSha256 = weirtest::text(field(root, "model_sha256"));
+    for (const Json& c : items(field(root, "cases"))) {
         ReferenceCase rc;
-        rc.text = c.value("prompt").toString().toStdString();
-        for (const QJsonValue& v : c.value("prompt_ids").toArray()) rc.prompt.push_back(v.toInt());
-        for (const QJsonValue& v : c.value("generated").toArray()) rc.generated.push_back(v.toInt());
-        for (const QJsonValue& v : c.value("top5").toArray()) rc.top1Logit.push_back(float(v.toArray().at(0).toArray().at(1).toDouble()));
+        rc.text = weirtest::text(field(c, "prompt"));
+        for (const Json& v : items(field(c, "prompt_ids"))) rc.prompt.push_back(int32_t(integer(v)));
+        for (const Json& v : items(field(c, "generated"))) rc.generated.push_back(int32_t(integer(v)));
+        for (const Json& v : items(field(c, "top5"))) rc.top1Logit.push_back(float(number(item(item(v, 0), 1))));
         r.cases.push_back(std::move(rc));
     }
     return r;
 }
 
-inline QString fileSha256(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    QCryptographicHash h(QCryptographicHash::Sha256);
-    h.addData(&f);
-    return QString::fromLatin1(h.result().toHex());
-}
+using weirtest::fileSha256;
 
 // What our model produced for one case.
 struct Run {
@@ -162,16 +154,16 @@ inline void expectMatches(const Reference& ref, const std::vector<Run>& runs, co
     for (size_t i = 0; i < ref.cases.size(); ++i) {
         const size_t m = matchingSteps(ref.cases[i], runs[i]);
         const double d = worstTop1RelDiff(ref.cases[i], runs[i], m);
-        qInfo("%s case %zu: %zu/%zu steps match, worst top-1 logit rel diff %.2e", label, i, m, ref.cases[i].generated.size(), d);
+        std::printf("  %s case %zu: %zu/%zu steps match, worst top-1 logit rel diff %.2e\n", label, i, m, ref.cases[i].generated.size(), d);
         fullMatches += m == ref.cases[i].generated.size();
         stepsMatched += m;
         stepsTotal += ref.cases[i].generated.size();
         worst = std::max(worst, d);
     }
-    qInfo("%s: %zu/%zu cases identical, %zu/%zu steps before any divergence, worst top-1 rel diff %.2e", label, fullMatches,
+    std::printf("  %s: %zu/%zu cases identical, %zu/%zu steps before any divergence, worst top-1 rel diff %.2e\n", label, fullMatches,
           ref.cases.size(), stepsMatched, stepsTotal, worst);
-    QCOMPARE(fullMatches, ref.cases.size());
-    QVERIFY2(worst < 1e-2, qPrintable(QString("top-1 logit differs by %1 relative").arg(worst)));
+    REQUIRE_EQ(fullMatches, ref.cases.size());
+    REQUIRE_MSG(worst < 1e-2, weirtest::str("top-1 logit differs by ", worst, " relative"));
 }
 
 } // namespace weir::testing

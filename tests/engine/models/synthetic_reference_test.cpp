@@ -7,8 +7,10 @@
 //   weir-cli make-synthetic gemma3.gguf --arch gemma3 --seed 3 --layers 3 --rope-base 1000000
 //   tests/reference/make_model_reference.py --model X.gguf --prompt-ids-seed 7 --out tests/data/reference/X_synthetic_greedy.json
 // The Gemma 3 model has a 16-token window, so its sequences cross it many times.
-#include <QTemporaryDir>
-#include <QtTest>
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
+
+#include <filesystem>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
@@ -18,53 +20,46 @@
 using namespace weir;
 using namespace weir::testing;
 
-class SyntheticReferenceTest : public QObject {
-    Q_OBJECT
-    QTemporaryDir dir_;
-    std::unique_ptr<kernels::ThreadPool> pool_;
+static weirtest::TempDir dir_;
+std::unique_ptr<kernels::ThreadPool> pool_;
 
-    void check(const SyntheticModelSpec& spec, const QString& refName) {
-        const Reference ref = loadReference(qEnvironmentVariable("WEIR_TEST_DATA") + "/reference/" + refName);
-        QVERIFY2(ref.cases.size() >= 8, qPrintable("reference data missing: " + refName));
-        const QString path = dir_.filePath(refName + ".gguf");
-        writeSyntheticModel(spec, path.toStdString());
-        QCOMPARE(fileSha256(path), ref.modelSha256);  // the very file llama.cpp ran
-        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path.toStdString());
-        auto model = loadModel(file);
-        QCOMPARE(model->config().architecture, spec.architecture);
-        std::vector<Run> runs;
-        for (const auto& c : ref.cases) runs.push_back(runAlone(*model, c, *pool_));
-        expectMatches(ref, runs, (spec.architecture + " alone").c_str());
-        expectMatches(ref, runMixed(*model, ref.cases, *pool_), (spec.architecture + " mixed").c_str());
-    }
+void check(const SyntheticModelSpec& spec, const std::string& refName) {
+    const Reference ref = loadReference(weirtest::environment("WEIR_TEST_DATA") + "/reference/" + refName);
+    REQUIRE_MSG(ref.cases.size() >= 8, "reference data missing: " + refName);
+    const std::string path = dir_.filePath(refName + ".gguf");
+    writeSyntheticModel(spec, path);
+    REQUIRE_EQ(fileSha256(path), ref.modelSha256);  // the very file llama.cpp ran
+    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path);
+    auto model = loadModel(file);
+    REQUIRE_EQ(model->config().architecture, spec.architecture);
+    std::vector<Run> runs;
+    for (const auto& c : ref.cases) runs.push_back(runAlone(*model, c, *pool_));
+    expectMatches(ref, runs, (spec.architecture + " alone").c_str());
+    expectMatches(ref, runMixed(*model, ref.cases, *pool_), (spec.architecture + " mixed").c_str());
+}
 
-private slots:
-    void initTestCase() {
-        QVERIFY(dir_.isValid());
-        pool_ = std::make_unique<kernels::ThreadPool>(2);
-    }
+WEIR_TEST_SUITE_SETUP(SyntheticReference) {
+    REQUIRE(dir_.isValid());
+    pool_ = std::make_unique<kernels::ThreadPool>(2);
+}
 
-    void llamaMatchesLlamaCpp() {
-        SyntheticModelSpec spec;  // defaults: llama, 2 layers, seed 1
-        check(spec, "llama_synthetic_greedy.json");
-    }
+WEIR_TEST(SyntheticReference, llamaMatchesLlamaCpp) {
+    SyntheticModelSpec spec;  // defaults: llama, 2 layers, seed 1
+    check(spec, "llama_synthetic_greedy.json");
+}
 
-    void qwen2MatchesLlamaCpp() {
-        SyntheticModelSpec spec;
-        spec.architecture = "qwen2";
-        spec.seed = 2;
-        check(spec, "qwen2_synthetic_greedy.json");
-    }
+WEIR_TEST(SyntheticReference, qwen2MatchesLlamaCpp) {
+    SyntheticModelSpec spec;
+    spec.architecture = "qwen2";
+    spec.seed = 2;
+    check(spec, "qwen2_synthetic_greedy.json");
+}
 
-    void gemma3WithSlidingWindowMatchesLlamaCpp() {
-        SyntheticModelSpec spec;
-        spec.architecture = "gemma3";
-        spec.seed = 3;
-        spec.nLayer = 3;
-        spec.ropeBase = 1e6f;
-        check(spec, "gemma3_synthetic_greedy.json");
-    }
-};
-
-QTEST_APPLESS_MAIN(SyntheticReferenceTest)
-#include "synthetic_reference_test.moc"
+WEIR_TEST(SyntheticReference, gemma3WithSlidingWindowMatchesLlamaCpp) {
+    SyntheticModelSpec spec;
+    spec.architecture = "gemma3";
+    spec.seed = 3;
+    spec.nLayer = 3;
+    spec.ropeBase = 1e6f;
+    check(spec, "gemma3_synthetic_greedy.json");
+}

@@ -2,7 +2,7 @@
 // format's definition written out here, known constants, encoding as the
 // nearest code (ties to even) against a brute-force search over every code,
 // saturation, NaN, rows, and the dot product the attention kernel uses.
-#include <QtTest>
+#include "tests/support/weir_test.h"
 
 #include <cmath>
 #include <random>
@@ -42,88 +42,80 @@ int nearestCode(double x) {
 
 } // namespace
 
-class Fp8E4M3Test : public QObject {
-    Q_OBJECT
-private slots:
-    void decodesEveryCodeAsDefined() {
-        int nans = 0;
-        for (int c = 0; c < 256; ++c) {
-            const double want = definition(c);
-            const float got = e4m3ToF32(uint8_t(c));
-            if (std::isnan(want)) {
-                QVERIFY(std::isnan(got));
-                ++nans;
-                continue;
-            }
-            QCOMPARE(double(got), want);
+WEIR_TEST(Fp8E4M3, decodesEveryCodeAsDefined) {
+    int nans = 0;
+    for (int c = 0; c < 256; ++c) {
+        const double want = definition(c);
+        const float got = e4m3ToF32(uint8_t(c));
+        if (std::isnan(want)) {
+            REQUIRE(std::isnan(got));
+            ++nans;
+            continue;
         }
-        QCOMPARE(nans, 2);
-        QCOMPARE(e4m3ToF32(0x38), 1.0f);
-        QCOMPARE(e4m3ToF32(0x7E), 448.0f);
-        QCOMPARE(e4m3ToF32(0xC0), -2.0f);
-        QCOMPARE(e4m3ToF32(0x01), std::ldexp(1.0f, -9));  // smallest subnormal
-        QCOMPARE(e4m3ToF32(0x08), std::ldexp(1.0f, -6));  // smallest normal
+        REQUIRE_EQ(double(got), want);
     }
+    REQUIRE_EQ(nans, 2);
+    REQUIRE_EQ(e4m3ToF32(0x38), 1.0f);
+    REQUIRE_EQ(e4m3ToF32(0x7E), 448.0f);
+    REQUIRE_EQ(e4m3ToF32(0xC0), -2.0f);
+    REQUIRE_EQ(e4m3ToF32(0x01), std::ldexp(1.0f, -9));  // smallest subnormal
+    REQUIRE_EQ(e4m3ToF32(0x08), std::ldexp(1.0f, -6));  // smallest normal
+}
 
-    void encodesEveryCodeBackToItself() {
-        for (int c = 0; c < 256; ++c) {
-            const float v = e4m3ToF32(uint8_t(c));
-            if (std::isnan(v)) continue;
-            QCOMPARE(int(f32ToE4M3(v)), c);
-        }
+WEIR_TEST(Fp8E4M3, encodesEveryCodeBackToItself) {
+    for (int c = 0; c < 256; ++c) {
+        const float v = e4m3ToF32(uint8_t(c));
+        if (std::isnan(v)) continue;
+        REQUIRE_EQ(int(f32ToE4M3(v)), c);
     }
+}
 
-    void encodesToTheNearestCode() {
-        std::mt19937 rng(11);
-        std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
-        std::uniform_int_distribution<int> exp(-12, 9);
-        for (int i = 0; i < 20000; ++i) {
-            const float x = std::ldexp(mant(rng), exp(rng));
-            const int want = nearestCode(x);
-            QVERIFY2(int(f32ToE4M3(x)) == want, qPrintable(QString("x=%1 got %2 want %3").arg(double(x), 0, 'g', 9)
-                                                               .arg(int(f32ToE4M3(x))).arg(want)));
-        }
-        // Exact midpoints round to the even mantissa: 1 + 1/16 lies between 1 (m=0) and 1.125 (m=1).
-        QCOMPARE(int(f32ToE4M3(1.0625f)), 0x38);
-        QCOMPARE(int(f32ToE4M3(1.1875f)), 0x3A);  // between 1.125 (m=1) and 1.25 (m=2): to m=2
-        QCOMPARE(int(f32ToE4M3(std::ldexp(1.5f, -9))), 0x02);  // subnormal midpoint 1.5 * 2^-9 -> 2
+WEIR_TEST(Fp8E4M3, encodesToTheNearestCode) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> exp(-12, 9);
+    for (int i = 0; i < 20000; ++i) {
+        const float x = std::ldexp(mant(rng), exp(rng));
+        const int want = nearestCode(x);
+        REQUIRE_MSG(int(f32ToE4M3(x)) == want, weirtest::str("x=", x, " got ", int(f32ToE4M3(x)), " want ", want));
     }
+    // Exact midpoints round to the even mantissa: 1 + 1/16 lies between 1 (m=0) and 1.125 (m=1).
+    REQUIRE_EQ(int(f32ToE4M3(1.0625f)), 0x38);
+    REQUIRE_EQ(int(f32ToE4M3(1.1875f)), 0x3A);  // between 1.125 (m=1) and 1.25 (m=2): to m=2
+    REQUIRE_EQ(int(f32ToE4M3(std::ldexp(1.5f, -9))), 0x02);  // subnormal midpoint 1.5 * 2^-9 -> 2
+}
 
-    void saturatesAndKeepsNan() {
-        QCOMPARE(int(f32ToE4M3(1000.0f)), 0x7E);
-        QCOMPARE(int(f32ToE4M3(-1e30f)), 0xFE);
-        QCOMPARE(int(f32ToE4M3(INFINITY)), 0x7E);
-        QCOMPARE(int(f32ToE4M3(464.0f)), 0x7E);  // past the top: still the largest finite, never NaN
-        QCOMPARE(int(f32ToE4M3(NAN)), 0x7F);
-        QCOMPARE(int(f32ToE4M3(0.0f)), 0x00);
-        QCOMPARE(int(f32ToE4M3(-0.0f)), 0x80);
-        QCOMPARE(int(f32ToE4M3(std::ldexp(1.0f, -11))), 0x00);  // below half the smallest subnormal
+WEIR_TEST(Fp8E4M3, saturatesAndKeepsNan) {
+    REQUIRE_EQ(int(f32ToE4M3(1000.0f)), 0x7E);
+    REQUIRE_EQ(int(f32ToE4M3(-1e30f)), 0xFE);
+    REQUIRE_EQ(int(f32ToE4M3(INFINITY)), 0x7E);
+    REQUIRE_EQ(int(f32ToE4M3(464.0f)), 0x7E);  // past the top: still the largest finite, never NaN
+    REQUIRE_EQ(int(f32ToE4M3(NAN)), 0x7F);
+    REQUIRE_EQ(int(f32ToE4M3(0.0f)), 0x00);
+    REQUIRE_EQ(int(f32ToE4M3(-0.0f)), 0x80);
+    REQUIRE_EQ(int(f32ToE4M3(std::ldexp(1.0f, -11))), 0x00);  // below half the smallest subnormal
+}
+
+WEIR_TEST(Fp8E4M3, rowsAndDot) {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> g(0.0f, 2.0f);
+    const int n = 256;
+    std::vector<float> x(n), q(n), back(n);
+    for (int i = 0; i < n; ++i) {
+        x[size_t(i)] = g(rng);
+        q[size_t(i)] = g(rng);
     }
-
-    void rowsAndDot() {
-        std::mt19937 rng(5);
-        std::normal_distribution<float> g(0.0f, 2.0f);
-        const int n = 256;
-        std::vector<float> x(n), q(n), back(n);
-        for (int i = 0; i < n; ++i) {
-            x[size_t(i)] = g(rng);
-            q[size_t(i)] = g(rng);
-        }
-        std::vector<uint8_t> row(n);
-        toE4M3Row(x.data(), row.data(), n);
-        fromE4M3Row(row.data(), back.data(), n);
-        double exact = 0, stored = 0;
-        for (int i = 0; i < n; ++i) {
-            QCOMPARE(row[size_t(i)], f32ToE4M3(x[size_t(i)]));
-            // 3 mantissa bits: within half a step, 1/16 relative, of the input.
-            QVERIFY(std::fabs(back[size_t(i)] - x[size_t(i)]) <= std::fabs(x[size_t(i)]) / 16.0f + std::ldexp(1.0f, -10));
-            exact += double(x[size_t(i)]) * q[size_t(i)];
-            stored += double(back[size_t(i)]) * q[size_t(i)];
-        }
-        QVERIFY(std::fabs(dotE4M3(row.data(), q.data(), n) - stored) < 1e-3 * (1.0 + std::fabs(stored)));
-        QVERIFY(std::fabs(stored - exact) < 0.05 * std::sqrt(double(n)) * 4.0);  // rounding noise, not a wrong row
+    std::vector<uint8_t> row(n);
+    toE4M3Row(x.data(), row.data(), n);
+    fromE4M3Row(row.data(), back.data(), n);
+    double exact = 0, stored = 0;
+    for (int i = 0; i < n; ++i) {
+        REQUIRE_EQ(row[size_t(i)], f32ToE4M3(x[size_t(i)]));
+        // 3 mantissa bits: within half a step, 1/16 relative, of the input.
+        REQUIRE(std::fabs(back[size_t(i)] - x[size_t(i)]) <= std::fabs(x[size_t(i)]) / 16.0f + std::ldexp(1.0f, -10));
+        exact += double(x[size_t(i)]) * q[size_t(i)];
+        stored += double(back[size_t(i)]) * q[size_t(i)];
     }
-};
-
-QTEST_APPLESS_MAIN(Fp8E4M3Test)
-#include "fp8_e4m3_test.moc"
+    REQUIRE(std::fabs(dotE4M3(row.data(), q.data(), n) - stored) < 1e-3 * (1.0 + std::fabs(stored)));
+    REQUIRE(std::fabs(stored - exact) < 0.05 * std::sqrt(double(n)) * 4.0);  // rounding noise, not a wrong row
+}

@@ -3,9 +3,10 @@
 // dot). Whatever the grouping, every result must be the same exact sum up to
 // float rounding: checked against a double-precision sum of the dequantized
 // weights times the Q8_K-quantized activations, which all orders approximate.
-#include <QtTest>
+#include "tests/support/weir_test.h"
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -35,22 +36,23 @@ std::vector<double> q8kRoundTrip(const float* x, int64_t n) {
 
 } // namespace
 
-class MatmulRowGroupsTest : public QObject {
-    Q_OBJECT
-private slots:
-    void everyGroupingGivesTheSameSums_data() {
-        QTest::addColumn<int>("type");
-        QTest::addColumn<int>("rows");
-        QTest::newRow("Q4_K interleaved (rows % 8 == 0)") << int(GgmlType::Q4_K) << 64;
-        QTest::newRow("Q4_K other rows") << int(GgmlType::Q4_K) << 60;
-        QTest::newRow("Q5_K") << int(GgmlType::Q5_K) << 64;
-        QTest::newRow("Q6_K") << int(GgmlType::Q6_K) << 64;
-    }
-    void everyGroupingGivesTheSameSums() {
-        QFETCH(int, type);
-        QFETCH(int, rows);
-        if (bestKernelPath() != KernelPath::Avx2) QSKIP("the grouping only matters on the AVX2 path");
-        const auto t = GgmlType(type);
+struct GroupingRow {
+    const char* name;
+    GgmlType type;
+    int rows;
+};
+
+WEIR_TEST(MatmulRowGroups, everyGroupingGivesTheSameSums) {
+    if (bestKernelPath() != KernelPath::Avx2) SKIP("the grouping only matters on the AVX2 path");
+    const std::vector<GroupingRow> table = {
+        {"Q4_K interleaved (rows % 8 == 0)", GgmlType::Q4_K, 64},
+        {"Q4_K other rows", GgmlType::Q4_K, 60},
+        {"Q5_K", GgmlType::Q5_K, 64},
+        {"Q6_K", GgmlType::Q6_K, 64},
+    };
+    weirtest::eachRow(table, [](const GroupingRow& row) {
+        const int rows = row.rows;
+        const auto t = row.type;
         const int64_t K = 512, N = rows, M = 13;
         std::mt19937 rng(7);
         std::vector<uint8_t> w;
@@ -99,14 +101,11 @@ private slots:
                 worst = std::max(worst, std::fabs(y[i] - ref[i]) / std::max(1e-30, mag[i]));
             }
         }
-        qInfo("worst difference to the double-precision sum, relative to sum |w x|: %.2e", worst);
-        QVERIFY(worst < 1e-5);
+        std::printf("  worst difference to the double-precision sum, relative to sum |w x|: %.2e\n", worst);
+        REQUIRE(worst < 1e-5);
         // The groupings do select different kernels: some results differ in the last bits.
         bool anyDiffer = false;
         for (size_t i = 0; i < results[0].size(); ++i) anyDiffer |= results[0][i] != results[1][i];
-        QVERIFY2(anyDiffer, "the grouping had no effect; the test would not notice a wrong kernel");
-    }
-};
-
-QTEST_APPLESS_MAIN(MatmulRowGroupsTest)
-#include "matmul_row_groups_test.moc"
+        REQUIRE_MSG(anyDiffer, "the grouping had no effect; the test would not notice a wrong kernel");
+    });
+}

@@ -1,7 +1,9 @@
 // matmul() on both kernel paths (forced through the test hook) against
 // references built from dequantizeRow (checked against the gguf package in
 // quant_rows_test) and the activation quantizers (checked against python).
-#include <QtTest>
+#include "tests/support/weir_test.h"
+
+#include <cstdio>
 
 #include <cmath>
 #include <cstring>
@@ -137,76 +139,74 @@ Case makeCase(GgmlType type, int64_t m, int64_t k, int64_t n, unsigned seed) {
 
 } // namespace
 
-class MatmulTest : public QObject {
-    Q_OBJECT
-    std::unique_ptr<ThreadPool> pool1_, pool3_;
+std::unique_ptr<ThreadPool> pool1_, pool3_;
 
-    static bool canUse(KernelPath p) {
-        if (p == KernelPath::Scalar) return true;
-        const CpuFeatures& f = cpuFeatures();
-        return f.avx2 && f.fma && f.f16c;
-    }
+static bool canUse(KernelPath p) {
+    if (p == KernelPath::Scalar) return true;
+    const CpuFeatures& f = cpuFeatures();
+    return f.avx2 && f.fma && f.f16c;
+}
 
-private slots:
-    void initTestCase() {
-        pool1_ = std::make_unique<ThreadPool>(1);
-        pool3_ = std::make_unique<ThreadPool>(3);
-    }
-    void cleanup() { resetKernelPath(); }
+WEIR_TEST_SUITE_SETUP(Matmul) {
+    pool1_ = std::make_unique<ThreadPool>(1);
+    pool3_ = std::make_unique<ThreadPool>(3);
+}
+WEIR_TEST_EACH_TEARDOWN(Matmul) { resetKernelPath(); }
 
-    void dispatch_reportsAndSwitchesPath() {
-        const CpuFeatures& f = cpuFeatures();
-        qInfo("CPU: avx2=%d fma=%d f16c=%d avx512f=%d avx512vnni=%d; best path %s, active path %s", f.avx2, f.fma,
-              f.f16c, f.avx512f, f.avx512vnni, kernelPathName(bestKernelPath()), kernelPathName(activeKernelPath()));
-        QCOMPARE(bestKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
-        if (qEnvironmentVariable("WEIR_KERNELS") != "scalar") QCOMPARE(activeKernelPath(), bestKernelPath());
-        QVERIFY(forceKernelPath(KernelPath::Scalar));
-        QCOMPARE(activeKernelPath(), KernelPath::Scalar);
-        QCOMPARE(forceKernelPath(KernelPath::Avx2), canUse(KernelPath::Avx2));
-        QCOMPARE(activeKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
-        if (!canUse(KernelPath::Avx2)) QSKIP("this CPU has no AVX2+FMA+F16C: only the scalar path is tested");
-    }
+WEIR_TEST(Matmul, dispatch_reportsAndSwitchesPath) {
+    const CpuFeatures& f = cpuFeatures();
+    std::printf("  CPU: avx2=%d fma=%d f16c=%d avx512f=%d avx512vnni=%d; best path %s, active path %s\n", f.avx2, f.fma,
+          f.f16c, f.avx512f, f.avx512vnni, kernelPathName(bestKernelPath()), kernelPathName(activeKernelPath()));
+    REQUIRE_EQ(bestKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
+    if (weirtest::environment("WEIR_KERNELS") != "scalar") REQUIRE_EQ(activeKernelPath(), bestKernelPath());
+    REQUIRE(forceKernelPath(KernelPath::Scalar));
+    REQUIRE_EQ(activeKernelPath(), KernelPath::Scalar);
+    REQUIRE_EQ(forceKernelPath(KernelPath::Avx2), canUse(KernelPath::Avx2));
+    REQUIRE_EQ(activeKernelPath(), canUse(KernelPath::Avx2) ? KernelPath::Avx2 : KernelPath::Scalar);
+    if (!canUse(KernelPath::Avx2)) SKIP("this CPU has no AVX2+FMA+F16C: only the scalar path is tested");
+}
 
-    void matmul_matchesReference_data() {
-        QTest::addColumn<int>("path");
-        QTest::addColumn<int>("type");
-        QTest::addColumn<int>("m");
-        QTest::addColumn<int>("k");
-        QTest::addColumn<int>("n");
-        for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
-            for (GgmlType t : allTypes()) {
-                const int64_t be = typeTraits(t)->blockElems;
-                // (M, K in blocks or elements, N): single row, odd batches, a batch past one
-                // 64-row activation tile, odd N so weight tiles end part-way.
-                struct Shape { int m, k, n; };
-                const std::vector<Shape> shapes =
-                    be == 256 ? std::vector<Shape>{{1, 256, 37}, {3, 768, 19}, {17, 512, 33}, {70, 256, 5}}
-                    : be == 32 ? std::vector<Shape>{{1, 96, 37}, {3, 320, 19}, {17, 64, 33}, {70, 96, 5}}
-                               : std::vector<Shape>{{1, 37, 37}, {3, 67, 19}, {17, 16, 33}, {70, 40, 5}};
-                for (const Shape& s : shapes)
-                    QTest::addRow("%s/%s/M%d_K%d_N%d", kernelPathName(p), typeName(t), s.m, s.k, s.n)
-                        << int(p) << int(t) << s.m << s.k << s.n;
-            }
+struct MatmulRow {
+    std::string name;
+    KernelPath path;
+    GgmlType type;
+    int m, k, n;
+};
+
+static std::vector<MatmulRow> matmulRows() {
+    std::vector<MatmulRow> rows;
+    for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
+        for (GgmlType t : allTypes()) {
+            const int64_t be = typeTraits(t)->blockElems;
+            // (M, K in blocks or elements, N): single row, odd batches, a batch past one
+            // 64-row activation tile, odd N so weight tiles end part-way.
+            struct Shape { int m, k, n; };
+            const std::vector<Shape> shapes =
+                be == 256 ? std::vector<Shape>{{1, 256, 37}, {3, 768, 19}, {17, 512, 33}, {70, 256, 5}}
+                : be == 32 ? std::vector<Shape>{{1, 96, 37}, {3, 320, 19}, {17, 64, 33}, {70, 96, 5}}
+                           : std::vector<Shape>{{1, 37, 37}, {3, 67, 19}, {17, 16, 33}, {70, 40, 5}};
+            for (const Shape& s : shapes)
+                rows.push_back({weirtest::str(kernelPathName(p), "/", typeName(t), "/M", s.m, "_K", s.k, "_N", s.n),
+                                p, t, s.m, s.k, s.n});
         }
     }
+    return rows;
+}
 
-    void matmul_matchesReference() {
-        QFETCH(int, path);
-        QFETCH(int, type);
-        QFETCH(int, m);
-        QFETCH(int, k);
-        QFETCH(int, n);
-        const auto kp = KernelPath(path);
-        if (!canUse(kp)) QSKIP("kernel path not supported by this CPU");
-        QVERIFY(forceKernelPath(kp));
-        const auto t = GgmlType(type);
-        const Case c = makeCase(t, m, k, n, unsigned(type * 1000 + m * 10 + n));
+WEIR_TEST(Matmul, matmul_matchesReference) {
+    weirtest::eachRow(matmulRows(), [](const MatmulRow& row) {
+        const int m = row.m, k = row.k, n = row.n;
+        const auto kp = row.path;
+        if (!canUse(kp)) SKIP("kernel path not supported by this CPU");
+        REQUIRE(forceKernelPath(kp));
+        const auto t = row.type;
+        const Case c = makeCase(t, m, k, n, unsigned(int(row.type) * 1000 + m * 10 + n));
 
         std::vector<float> y1(size_t(m * n), NAN), y3(size_t(m * n), NAN);
         matmul(c.view(), c.x.data(), m, y1.data(), *pool1_);
         matmul(c.view(), c.x.data(), m, y3.data(), *pool3_);
         // Each output comes from one kernel call whatever the thread count.
-        QVERIFY(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
+        REQUIRE(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
 
         const GgmlType act = actFormat(t);
         const bool hasMin = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
@@ -239,101 +239,95 @@ private slots:
                 worstTight = std::max(worstTight, errTight / tight);
                 worstLoose = std::max(worstLoose, errLoose / (bound + tight));
                 if (errTight > tight || errLoose > bound + tight)
-                    QFAIL(qPrintable(QString("y[%1][%2] = %3; with quantized activations %4 (tolerance %5); "
-                                             "f32 dot %6 (tolerance %7)")
-                                         .arg(i).arg(r).arg(got, 0, 'g', 9).arg(quantized, 0, 'g', 9).arg(tight)
-                                         .arg(exact, 0, 'g', 9).arg(bound + tight)));
+                    FAIL(weirtest::str("y[", i, "][", r, "] = ", got, "; with quantized activations ", quantized,
+                                       " (tolerance ", tight, "); f32 dot ", exact, " (tolerance ", bound + tight, ")"));
             }
         }
-        qInfo("worst error / tolerance: %.3f against quantized activations, %.3f against f32", worstTight, worstLoose);
-    }
+        std::printf("  worst error / tolerance: %.3f against quantized activations, %.3f against f32\n", worstTight, worstLoose);
+    });
+}
 
-    void matmul_scalarAndAvx2Agree() {
-        if (!canUse(KernelPath::Avx2)) QSKIP("no AVX2 on this CPU");
-        for (GgmlType t : allTypes()) {
-            const int64_t k = typeTraits(t)->blockElems == 256 ? 512 : 128;
-            const Case c = makeCase(t, 5, k, 21, 99);
-            std::vector<float> ys(5 * 21), ya(5 * 21);
-            QVERIFY(forceKernelPath(KernelPath::Scalar));
-            matmul(c.view(), c.x.data(), 5, ys.data(), *pool3_);
-            QVERIFY(forceKernelPath(KernelPath::Avx2));
-            matmul(c.view(), c.x.data(), 5, ya.data(), *pool3_);
-            for (size_t i = 0; i < ys.size(); ++i) {
-                // Same integer sums; only the order of the f32 accumulation differs.
-                double mag = 0;
-                std::vector<float> w(static_cast<size_t>(k));
-                dequantizeRow(t, c.weights.data() + (i % 21) * c.stride, w.data(), k);
-                for (int64_t j = 0; j < k; ++j) mag += std::fabs(double(w[size_t(j)]) * c.x[size_t((i / 21) * k + j)]);
-                QVERIFY2(std::fabs(double(ys[i]) - ya[i]) <= 2e-5 * mag + 1e-30,
-                         qPrintable(QString("%1: scalar %2, avx2 %3").arg(typeName(t)).arg(ys[i]).arg(ya[i])));
-            }
+WEIR_TEST(Matmul, matmul_scalarAndAvx2Agree) {
+    if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
+    for (GgmlType t : allTypes()) {
+        const int64_t k = typeTraits(t)->blockElems == 256 ? 512 : 128;
+        const Case c = makeCase(t, 5, k, 21, 99);
+        std::vector<float> ys(5 * 21), ya(5 * 21);
+        REQUIRE(forceKernelPath(KernelPath::Scalar));
+        matmul(c.view(), c.x.data(), 5, ys.data(), *pool3_);
+        REQUIRE(forceKernelPath(KernelPath::Avx2));
+        matmul(c.view(), c.x.data(), 5, ya.data(), *pool3_);
+        for (size_t i = 0; i < ys.size(); ++i) {
+            // Same integer sums; only the order of the f32 accumulation differs.
+            double mag = 0;
+            std::vector<float> w(static_cast<size_t>(k));
+            dequantizeRow(t, c.weights.data() + (i % 21) * c.stride, w.data(), k);
+            for (int64_t j = 0; j < k; ++j) mag += std::fabs(double(w[size_t(j)]) * c.x[size_t((i / 21) * k + j)]);
+            REQUIRE_MSG(std::fabs(double(ys[i]) - ya[i]) <= 2e-5 * mag + 1e-30,
+                     weirtest::str(typeName(t), ": scalar ", ys[i], ", avx2 ", ya[i]));
         }
     }
+}
 
-    // The AVX-512 VNNI variant of the legacy kernels (16 activation rows per
-    // weight row) gives the AVX2 variant's results bit for bit, for every
-    // batch size up to past its widest call; batches of 8+ rows are how
-    // prefill runs, and the reference tests rely on exact sums.
-    void matmul_vnniAndAvx2Identical() {
-        if (!canUse(KernelPath::Avx2)) QSKIP("SKIPPED: no AVX2 on this CPU");
-        if (!forceVnni(true)) QSKIP("SKIPPED: no AVX-512 VNNI on this CPU");
-        QVERIFY(forceKernelPath(KernelPath::Avx2));
-        int compared = 0;
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
-            for (int64_t m : {1, 3, 8, 9, 16, 17, 37}) {
-                const Case c = makeCase(t, m, 640, 19, 7 + int(m));
-                std::vector<float> yv(size_t(m) * 19), ya(size_t(m) * 19);
-                QVERIFY(forceVnni(true));
-                QVERIFY(vnniActive());
-                matmul(c.view(), c.x.data(), m, yv.data(), *pool3_);
-                QVERIFY(forceVnni(false));
-                QVERIFY(!vnniActive());
-                matmul(c.view(), c.x.data(), m, ya.data(), *pool3_);
-                for (size_t i = 0; i < yv.size(); ++i)
-                    QVERIFY2(std::memcmp(&yv[i], &ya[i], sizeof(float)) == 0,
-                             qPrintable(QString("%1 m=%2 [%3]: vnni %4, avx2 %5").arg(typeName(t)).arg(m).arg(i)
-                                            .arg(double(yv[i]), 0, 'g', 9).arg(double(ya[i]), 0, 'g', 9)));
-                compared += int(yv.size());
-            }
-        }
-        qInfo("%d outputs identical between the VNNI and AVX2 kernels", compared);
-    }
-
-    void dotQ8_0_matchesQuantizedDot() {
-        for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
-            if (!canUse(p)) continue;
-            QVERIFY(forceKernelPath(p));
-            std::mt19937 rng(5);
-            std::normal_distribution<float> normal(0.0f, 1.0f);
-            const int64_t k = 256;
-            std::vector<float> a(static_cast<size_t>(k)), b(static_cast<size_t>(k));
-            for (auto& v : a) v = normal(rng);
-            for (auto& v : b) v = normal(rng) * 0.1f;
-            const ConvertedRow qa = convertRow(GgmlType::Q8_0, a.data(), k), qb = convertRow(GgmlType::Q8_0, b.data(), k);
-            std::vector<uint8_t> ba(size_t(k / 32) * kQ8_0BlockBytes), bb(ba.size());
-            quantizeRowQ8_0(a.data(), ba.data(), k);
-            quantizeRowQ8_0(b.data(), bb.data(), k);
-            double exact = 0, mag = 0;
-            for (int64_t j = 0; j < k; ++j) {
-                exact += double(qa.xq[size_t(j)]) * qb.xq[size_t(j)];
-                mag += std::fabs(double(qa.xq[size_t(j)]) * qb.xq[size_t(j)]);
-            }
-            QVERIFY(std::fabs(dotQ8_0(ba.data(), bb.data(), k) - exact) <= 2e-5 * mag);
+// The AVX-512 VNNI variant of the legacy kernels (16 activation rows per
+// weight row) gives the AVX2 variant's results bit for bit, for every
+// batch size up to past its widest call; batches of 8+ rows are how
+// prefill runs, and the reference tests rely on exact sums.
+WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
+    if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
+    if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
+    REQUIRE(forceKernelPath(KernelPath::Avx2));
+    int compared = 0;
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
+        for (int64_t m : {1, 3, 8, 9, 16, 17, 37}) {
+            const Case c = makeCase(t, m, 640, 19, 7 + int(m));
+            std::vector<float> yv(size_t(m) * 19), ya(size_t(m) * 19);
+            REQUIRE(forceVnni(true));
+            REQUIRE(vnniActive());
+            matmul(c.view(), c.x.data(), m, yv.data(), *pool3_);
+            REQUIRE(forceVnni(false));
+            REQUIRE(!vnniActive());
+            matmul(c.view(), c.x.data(), m, ya.data(), *pool3_);
+            for (size_t i = 0; i < yv.size(); ++i)
+                REQUIRE_MSG(std::memcmp(&yv[i], &ya[i], sizeof(float)) == 0,
+                         weirtest::str(typeName(t), " m=", m, " [", i, "]: vnni ", yv[i], ", avx2 ", ya[i]));
+            compared += int(yv.size());
         }
     }
+    std::printf("  %d outputs identical between the VNNI and AVX2 kernels\n", compared);
+}
 
-    void matmul_badInput_throws() {
-        const uint8_t zeros[256] = {};
-        float x[64] = {}, y[4];
-        const WeightView q2{GgmlType::Q2_K, zeros, 256, 1, 84};
-        QVERIFY(!matmulSupports(GgmlType::Q2_K, 256));
-        QVERIFY(!matmulSupports(GgmlType::Q4_K, 640));  // rows must hold whole super-blocks
-        QVERIFY(matmulSupports(GgmlType::Q5_0, 640));
-        QVERIFY_THROWS_EXCEPTION(weir::Error, matmul(q2, x, 1, y, *pool1_));
-        const WeightView odd{GgmlType::Q8_0, zeros, 48, 1, 34};
-        QVERIFY_THROWS_EXCEPTION(weir::Error, matmul(odd, x, 1, y, *pool1_));
+WEIR_TEST(Matmul, dotQ8_0_matchesQuantizedDot) {
+    for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2}) {
+        if (!canUse(p)) continue;
+        REQUIRE(forceKernelPath(p));
+        std::mt19937 rng(5);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        const int64_t k = 256;
+        std::vector<float> a(static_cast<size_t>(k)), b(static_cast<size_t>(k));
+        for (auto& v : a) v = normal(rng);
+        for (auto& v : b) v = normal(rng) * 0.1f;
+        const ConvertedRow qa = convertRow(GgmlType::Q8_0, a.data(), k), qb = convertRow(GgmlType::Q8_0, b.data(), k);
+        std::vector<uint8_t> ba(size_t(k / 32) * kQ8_0BlockBytes), bb(ba.size());
+        quantizeRowQ8_0(a.data(), ba.data(), k);
+        quantizeRowQ8_0(b.data(), bb.data(), k);
+        double exact = 0, mag = 0;
+        for (int64_t j = 0; j < k; ++j) {
+            exact += double(qa.xq[size_t(j)]) * qb.xq[size_t(j)];
+            mag += std::fabs(double(qa.xq[size_t(j)]) * qb.xq[size_t(j)]);
+        }
+        REQUIRE(std::fabs(dotQ8_0(ba.data(), bb.data(), k) - exact) <= 2e-5 * mag);
     }
-};
+}
 
-QTEST_APPLESS_MAIN(MatmulTest)
-#include "matmul_test.moc"
+WEIR_TEST(Matmul, matmul_badInput_throws) {
+    const uint8_t zeros[256] = {};
+    float x[64] = {}, y[4];
+    const WeightView q2{GgmlType::Q2_K, zeros, 256, 1, 84};
+    REQUIRE(!matmulSupports(GgmlType::Q2_K, 256));
+    REQUIRE(!matmulSupports(GgmlType::Q4_K, 640));  // rows must hold whole super-blocks
+    REQUIRE(matmulSupports(GgmlType::Q5_0, 640));
+    REQUIRE_THROWS(weir::Error, matmul(q2, x, 1, y, *pool1_));
+    const WeightView odd{GgmlType::Q8_0, zeros, 48, 1, 34};
+    REQUIRE_THROWS(weir::Error, matmul(odd, x, 1, y, *pool1_));
+}

@@ -1,7 +1,9 @@
 // Row operations checked against straightforward double-precision formulas.
-#include <QtTest>
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
 
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -54,86 +56,99 @@ struct PagedStore {
     }
 };
 
+void dequantizeRowForTest(const uint8_t* q, float* y, int64_t n) {
+    // Independent of the kernels' dequantizer: d (f16) then 32 int8.
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = q + b * 34;
+        const float d = f16ToF32(uint16_t(blk[0] | (blk[1] << 8)));
+        for (int j = 0; j < 32; ++j) y[b * 32 + j] = d * float(int8_t(blk[2 + j]));
+    }
+}
+
+struct PathRow {
+    const char* name;
+    bool scalar;
+};
+std::vector<PathRow> pathRows() { return {{"simd", false}, {"scalar", true}}; }
+
+// Back to the CPU's own kernel path when a row ends, however it ends.
+struct ResetKernelPathOnExit {
+    ~ResetKernelPathOnExit() { resetKernelPath(); }
+};
+
 } // namespace
 
-class OpsTest : public QObject {
-    Q_OBJECT
-private slots:
-    void rmsNormMatchesFormula() {
-        const int64_t n = 640;
-        auto x = randomVec(n, 1, 3.0f), w = randomVec(n, 2);
-        std::vector<float> y(n);
-        rmsNorm(x.data(), w.data(), y.data(), n, 1e-6f);
-        double ss = 0;
-        for (float v : x) ss += double(v) * v;
-        const double inv = 1.0 / std::sqrt(ss / n + 1e-6);
-        for (int64_t i = 0; i < n; ++i) QVERIFY(std::fabs(y[i] - x[i] * inv * w[i]) < 1e-5 * (1 + std::fabs(x[i] * inv * w[i])));
-        // In place, no weight.
-        std::vector<float> z = x;
-        rmsNorm(z.data(), nullptr, z.data(), n, 1e-6f);
-        for (int64_t i = 0; i < n; ++i) QVERIFY(std::fabs(z[i] - x[i] * inv) < 1e-5 * (1 + std::fabs(x[i] * inv)));
-    }
+WEIR_TEST(Ops, rmsNormMatchesFormula) {
+    const int64_t n = 640;
+    auto x = randomVec(n, 1, 3.0f), w = randomVec(n, 2);
+    std::vector<float> y(n);
+    rmsNorm(x.data(), w.data(), y.data(), n, 1e-6f);
+    double ss = 0;
+    for (float v : x) ss += double(v) * v;
+    const double inv = 1.0 / std::sqrt(ss / n + 1e-6);
+    for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(y[i] - x[i] * inv * w[i]) < 1e-5 * (1 + std::fabs(x[i] * inv * w[i])));
+    // In place, no weight.
+    std::vector<float> z = x;
+    rmsNorm(z.data(), nullptr, z.data(), n, 1e-6f);
+    for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(z[i] - x[i] * inv) < 1e-5 * (1 + std::fabs(x[i] * inv)));
+}
 
-    void ropeNeoxAndNormal() {
-        const int64_t headDim = 64;
-        const int32_t nRot = 48;  // partial rotation: the last 16 dims pass through
-        for (bool neox : {true, false}) {
-            for (int32_t pos : {0, 1, 17, 4095}) {
-                RopeParams p;
-                p.neox = neox;
-                p.nRot = nRot;
-                p.base = 10000.0f;
-                p.freqScale = 0.5f;
-                std::vector<float> cs(nRot);
-                ropeAngles(p, pos, cs.data());
-                auto x = randomVec(2 * headDim, 10 + pos);
-                auto y = x;
-                ropeApply(y.data(), 2, headDim, nRot, neox, cs.data());
-                for (int h = 0; h < 2; ++h) {
-                    const float* a = x.data() + h * headDim;
-                    const float* b = y.data() + h * headDim;
-                    for (int i = 0; i < nRot / 2; ++i) {
-                        const double theta = pos * 0.5 * std::pow(10000.0, -2.0 * i / nRot);
-                        const int i0 = neox ? i : 2 * i, i1 = neox ? i + nRot / 2 : 2 * i + 1;
-                        const double e0 = a[i0] * std::cos(theta) - a[i1] * std::sin(theta);
-                        const double e1 = a[i0] * std::sin(theta) + a[i1] * std::cos(theta);
-                        // Angles are stepped in float like the reference; allow for that at large pos.
-                        const double tol = 1e-5 + 2e-7 * pos;
-                        QVERIFY2(std::fabs(b[i0] - e0) < tol, qPrintable(QString("pos %1 i %2").arg(pos).arg(i)));
-                        QVERIFY(std::fabs(b[i1] - e1) < tol);
-                    }
-                    for (int i = nRot; i < headDim; ++i) QCOMPARE(b[i], a[i]);
+WEIR_TEST(Ops, ropeNeoxAndNormal) {
+    const int64_t headDim = 64;
+    const int32_t nRot = 48;  // partial rotation: the last 16 dims pass through
+    for (bool neox : {true, false}) {
+        for (int32_t pos : {0, 1, 17, 4095}) {
+            RopeParams p;
+            p.neox = neox;
+            p.nRot = nRot;
+            p.base = 10000.0f;
+            p.freqScale = 0.5f;
+            std::vector<float> cs(nRot);
+            ropeAngles(p, pos, cs.data());
+            auto x = randomVec(2 * headDim, 10 + pos);
+            auto y = x;
+            ropeApply(y.data(), 2, headDim, nRot, neox, cs.data());
+            for (int h = 0; h < 2; ++h) {
+                const float* a = x.data() + h * headDim;
+                const float* b = y.data() + h * headDim;
+                for (int i = 0; i < nRot / 2; ++i) {
+                    const double theta = pos * 0.5 * std::pow(10000.0, -2.0 * i / nRot);
+                    const int i0 = neox ? i : 2 * i, i1 = neox ? i + nRot / 2 : 2 * i + 1;
+                    const double e0 = a[i0] * std::cos(theta) - a[i1] * std::sin(theta);
+                    const double e1 = a[i0] * std::sin(theta) + a[i1] * std::cos(theta);
+                    // Angles are stepped in float like the reference; allow for that at large pos.
+                    const double tol = 1e-5 + 2e-7 * pos;
+                    REQUIRE_MSG(std::fabs(b[i0] - e0) < tol, weirtest::str("pos ", pos, " i ", i));
+                    REQUIRE(std::fabs(b[i1] - e1) < tol);
                 }
+                for (int i = nRot; i < headDim; ++i) REQUIRE_EQ(b[i], a[i]);
             }
         }
     }
+}
 
-    void ropeFreqFactorsDivideTheta() {
-        RopeParams p;
-        p.nRot = 8;
-        p.base = 500000.0f;
-        std::vector<float> ff = {1.0f, 2.0f, 4.0f, 8.0f};
-        p.freqFactors = ff.data();
-        std::vector<float> cs(8);
-        ropeAngles(p, 100, cs.data());
-        for (int i = 0; i < 4; ++i) {
-            const double theta = 100.0 * std::pow(500000.0, -2.0 * i / 8) / ff[i];
-            QVERIFY(std::fabs(cs[2 * i] - std::cos(theta)) < 1e-5);
-            QVERIFY(std::fabs(cs[2 * i + 1] - std::sin(theta)) < 1e-5);
-        }
+WEIR_TEST(Ops, ropeFreqFactorsDivideTheta) {
+    RopeParams p;
+    p.nRot = 8;
+    p.base = 500000.0f;
+    std::vector<float> ff = {1.0f, 2.0f, 4.0f, 8.0f};
+    p.freqFactors = ff.data();
+    std::vector<float> cs(8);
+    ropeAngles(p, 100, cs.data());
+    for (int i = 0; i < 4; ++i) {
+        const double theta = 100.0 * std::pow(500000.0, -2.0 * i / 8) / ff[i];
+        REQUIRE(std::fabs(cs[2 * i] - std::cos(theta)) < 1e-5);
+        REQUIRE(std::fabs(cs[2 * i + 1] - std::sin(theta)) < 1e-5);
     }
+}
 
-    void geluAndGeglu_data() {
-        QTest::addColumn<bool>("scalar");
-        QTest::newRow("simd") << false;
-        QTest::newRow("scalar") << true;
-    }
-    void geluAndGeglu() {
-        QFETCH(bool, scalar);
-        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
-        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
-        auto restore = qScopeGuard([] { resetKernelPath(); });
-        for (float x : {-12.0f, -3.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f, 9.9f}) QVERIFY(std::fabs(geluTanh(x) - geluExact(x)) < 1e-6 * (1 + std::fabs(x)));
+WEIR_TEST(Ops, geluAndGeglu) {
+    weirtest::eachRow(pathRows(), [](const PathRow& row) {
+        const bool scalar = row.scalar;
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
+        for (float x : {-12.0f, -3.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f, 9.9f}) REQUIRE(std::fabs(geluTanh(x) - geluExact(x)) < 1e-6 * (1 + std::fabs(x)));
         const int64_t n = 1003;  // odd length exercises the tail
         auto g = randomVec(n, 3, 4.0f), u = randomVec(n, 4);
         g[0] = -11.0f;
@@ -143,119 +158,124 @@ private slots:
         for (int64_t i = 0; i < n; ++i) {
             const double e = geluExact(g[i]) * u[i];
             // Input and output are rounded to f16: relative error ~1e-3.
-            QVERIFY2(std::fabs(y[i] - e) < 2e-3 * (std::fabs(e) + std::fabs(u[i]) * 1e-2) + 1e-6,
-                     qPrintable(QString("i %1 g %2 y %3 e %4").arg(i).arg(g[i]).arg(y[i]).arg(e)));
+            REQUIRE_MSG(std::fabs(y[i] - e) < 2e-3 * (std::fabs(e) + std::fabs(u[i]) * 1e-2) + 1e-6,
+                     weirtest::str("i ", i, " g ", g[i], " y ", y[i], " e ", e));
         }
-        QCOMPARE(y[0], 0.0f);
-        QCOMPARE(y[1], 12.0f * u[1]);
-    }
+        REQUIRE_EQ(y[0], 0.0f);
+        REQUIRE_EQ(y[1], 12.0f * u[1]);
+    });
+}
 
-    void geluTableMatchesLlamaCpp() {
-        // Every finite entry of llama.cpp's table (tests/reference/make_gelu_table_reference.py).
-        QFile f(qEnvironmentVariable("WEIR_TEST_DATA") + "/reference/gelu_f16_table.u16");
-        QVERIFY2(f.open(QIODevice::ReadOnly), "reference table missing");
-        const QByteArray ref = f.readAll();
-        QCOMPARE(ref.size(), 65536 * 2);
-        const uint16_t* ours = geluF16Table();
-        int differ = 0;
-        for (uint32_t i = 0; i < 65536; ++i) {
-            if (((i >> 10) & 31) == 31) continue;  // inf/NaN inputs
-            const uint16_t r = uint16_t(uint8_t(ref[2 * i]) | (uint8_t(ref[2 * i + 1]) << 8));
-            if (ours[i] != r && differ++ < 5) qWarning("f16 input %04x: %04x vs reference %04x", i, ours[i], r);
-        }
-        QCOMPARE(differ, 0);
+WEIR_TEST(Ops, geluTableMatchesLlamaCpp) {
+    // Every finite entry of llama.cpp's table (tests/reference/make_gelu_table_reference.py).
+    const auto file = weirtest::readFile(weirtest::environment("WEIR_TEST_DATA") + "/reference/gelu_f16_table.u16");
+    REQUIRE_MSG(file.has_value(), "reference table missing");
+    const std::string& ref = *file;
+    REQUIRE_EQ(ref.size(), 65536 * 2);
+    const uint16_t* ours = geluF16Table();
+    int differ = 0;
+    for (uint32_t i = 0; i < 65536; ++i) {
+        if (((i >> 10) & 31) == 31) continue;  // inf/NaN inputs
+        const uint16_t r = uint16_t(uint8_t(ref[2 * i]) | (uint8_t(ref[2 * i + 1]) << 8));
+        if (ours[i] != r && differ++ < 5) std::printf("  f16 input %04x: %04x vs reference %04x\n", unsigned(i), unsigned(ours[i]), unsigned(r));
     }
+    REQUIRE_EQ(differ, 0);
+}
 
-    void expApproxIsCloseAndSaturates() {
-        std::mt19937 rng(11);
-        std::uniform_real_distribution<float> u(-87.0f, 88.0f);
-        double worst = 0;
-        for (int i = 0; i < 100000; ++i) {
-            const float x = u(rng);
-            const double e = std::exp(double(x));
-            worst = std::max(worst, std::fabs(expApprox(x) - e) / e);
-        }
-        qInfo("expApprox worst relative error %.2e", worst);
-        QVERIFY(worst < 3e-7);
-        QCOMPARE(expApprox(0.0f), 1.0f);
-        QCOMPARE(expApprox(-200.0f), 0.0f);
-        QVERIFY(std::isinf(expApprox(200.0f)));
-        QVERIFY(expApprox(-100.0f) > 0.0f && expApprox(-100.0f) < 1e-43f);  // subnormal range, split scaling
+WEIR_TEST(Ops, expApproxIsCloseAndSaturates) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-87.0f, 88.0f);
+    double worst = 0;
+    for (int i = 0; i < 100000; ++i) {
+        const float x = u(rng);
+        const double e = std::exp(double(x));
+        worst = std::max(worst, std::fabs(expApprox(x) - e) / e);
     }
+    std::printf("  expApprox worst relative error %.2e\n", worst);
+    REQUIRE(worst < 3e-7);
+    REQUIRE_EQ(expApprox(0.0f), 1.0f);
+    REQUIRE_EQ(expApprox(-200.0f), 0.0f);
+    REQUIRE(std::isinf(expApprox(200.0f)));
+    REQUIRE(expApprox(-100.0f) > 0.0f && expApprox(-100.0f) < 1e-43f);  // subnormal range, split scaling
+}
 
-    void swigluSimdAndScalarAgreeBitForBit() {
-        if (bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
-        const int64_t n = 1027;
-        auto g = randomVec(n, 12, 6.0f), up = randomVec(n, 13);
-        g[5] = -150.0f;
-        g[6] = 120.0f;
-        std::vector<float> a(n), b(n);
-        swiglu(g.data(), up.data(), a.data(), n);
-        QVERIFY(forceKernelPath(KernelPath::Scalar));
-        swiglu(g.data(), up.data(), b.data(), n);
-        resetKernelPath();
-        for (int64_t i = 0; i < n; ++i) QCOMPARE(a[i], b[i]);
+WEIR_TEST(Ops, swigluSimdAndScalarAgreeBitForBit) {
+    if (bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+    const int64_t n = 1027;
+    auto g = randomVec(n, 12, 6.0f), up = randomVec(n, 13);
+    g[5] = -150.0f;
+    g[6] = 120.0f;
+    std::vector<float> a(n), b(n);
+    swiglu(g.data(), up.data(), a.data(), n);
+    REQUIRE(forceKernelPath(KernelPath::Scalar));
+    swiglu(g.data(), up.data(), b.data(), n);
+    resetKernelPath();
+    for (int64_t i = 0; i < n; ++i) REQUIRE_EQ(a[i], b[i]);
+}
+
+WEIR_TEST(Ops, swigluAndSoftmax) {
+    const int64_t n = 77;
+    auto g = randomVec(n, 5, 3.0f), u = randomVec(n, 6);
+    std::vector<float> y(n);
+    swiglu(g.data(), u.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+        const double e = g[i] / (1.0 + std::exp(-double(g[i]))) * u[i];
+        REQUIRE(std::fabs(y[i] - e) < 1e-5 * (1 + std::fabs(e)));
     }
-
-    void swigluAndSoftmax() {
-        const int64_t n = 77;
-        auto g = randomVec(n, 5, 3.0f), u = randomVec(n, 6);
-        std::vector<float> y(n);
-        swiglu(g.data(), u.data(), y.data(), n);
-        for (int64_t i = 0; i < n; ++i) {
-            const double e = g[i] / (1.0 + std::exp(-double(g[i]))) * u[i];
-            QVERIFY(std::fabs(y[i] - e) < 1e-5 * (1 + std::fabs(e)));
-        }
-        auto s = randomVec(n, 7, 5.0f);
-        s[3] = -INFINITY;
-        auto t = s;
-        softmax(t.data(), n);
-        double mx = -1e30, z = 0;
-        for (float v : s) if (std::isfinite(v)) mx = std::max<double>(mx, v);
-        for (float v : s) if (std::isfinite(v)) z += std::exp(v - mx);
-        for (int64_t i = 0; i < n; ++i) {
-            const double e = std::isfinite(s[i]) ? std::exp(s[i] - mx) / z : 0.0;
-            QVERIFY(std::fabs(t[i] - e) < 1e-6);
-        }
+    auto s = randomVec(n, 7, 5.0f);
+    s[3] = -INFINITY;
+    auto t = s;
+    softmax(t.data(), n);
+    double mx = -1e30, z = 0;
+    for (float v : s) if (std::isfinite(v)) mx = std::max<double>(mx, v);
+    for (float v : s) if (std::isfinite(v)) z += std::exp(v - mx);
+    for (int64_t i = 0; i < n; ++i) {
+        const double e = std::isfinite(s[i]) ? std::exp(s[i] - mx) / z : 0.0;
+        REQUIRE(std::fabs(t[i] - e) < 1e-6);
     }
+}
 
-    void q8_0RoundTrip_data() { geluAndGeglu_data(); }
-    void q8_0RoundTrip() {
-        QFETCH(bool, scalar);
-        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
-        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
-        auto restore = qScopeGuard([] { resetKernelPath(); });
+WEIR_TEST(Ops, q8_0RoundTrip) {
+    weirtest::eachRow(pathRows(), [](const PathRow& row) {
+        const bool scalar = row.scalar;
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
         const int64_t n = 256;
         auto x = randomVec(n, 8, 2.0f);
         for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block
         std::vector<uint8_t> q(rowBytes(GgmlType::Q8_0, n));
-        QVERIFY(storeKvRow(GgmlType::Q8_0, x.data(), q.data(), n));
+        REQUIRE(storeKvRow(GgmlType::Q8_0, x.data(), q.data(), n));
         std::vector<float> back(n);
         dequantizeRowForTest(q.data(), back.data(), n);
         for (int64_t b = 0; b < n / 32; ++b) {
             float amax = 0;
             for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
-            for (int j = 0; j < 32; ++j) QVERIFY(std::fabs(back[b * 32 + j] - x[b * 32 + j]) <= amax / 127.0f * 0.51f + 1e-3f * amax / 127.0f);
+            for (int j = 0; j < 32; ++j) REQUIRE(std::fabs(back[b * 32 + j] - x[b * 32 + j]) <= amax / 127.0f * 0.51f + 1e-3f * amax / 127.0f);
         }
-    }
+    });
+}
 
-    void attentionMatchesNaive_data() {
-        QTest::addColumn<int>("type");
-        QTest::addColumn<bool>("scalar");
-        for (bool scalar : {false, true}) {
-            const char* s = scalar ? "-scalar" : "-simd";
-            QTest::newRow((std::string("f32") + s).c_str()) << int(GgmlType::F32) << scalar;
-            QTest::newRow((std::string("f16") + s).c_str()) << int(GgmlType::F16) << scalar;
-            QTest::newRow((std::string("q8_0") + s).c_str()) << int(GgmlType::Q8_0) << scalar;
-        }
+struct AttentionRow {
+    std::string name;
+    GgmlType type;
+    bool scalar;
+};
+
+WEIR_TEST(Ops, attentionMatchesNaive) {
+    std::vector<AttentionRow> table;
+    for (bool scalar : {false, true}) {
+        const char* s = scalar ? "-scalar" : "-simd";
+        table.push_back({std::string("f32") + s, GgmlType::F32, scalar});
+        table.push_back({std::string("f16") + s, GgmlType::F16, scalar});
+        table.push_back({std::string("q8_0") + s, GgmlType::Q8_0, scalar});
     }
-    void attentionMatchesNaive() {
-        QFETCH(int, type);
-        QFETCH(bool, scalar);
-        if (!scalar && bestKernelPath() != KernelPath::Avx2) QSKIP("no AVX2 on this CPU");
-        QVERIFY(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
-        auto restore = qScopeGuard([] { resetKernelPath(); });
-        const auto t = GgmlType(type);
+    weirtest::eachRow(table, [](const AttentionRow& row) {
+        const bool scalar = row.scalar;
+        if (!scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
+        const auto t = row.type;
         const int64_t dk = 128, dv = 96, nKvHead = 2;
         const int32_t nPos = 70, pageSize = 16;
         PagedStore ks(t, dk * nKvHead, nPos, pageSize), vs(t, dv * nKvHead, nPos, pageSize);
@@ -263,8 +283,8 @@ private slots:
         for (int32_t p = 0; p < nPos; ++p) {
             K[p] = randomVec(dk * nKvHead, 100 + p);
             V[p] = randomVec(dv * nKvHead, 300 + p);
-            QVERIFY(storeKvRow(t, K[p].data(), ks.row(p), dk * nKvHead));
-            QVERIFY(storeKvRow(t, V[p].data(), vs.row(p), dv * nKvHead));
+            REQUIRE(storeKvRow(t, K[p].data(), ks.row(p), dk * nKvHead));
+            REQUIRE(storeKvRow(t, V[p].data(), vs.row(p), dv * nKvHead));
         }
         const auto q = randomVec(dk, 999, 0.3f);
         std::vector<float> scratch(attendScratchFloats(dk, dv)), out(dv);
@@ -288,22 +308,9 @@ private slots:
                 for (int64_t i = 0; i < dv; ++i) {
                     double e = 0;
                     for (int32_t p = first; p <= last; ++p) e += w[p - first] / z * V[p][head * dv + i];
-                    QVERIFY2(std::fabs(out[i] - e) < tol, qPrintable(QString("head %1 [%2,%3] i %4: %5 vs %6").arg(head).arg(first).arg(last).arg(i).arg(out[i]).arg(e)));
+                    REQUIRE_MSG(std::fabs(out[i] - e) < tol, weirtest::str("head ", head, " [", first, ",", last, "] i ", i, ": ", out[i], " vs ", e));
                 }
             }
         }
-    }
-
-private:
-    static void dequantizeRowForTest(const uint8_t* q, float* y, int64_t n) {
-        // Independent of the kernels' dequantizer: d (f16) then 32 int8.
-        for (int64_t b = 0; b < n / 32; ++b) {
-            const uint8_t* blk = q + b * 34;
-            const float d = f16ToF32(uint16_t(blk[0] | (blk[1] << 8)));
-            for (int j = 0; j < 32; ++j) y[b * 32 + j] = d * float(int8_t(blk[2 + j]));
-        }
-    }
-};
-
-QTEST_APPLESS_MAIN(OpsTest)
-#include "ops_test.moc"
+    });
+}

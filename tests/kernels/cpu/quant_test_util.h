@@ -1,12 +1,6 @@
 #pragma once
 // Shared by the kernel tests: the python-generated reference data
 // (tests/reference/make_quant_reference.py) and random weight rows.
-#include <QByteArray>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QString>
 
 #include <cmath>
 #include <cstdint>
@@ -15,28 +9,31 @@
 #include <vector>
 
 #include "kernels/cpu/ggml_types.h"
+#include "tests/support/json_reading.h"
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
 
 namespace weirtest {
 
 using weir::kernels::GgmlType;
 
-inline QString quantDataDir() { return qEnvironmentVariable("WEIR_TEST_DATA") + "/quant"; }
+inline std::string quantDataDir() { return environment("WEIR_TEST_DATA") + "/quant"; }
 
 struct QuantReference {
-    QByteArray blob;
-    QJsonObject manifest;
+    std::string blob;
+    Json manifest;
     bool ok = false;
 
     bool load() {
-        QFile bin(quantDataDir() + "/reference.bin"), man(quantDataDir() + "/manifest.json");
-        if (!bin.open(QIODevice::ReadOnly) || !man.open(QIODevice::ReadOnly)) return false;
-        blob = bin.readAll();
-        manifest = QJsonDocument::fromJson(man.readAll()).object();
-        ok = !blob.isEmpty() && !manifest.isEmpty();
+        const auto bin = readFile(quantDataDir() + "/reference.bin"), man = readFile(quantDataDir() + "/manifest.json");
+        if (!bin || !man) return false;
+        blob = *bin;
+        manifest = parseJsonOrUndefined(*man);
+        ok = !blob.empty() && manifest.isDict() && !manifest.asDict().entries.empty();
         return ok;
     }
-    const uint8_t* at(qint64 offset) const { return reinterpret_cast<const uint8_t*>(blob.constData()) + offset; }
-    std::vector<float> floats(qint64 offset, qint64 count) const {
+    const uint8_t* at(int64_t offset) const { return reinterpret_cast<const uint8_t*>(blob.data()) + offset; }
+    std::vector<float> floats(int64_t offset, int64_t count) const {
         std::vector<float> v(static_cast<size_t>(count));
         std::memcpy(v.data(), at(offset), size_t(count) * 4);
         return v;
