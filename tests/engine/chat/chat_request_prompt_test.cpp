@@ -2,7 +2,8 @@
 // tokenizes): the client's text marked untrusted, the template's and Weir's
 // markers not; the stop strings of the template and the tool family; the
 // forced call of a named tool_choice at the end of the prompt.
-#include <QtTest>
+
+#include "tests/support/weir_test.h"
 
 #include <algorithm>
 #include <fstream>
@@ -27,7 +28,7 @@ std::string readFile(const std::string& path) {
 }
 
 std::unique_ptr<ChatTemplate> gemma3() {
-    const std::string dir = qEnvironmentVariable("WEIR_TEST_DATA").toStdString() + "/templates/";
+    const std::string dir = weirtest::environment("WEIR_TEST_DATA") + "/templates/";
     return ChatTemplate::create(readFile(dir + "gemma3.jinja"), "<bos>", "<eos>");
 }
 
@@ -50,71 +51,63 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
-class ChatRequestPromptTest : public QObject {
-    Q_OBJECT
+WEIR_TEST(ChatRequestPrompt, marksTheClientsTextUntrusted) {
+    const auto chat = gemma3();
+    const ToolFormat format = ToolFormat::detect(*chat);
+    const weir::ChatRequestPrompt p =
+        weir::renderChatRequest(*chat, format, Value::parseJson(kMessages), Value::parseJson(kTools), ToolChoice{});
+    REQUIRE(p.toolsActive);
+    REQUIRE_EQ(p.toolNames, std::vector<std::string>{"get_weather"});
+    REQUIRE(contains(p.stop, "<end_of_turn>"));
+    REQUIRE(p.forcedPrefix.empty());
+    const std::string& text = p.prompt.text;
+    REQUIRE(text.find("```tool_output\n18 C\n```") != std::string::npos);
+    // The client's text is marked untrusted (no control tokens parsed in
+    // it), the template's and Weir's markers are not.
+    const size_t result = text.find("18 C");
+    REQUIRE(p.prompt.untrusted.overlaps(result, result + 4));
+    const size_t fence = text.find("```tool_output");
+    REQUIRE(!p.prompt.untrusted.overlaps(fence, fence + 14));
+    const size_t turn = text.find("<start_of_turn>");
+    REQUIRE(turn != std::string::npos && !p.prompt.untrusted.overlaps(turn, turn + 15));
+    const size_t later = text.find("And tomorrow?");
+    REQUIRE(p.prompt.untrusted.overlaps(later, later + 13));
+}
 
-private slots:
-    void marksTheClientsTextUntrusted() {
-        const auto chat = gemma3();
-        const ToolFormat format = ToolFormat::detect(*chat);
-        const weir::ChatRequestPrompt p =
-            weir::renderChatRequest(*chat, format, Value::parseJson(kMessages), Value::parseJson(kTools), ToolChoice{});
-        QVERIFY(p.toolsActive);
-        QCOMPARE(p.toolNames, std::vector<std::string>{"get_weather"});
-        QVERIFY(contains(p.stop, "<end_of_turn>"));
-        QVERIFY(p.forcedPrefix.empty());
-        const std::string& text = p.prompt.text;
-        QVERIFY(text.find("```tool_output\n18 C\n```") != std::string::npos);
-        // The client's text is marked untrusted (no control tokens parsed in
-        // it), the template's and Weir's markers are not.
-        const size_t result = text.find("18 C");
-        QVERIFY(p.prompt.untrusted.overlaps(result, result + 4));
-        const size_t fence = text.find("```tool_output");
-        QVERIFY(!p.prompt.untrusted.overlaps(fence, fence + 14));
-        const size_t turn = text.find("<start_of_turn>");
-        QVERIFY(turn != std::string::npos && !p.prompt.untrusted.overlaps(turn, turn + 15));
-        const size_t later = text.find("And tomorrow?");
-        QVERIFY(p.prompt.untrusted.overlaps(later, later + 13));
-    }
+WEIR_TEST(ChatRequestPrompt, namedChoiceEndsThePromptWithTheCall) {
+    const auto chat = gemma3();
+    const ToolFormat format = ToolFormat::detect(*chat);
+    ToolChoice choice;
+    choice.mode = ToolChoice::Mode::Function;
+    choice.function = "get_weather";
+    const weir::ChatRequestPrompt p = weir::renderChatRequest(
+        *chat, format, Value::parseJson(R"([{"role": "user", "content": "Paris?"}])"), Value::parseJson(kTools), choice);
+    REQUIRE(!p.forcedPrefix.empty());
+    REQUIRE_EQ(p.prompt.text.substr(p.prompt.text.size() - p.forcedPrefix.size()), p.forcedPrefix);
+    // The function name in it is the client's: untrusted.
+    const size_t name = p.prompt.text.rfind("get_weather");
+    REQUIRE(p.prompt.untrusted.overlaps(name, name + 11));
+    for (const std::string& s : format.stopStrings()) REQUIRE(contains(p.stop, s));
+}
 
-    void namedChoiceEndsThePromptWithTheCall() {
-        const auto chat = gemma3();
-        const ToolFormat format = ToolFormat::detect(*chat);
-        ToolChoice choice;
-        choice.mode = ToolChoice::Mode::Function;
-        choice.function = "get_weather";
-        const weir::ChatRequestPrompt p = weir::renderChatRequest(
-            *chat, format, Value::parseJson(R"([{"role": "user", "content": "Paris?"}])"), Value::parseJson(kTools), choice);
-        QVERIFY(!p.forcedPrefix.empty());
-        QCOMPARE(p.prompt.text.substr(p.prompt.text.size() - p.forcedPrefix.size()), p.forcedPrefix);
-        // The function name in it is the client's: untrusted.
-        const size_t name = p.prompt.text.rfind("get_weather");
-        QVERIFY(p.prompt.untrusted.overlaps(name, name + 11));
-        for (const std::string& s : format.stopStrings()) QVERIFY(contains(p.stop, s));
-    }
+WEIR_TEST(ChatRequestPrompt, noToolsOrChoiceNoneIsPlainChat) {
+    const auto chat = gemma3();
+    const ToolFormat format = ToolFormat::detect(*chat);
+    const Value messages = Value::parseJson(R"([{"role": "user", "content": "hi"}])");
+    ToolChoice none;
+    none.mode = ToolChoice::Mode::None;
+    const weir::ChatRequestPrompt withNone =
+        weir::renderChatRequest(*chat, format, messages, Value::parseJson(kTools), none);
+    const weir::ChatRequestPrompt without = weir::renderChatRequest(*chat, format, messages, Value(), ToolChoice{});
+    REQUIRE(!withNone.toolsActive && !without.toolsActive);
+    REQUIRE(withNone.toolNames.empty());
+    REQUIRE_EQ(withNone.prompt.text, without.prompt.text);
+    REQUIRE_EQ(without.stop, chat->endOfTurnStrings());
+}
 
-    void noToolsOrChoiceNoneIsPlainChat() {
-        const auto chat = gemma3();
-        const ToolFormat format = ToolFormat::detect(*chat);
-        const Value messages = Value::parseJson(R"([{"role": "user", "content": "hi"}])");
-        ToolChoice none;
-        none.mode = ToolChoice::Mode::None;
-        const weir::ChatRequestPrompt withNone =
-            weir::renderChatRequest(*chat, format, messages, Value::parseJson(kTools), none);
-        const weir::ChatRequestPrompt without = weir::renderChatRequest(*chat, format, messages, Value(), ToolChoice{});
-        QVERIFY(!withNone.toolsActive && !without.toolsActive);
-        QVERIFY(withNone.toolNames.empty());
-        QCOMPARE(withNone.prompt.text, without.prompt.text);
-        QCOMPARE(without.stop, chat->endOfTurnStrings());
-    }
-
-    void conversationTheTemplateRejectsThrows() {
-        const auto chat = gemma3();
-        const ToolFormat format = ToolFormat::detect(*chat);
-        QVERIFY_THROWS_EXCEPTION(weir::Error, weir::renderChatRequest(
-            *chat, format, Value::parseJson(R"([{"role": "assistant", "content": "first"}])"), Value(), ToolChoice{}));
-    }
-};
-
-QTEST_GUILESS_MAIN(ChatRequestPromptTest)
-#include "chat_request_prompt_test.moc"
+WEIR_TEST(ChatRequestPrompt, conversationTheTemplateRejectsThrows) {
+    const auto chat = gemma3();
+    const ToolFormat format = ToolFormat::detect(*chat);
+    REQUIRE_THROWS(weir::Error, weir::renderChatRequest(
+        *chat, format, Value::parseJson(R"([{"role": "assistant", "content": "first"}])"), Value(), ToolChoice{}));
+}
