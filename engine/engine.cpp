@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/chat/chat_template.h"
+#include "engine/engine_options_check.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"
@@ -35,6 +36,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     Impl& m = *impl_;
     m.options = options;
     if (options.modelPath.empty()) throw Error("no model file given");
+    if (const std::string bad = validateEngineOptions(options); !bad.empty()) throw Error(bad);
     m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
     m.model = loadModel(m.file);
     m.tokenizer = Tokenizer::fromGguf(*m.file);
@@ -112,7 +114,7 @@ void Engine::cancel(uint64_t id) { impl_->scheduler->cancel(id); }
 
 CacheStatus Engine::cacheStatus() const { return impl_->scheduler->status(); }
 
-void Engine::clearPrefixCache() { impl_->scheduler->clearPrefixCache(); }
+std::string Engine::clearPrefixCache() { return impl_->scheduler->clearPrefixCache(); }
 
 std::string Engine::resizePool(const std::string& pool, int64_t tokens) {
     if (pool != "full" && pool != "window") return "unknown pool '" + pool + "' (use full or window)";

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "engine/engine_options_check.h"
 #include "engine/engine.h"
 #include "engine/scheduler/soak.h"
 #include "engine/util/error.h"
@@ -76,16 +78,15 @@ double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
-    const int32_t n = int32_t(args.intValue("--concurrency", 4));
-    eo.maxRunningRequests = std::max(n, 1);
-    const int32_t promptTokens = int32_t(args.intValue("--prompt-tokens", 64));
-    const int32_t genTokens = int32_t(args.intValue("--gen-tokens", 64));
-    const int32_t systemTokens = int32_t(args.intValue("--system-prompt-tokens", 7700));
+    const int32_t n = int32_t(args.intValue("--concurrency", 4, 1, weir::EngineLimits::kMaxRunningRequests));
+    eo.maxRunningRequests = n;
+    const int32_t promptTokens = int32_t(args.intValue("--prompt-tokens", 64, 1, 1 << 20));
+    const int32_t genTokens = int32_t(args.intValue("--gen-tokens", 64, 2, 1 << 20));
+    const int32_t systemTokens = int32_t(args.intValue("--system-prompt-tokens", 7700, 1, 1 << 20));
     eo.maxContext = systemTokens + 1024;
     weir::cli::readEngineFlags(args, eo);
     const bool skipPrefix = args.flag("--no-prefix");
     args.rejectUnknown();
-    if (n < 1 || genTokens < 2) throw weir::Error("bench-concurrency: --concurrency >= 1 and --gen-tokens >= 2");
 
     weir::Engine engine(eo);
 

@@ -1,6 +1,7 @@
 // weir-cli generate: one prompt through the model, streamed to stdout, or as
 // JSON with token ids and timings. Uses the model directly (no scheduler).
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "engine/engine_options_check.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
@@ -26,18 +28,17 @@ int run(const std::vector<std::string>& argv) {
     Args args(argv);
     const std::string modelPath = args.value("-m", defaultModelPath());
     const std::string prompt = args.value("-p", "");
-    const long long nPredict = args.intValue("-n", 64);
+    const long long nPredict = args.intValue("-n", 64, 0, 1 << 20);
     SamplingParams sp;
-    sp.temperature = float(args.floatValue("--temp", sp.temperature));
-    sp.seed = uint64_t(args.intValue("--seed", 0));
-    sp.topK = int32_t(args.intValue("--top-k", sp.topK));
-    sp.topP = float(args.floatValue("--top-p", sp.topP));
-    const int threads = int(args.intValue("--threads", 0));
+    sp.temperature = float(args.floatValue("--temp", sp.temperature, 0.0, 100.0));
+    sp.seed = uint64_t(args.intValue("--seed", 0, 0, INT64_MAX));
+    sp.topK = int32_t(args.intValue("--top-k", sp.topK, 0, INT32_MAX));
+    sp.topP = float(args.floatValue("--top-p", sp.topP, 0.0, 1.0));
+    const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
     const bool json = args.flag("--json");
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
     if (prompt.empty()) throw Error("generate needs a prompt: -p TEXT");
-    if (nPredict < 0 || nPredict > 1 << 20) throw Error("-n must be between 0 and 1048576");
 
     const auto t0 = Clock::now();
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath);

@@ -1,6 +1,7 @@
 // weir-cli inspect FILE [--json] [--max-items N]: prints a GGUF file's
 // metadata (long arrays abbreviated) and its tensor table with totals.
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -129,8 +130,7 @@ void printText(const GgufFile& f, size_t maxItems, uint64_t totalElements, uint6
 int run(const std::vector<std::string>& argv) {
     Args args(argv);
     const bool json = args.flag("--json");
-    const long long maxItems = args.intValue("--max-items", 8);
-    if (maxItems < 0) throw Error("--max-items must be >= 0");
+    const long long maxItems = args.intValue("--max-items", 8, 0, INT32_MAX);
     const std::vector<std::string> rest = args.rest();
     if (rest.size() != 1 || (!rest[0].empty() && rest[0][0] == '-'))
         throw Error(rest.empty() ? "usage: weir-cli inspect FILE [--json] [--max-items N]"

@@ -2,6 +2,7 @@
 // workload that crashed a peer server, run against the Engine with pool
 // integrity checked after every step. Prints a JSON report; exits non-zero on
 // any violation, leak, failed request or request without exactly one terminal event.
+#include <cstdint>
 #include <cstdio>
 
 #include "app/cli/command.h"
@@ -20,19 +21,18 @@ int run(const std::vector<std::string>& argv) {
     eo.checkIntegrityEveryStep = !args.flag("--no-step-check");
 
     weir::SoakOptions so;
-    so.conversations = int32_t(args.intValue("--conversations", 4));
-    so.systemPromptTokens = int32_t(args.intValue("--system-prompt-tokens", 7700));
-    so.requests = int32_t(args.intValue("--requests", 300));
-    so.maxTokens = int32_t(args.intValue("--max-tokens", so.maxTokens));
-    so.turnsPerConversation = int32_t(args.intValue("--turns", so.turnsPerConversation));
-    so.toolEvery = int32_t(args.intValue("--tool-every", so.toolEvery));
-    so.cancelFraction = args.floatValue("--cancel-fraction", 0.0);
-    so.seed = uint64_t(args.intValue("--seed", 1));
-    so.progressEvery = int32_t(args.intValue("--progress-every", 10));
+    // Bounded so the context derived below stays far inside 32 bits.
+    so.conversations = int32_t(args.intValue("--conversations", 4, 1, 1024));
+    so.systemPromptTokens = int32_t(args.intValue("--system-prompt-tokens", 7700, 0, 1 << 20));
+    so.requests = int32_t(args.intValue("--requests", 300, 0, 1 << 24));
+    so.maxTokens = int32_t(args.intValue("--max-tokens", so.maxTokens, 1, 1 << 16));
+    so.turnsPerConversation = int32_t(args.intValue("--turns", so.turnsPerConversation, 1, 1024));
+    so.toolEvery = int32_t(args.intValue("--tool-every", so.toolEvery, 0, 1 << 20));
+    so.cancelFraction = args.floatValue("--cancel-fraction", 0.0, 0.0, 1.0);
+    so.seed = uint64_t(args.intValue("--seed", 1, 0, INT64_MAX));
+    so.progressEvery = int32_t(args.intValue("--progress-every", 10, 0, 1 << 24));
     so.progress = [](const std::string& line) { std::fprintf(stderr, "soak: %s\n", line.c_str()); };
     args.rejectUnknown();
-    if (so.conversations < 1 || so.requests < 0 || so.maxTokens < 1)
-        throw weir::Error("soak: --conversations and --max-tokens must be at least 1");
     if (eo.maxContext == 0) {
         // Long enough for the system prompt plus every turn of one conversation.
         eo.maxContext = so.systemPromptTokens + so.turnsPerConversation * (so.maxTokens + 96) + 256;

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QSocketNotifier>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <sys/socket.h>
@@ -33,18 +34,15 @@ int run(const std::vector<std::string>& argv) {
 
     weir::server::ServerOptions so;
     so.host = QString::fromStdString(args.value("--host", so.host.toStdString()));
-    const long long port = args.intValue("--port", weir::server::kDefaultPort);
+    const long long port = args.intValue("--port", weir::server::kDefaultPort, 0, 65535);
     std::string key = args.value("--api-key", "");
     if (key.empty())
         if (const char* env = std::getenv("WEIR_API_KEY")) key = env;
     so.apiKey = QString::fromStdString(key);
-    so.maxBodyBytes = args.intValue("--max-body-bytes", so.maxBodyBytes);
+    so.maxBodyBytes = args.intValue("--max-body-bytes", so.maxBodyBytes, 1024, 1ll << 30);
     so.modelId = QString::fromStdString(args.value("--model-id", ""));
-    so.defaultMaxTokens = args.intValue("--default-max-tokens", 0);
+    so.defaultMaxTokens = args.intValue("--default-max-tokens", 0, 0, 1 << 20);
     args.rejectUnknown();
-    if (port < 0 || port > 65535) throw weir::Error("--port must be between 0 and 65535");
-    if (so.maxBodyBytes < 1024) throw weir::Error("--max-body-bytes must be at least 1024");
-    if (eo.maxWaiting < 0) throw weir::Error("--max-waiting must be at least 0");
     so.port = quint16(port);
 
     int qargc = 1;

@@ -3,6 +3,8 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "engine/kv/kv_sizing.h"
@@ -203,6 +205,30 @@ private slots:
         QCOMPARE(stepNeed(10, 40, 16, true).fullPages, int64_t(3));  // pages(50) - pages(10) = 4 - 1
         QCOMPARE(stepNeed(10, 40, 16, false).windowPages, int64_t(0));
         QCOMPARE(stepNeed(10, 0, 16, true).fullPages, int64_t(0));
+    }
+
+    // A model claiming a 2^31-token context with the most running requests:
+    // the derived full pool is refused with its size, not wrapped or allocated.
+    void oversizedPoolsAreRefusedNotWrapped() {
+        ModelConfig m = gemma270m();
+        m.nCtxTrain = std::numeric_limits<int32_t>::max();
+        EngineOptions o;
+        o.maxRunningRequests = 1024;
+        const PoolPlan plan = planPools(o, m);
+        QVERIFY(plan.fullTokens > 0);
+        const std::string msg = checkPoolPlan(plan);
+        QVERIFY2(has(msg, "full KV pool of ") && has(msg, "is over the limit of 1073741824 tokens"), msg.c_str());
+        QVERIFY_THROWS_EXCEPTION(Error, planPoolsOrThrow(o, m));
+
+        // A ratio far beyond 1 (not range-checked here; validateEngineOptions is)
+        // must not overflow the conversion to tokens.
+        EngineOptions r;
+        r.kvReserveTokens = 1 << 20;
+        r.swaFullTokensRatio = 1e300;
+        const PoolPlan ratioPlan = planPools(r, gemma270m());
+        QVERIFY(ratioPlan.windowTokens > 0);
+        QVERIFY2(has(checkPoolPlan(ratioPlan), "window KV pool of "), checkPoolPlan(ratioPlan).c_str());
+        QCOMPARE(PoolPlan::bytes(int64_t(1) << 62, size_t(1) << 10), SIZE_MAX);
     }
 };
 
