@@ -86,6 +86,7 @@ uint64_t Scheduler::submit(GenerateRequest request, EventSink sink) {
 void Scheduler::cancel(uint64_t id) {
     {
         std::lock_guard<std::mutex> lock(inboxMutex_);
+        if (stopped_) return;  // every request has ended already
         cancels_.push_back(id);
     }
     inboxCv_.notify_all();
