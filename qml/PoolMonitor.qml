@@ -121,8 +121,9 @@ Rectangle {
                     Repeater {
                         model: App.pools.requests
                         delegate: RowLayout {
-                            required property string client
+                            required property real requestId
                             required property real conversationId
+                            required property real apiRequest
                             required property string state
                             required property real fullTokens
                             required property real windowTokens
@@ -139,7 +140,7 @@ Rectangle {
                                 elide: Text.ElideRight
                                 color: Theme.text
                                 text: conversationId > 0 ? App.chat.conversationTitle(conversationId)
-                                    : client.startsWith("api:") ? qsTr("API request %1").arg(client.substring(4)) : client
+                                    : apiRequest > 0 ? qsTr("API request %1").arg(apiRequest) : qsTr("Request %1").arg(requestId)
                             }
                             StateTag { state: parent.state }
                             UsageBar { tokens: fullTokens; share: fullShare; barColor: Theme.poolUsed }

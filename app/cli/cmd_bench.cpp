@@ -14,11 +14,9 @@
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "engine/engine_options_check.h"
-#include "engine/gguf/gguf_file.h"
-#include "engine/models/model.h"
-#include "engine/models/simple_kv_cache.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
+#include "weir/model_runner.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 namespace {
@@ -41,17 +39,16 @@ int run(const std::vector<std::string>& argv) {
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
 
+    ModelRunnerOptions ro;
+    ro.modelPath = modelPath;
+    ro.threads = threads;
+    ro.kvDtype = kvType;
     const auto t0 = Clock::now();
-    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath);
-    auto model = loadModel(file);
+    ModelRunner runner(ro);
     const double loadMs = secondsSince(t0) * 1000.0;
-    const ModelConfig& cfg = model->config();
+    const ModelConfig& cfg = runner.config();
     if (pp + tg > cfg.nCtxTrain) throw Error("--pp + --tg exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
-
-    kernels::ThreadPool pool(threads);
-    SimpleKvCache kv(cfg, 1, int32_t(pp + tg), 16, kvType);
-    std::vector<float> logits;
-    Batch batch;
+    runner.setContext(int32_t(pp + tg));
 
     // Deterministic token ids spread over the vocabulary (like llama-bench's random prompt).
     uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -59,23 +56,18 @@ int run(const std::vector<std::string>& argv) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         return int32_t((state >> 33) % uint64_t(cfg.nVocab));
     };
+    std::vector<int32_t> prompt(static_cast<size_t>(pp));
+    for (int32_t& t : prompt) t = nextToken();
 
     const auto tp = Clock::now();
-    for (long long start = 0; start < pp; start += batchSize) {
-        batch.tokens.clear();
-        const long long end = std::min(pp, start + batchSize);
-        for (long long i = start; i < end; ++i) batch.add(nextToken(), 0, int32_t(i), i + 1 == pp);
-        model->forward(batch, kv, logits, pool);
-    }
+    const std::vector<float>* logits = &runner.feed(prompt, int32_t(std::min<long long>(batchSize, 1 << 30)));
     const double prefillS = secondsSince(tp);
 
     const auto td = Clock::now();
-    int32_t next = argmax(logits.data(), cfg.nVocab);
+    int32_t next = argmax(logits->data(), cfg.nVocab);
     for (long long i = 0; i < tg; ++i) {
-        batch.tokens.clear();
-        batch.add(next, 0, int32_t(pp + i), true);
-        model->forward(batch, kv, logits, pool);
-        next = argmax(logits.data(), cfg.nVocab);
+        logits = &runner.feed({next});
+        next = argmax(logits->data(), cfg.nVocab);
     }
     const double decodeS = secondsSince(td);
 
@@ -84,7 +76,7 @@ int run(const std::vector<std::string>& argv) {
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
                 "\"peak_rss_mb\":%s}\n",
-                jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), pool.size(), pp, tg, batchSize,
+                jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), runner.threads(), pp, tg, batchSize,
                 kvDtypeName(kvType), jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
                 jsonNumber(tg > 0 ? double(tg) / decodeS : 0.0).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str());
     return 0;

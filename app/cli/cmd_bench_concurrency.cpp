@@ -18,10 +18,10 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "engine/engine_options_check.h"
-#include "engine/engine.h"
-#include "engine/scheduler/soak.h"
-#include "engine/util/error.h"
+#include "weir/engine.h"
+#include "weir/soak.h"
+#include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 
 namespace {
 
@@ -62,7 +62,6 @@ weir::GenerateRequest makeRequest(std::vector<int32_t> prompt, int32_t maxTokens
     r.maxTokens = maxTokens;
     r.sampling.temperature = 0.0f;
     r.stopAtEndOfGeneration = false;  // always the full length, so runs compare
-    r.client = "bench";
     return r;
 }
 

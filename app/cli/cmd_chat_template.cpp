@@ -11,11 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/cli_json.h"
 #include "app/cli/command.h"
-#include "engine/chat/chat_model_info.h"
-#include "engine/chat/chat_template.h"
-#include "engine/gguf/gguf_file.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
+#include "weir/model_file.h"
 
 namespace weir::cli {
 namespace {
@@ -42,36 +41,27 @@ int run(const std::vector<std::string>& argv) {
     args.rejectUnknown();
     if (!args.rest().empty()) throw Error("unexpected argument '" + args.rest()[0] + "'");
 
-    // The model supplies the BOS/EOS texts, and the template unless one is given.
-    const ChatModelInfo info = chatModelInfoFromGguf(*gguf::GgufFile::open(model.empty() ? defaultModelPath() : model));
-    std::unique_ptr<ChatTemplate> tmpl;
-    if (!builtinName.empty()) tmpl = ChatTemplate::builtin(builtinName, info.bosText, info.eosText);
-    else if (!templateFile.empty()) tmpl = ChatTemplate::create(readText(templateFile), info.bosText, info.eosText);
-    else tmpl = ChatTemplate::forModel(info);
-
-    ChatRenderOptions options;
-    options.addGenerationPrompt = !noGenerationPrompt;
-    if (now >= 0) options.now = now;  // strftime_now() then formats this instant (UTC)
-    if (!toolsFile.empty()) options.tools = jinja::Value::parseJson(readText(toolsFile));
-    jinja::Value messages;
+    ChatTemplateRender request;
+    request.modelPath = model.empty() ? defaultModelPath() : model;
+    request.builtinName = builtinName;
+    if (!templateFile.empty()) request.templateSource = readText(templateFile);
+    request.addGenerationPrompt = !noGenerationPrompt;
+    if (now >= 0) request.now = now;  // strftime_now() then formats this instant (UTC)
+    if (!toolsFile.empty()) request.toolsJson = readText(toolsFile);
     if (!messagesFile.empty()) {
-        messages = jinja::Value::parseJson(readText(messagesFile));
+        request.messagesJson = readText(messagesFile);
     } else {
-        messages = jinja::Value::list();
-        auto add = [&](const char* role, const std::string& content) {
-            jinja::Value m = jinja::Value::dict();
-            m.set("role", jinja::Value(role)).set("content", jinja::Value(content));
-            messages.append(m);
-        };
-        if (!system.empty()) add("system", system);
-        add("user", prompt);
+        request.messagesJson = "[";
+        if (!system.empty()) request.messagesJson += "{\"role\": \"system\", \"content\": " + jsonString(system) + "}, ";
+        request.messagesJson += "{\"role\": \"user\", \"content\": " + jsonString(prompt) + "}]";
     }
-    const std::string text = tmpl->renderValues(messages, options);
+    const RenderedChat rendered = renderChatTemplate(request);
+    const std::string& text = rendered.text;
 
     std::string stops;
-    for (const auto& s : tmpl->endOfTurnStrings()) stops += (stops.empty() ? "" : ", ") + s;
-    std::fprintf(stderr, "template: %s\nend of turn: %s\ntemplate writes BOS: %s\n", tmpl->description().c_str(),
-                 stops.c_str(), tmpl->rendersBos() ? "yes (tokenize with addBos=false)" : "no");
+    for (const auto& s : rendered.endOfTurnStrings) stops += (stops.empty() ? "" : ", ") + s;
+    std::fprintf(stderr, "template: %s\nend of turn: %s\ntemplate writes BOS: %s\n", rendered.templateDescription.c_str(),
+                 stops.c_str(), rendered.templateWritesBos ? "yes (tokenize with addBos=false)" : "no");
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
     return 0;

@@ -1,5 +1,6 @@
 // weir-cli generate: one prompt through the model, streamed to stdout, or as
-// JSON with token ids and timings. Uses the model directly (no scheduler).
+// JSON with token ids and timings. Runs the model alone (ModelRunner: no
+// scheduler, no pools), so its numbers are the model's.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -10,13 +11,9 @@
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "engine/engine_options_check.h"
-#include "engine/gguf/gguf_file.h"
-#include "engine/models/model.h"
-#include "engine/models/simple_kv_cache.h"
-#include "engine/sampling/sampler.h"
-#include "engine/tokenizer/tokenizer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
+#include "weir/model_runner.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 namespace {
@@ -40,59 +37,44 @@ int run(const std::vector<std::string>& argv) {
     args.rejectUnknown();
     if (prompt.empty()) throw Error("generate needs a prompt: -p TEXT");
 
+    ModelRunnerOptions ro;
+    ro.modelPath = modelPath;
+    ro.threads = threads;
+    ro.kvDtype = kvType;
+    ro.sampling = sp;
     const auto t0 = Clock::now();
-    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath);
-    auto model = loadModel(file);
-    auto tok = Tokenizer::fromGguf(*file);
+    ModelRunner runner(ro);
     const double loadMs = msSince(t0);
-    const ModelConfig& cfg = model->config();
-
-    const std::vector<TokenId> promptIds = tok->encode(prompt, tok->addBosDefault(), false);
+    const ModelConfig& cfg = runner.config();
+    const std::vector<int32_t> promptIds = runner.tokenize(prompt);
     if (promptIds.empty()) throw Error("the prompt encodes to no tokens");
     const int64_t total = int64_t(promptIds.size()) + nPredict;
     if (total > cfg.nCtxTrain)
         throw Error("prompt (" + std::to_string(promptIds.size()) + " tokens) + -n exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
-
-    kernels::ThreadPool pool(threads);
-    SimpleKvCache kv(cfg, 1, int32_t(total), 16, kvType);
-    Sampler sampler(sp);
-    StreamingDetokenizer detok(*tok);
-    std::vector<int32_t> history(promptIds.begin(), promptIds.end());
+    runner.setContext(int32_t(total));  // KV for exactly the prompt and the reply
     std::vector<int32_t> generated;
-    std::vector<float> logits;
     std::string text;
 
     // Prefill in chunks so a long prompt does not need a huge batch.
     const auto tp = Clock::now();
-    const int32_t chunk = 512;
-    Batch batch;
-    for (size_t start = 0; start < promptIds.size(); start += chunk) {
-        batch.tokens.clear();
-        const size_t end = std::min(promptIds.size(), start + chunk);
-        for (size_t i = start; i < end; ++i) batch.add(promptIds[i], 0, int32_t(i), i + 1 == promptIds.size());
-        model->forward(batch, kv, logits, pool);
-    }
+    runner.feed(promptIds, 512);
     const double prefillMs = msSince(tp);
 
     const auto td = Clock::now();
-    int32_t pos = int32_t(promptIds.size());
     for (long long i = 0; i < nPredict; ++i) {
-        const int32_t next = sampler.sample(logits, history);
+        const int32_t next = runner.sample();
         generated.push_back(next);
-        history.push_back(next);
-        if (tok->isEndOfGeneration(next)) break;
-        const std::string piece = detok.push(next);
+        if (runner.isEndOfGeneration(next)) break;
+        const std::string piece = runner.tokenText(next);
         text += piece;
         if (!json) {
             std::fwrite(piece.data(), 1, piece.size(), stdout);
             std::fflush(stdout);
         }
         if (i + 1 == nPredict) break;
-        batch.tokens.clear();
-        batch.add(next, 0, pos++, true);
-        model->forward(batch, kv, logits, pool);
+        runner.feed({next});
     }
-    const std::string rest = detok.flush();
+    const std::string rest = runner.flushText();
     text += rest;
     const double decodeMs = msSince(td);
     // Decode steps = forward passes after the prefill (the last token is sampled, not run).
@@ -104,7 +86,7 @@ int run(const std::vector<std::string>& argv) {
                     jsonString(modelPath).c_str(), jsonIntArray(promptIds).c_str(), jsonIntArray(generated).c_str(),
                     jsonString(text).c_str(), jsonNumber(loadMs).c_str(), jsonNumber(prefillMs).c_str(),
                     jsonNumber(promptIds.size() / (prefillMs / 1000.0)).c_str(), jsonNumber(decodeMs).c_str(),
-                    jsonNumber(decodeSteps > 0 ? decodeSteps / (decodeMs / 1000.0) : 0.0).c_str(), pool.size());
+                    jsonNumber(decodeSteps > 0 ? decodeSteps / (decodeMs / 1000.0) : 0.0).c_str(), runner.threads());
     } else {
         std::fwrite(rest.data(), 1, rest.size(), stdout);
         std::printf("\n");

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "app/cli/command.h"
-#include "engine/models/synthetic_model.h"
-#include "engine/util/error.h"
+#include "weir/model_file.h"
+#include "weir/base/error.h"
 
 namespace weir::cli {
 namespace {

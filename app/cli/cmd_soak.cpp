@@ -7,9 +7,9 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "engine/engine.h"
-#include "engine/scheduler/soak.h"
-#include "engine/util/error.h"
+#include "weir/engine.h"
+#include "weir/soak.h"
+#include "weir/base/error.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "app/cli/command.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::cli {
 

@@ -11,7 +11,7 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::cli {
 

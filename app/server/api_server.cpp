@@ -1,5 +1,7 @@
 #include "app/server/api_server.h"
 
+#include "app/server/api_client_tag.h"
+
 #include <QAbstractHttpServer>
 #include <QDateTime>
 #include <QHash>
@@ -25,7 +27,7 @@
 #include "app/server/server_stats.h"
 #include "engine/chat/tool_call_parser.h"
 #include "engine/chat/tool_format.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace weir::server {
@@ -464,7 +466,7 @@ struct ApiServer::Impl {
         job->client = QStringLiteral("api:%1").arg(key);
         job->socket = socket;
         job->responder = std::make_unique<QHttpServerResponder>(std::move(r));
-        g.client = toStd(job->client);
+        g.tag = ClientTag{kApiRequestTagKind, key};
         if (socket)
             job->onDisconnect = QObject::connect(socket, &QAbstractSocket::disconnected, q,
                                                  [this, key] { clientGone(key); });

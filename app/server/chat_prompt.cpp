@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::server {
 

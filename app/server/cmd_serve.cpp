@@ -14,8 +14,8 @@
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
 #include "app/server/api_server.h"
-#include "engine/engine.h"
-#include "engine/util/error.h"
+#include "weir/engine.h"
+#include "weir/base/error.h"
 
 namespace {
 

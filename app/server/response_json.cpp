@@ -1,5 +1,7 @@
 #include "app/server/response_json.h"
 
+#include "app/server/api_client_tag.h"
+
 #include <QJsonDocument>
 
 namespace weir::server {
@@ -12,7 +14,7 @@ QJsonValue nullOr(const QString& s) { return s.isEmpty() ? QJsonValue(QJsonValue
 
 QJsonObject poolJson(const PoolStatus& p) {
     QJsonObject o;
-    o.insert(QStringLiteral("name"), qs(p.name));
+    o.insert(QStringLiteral("name"), QString::fromLatin1(poolKindName(p.kind)));
     o.insert(QStringLiteral("capacity_tokens"), qint64(p.capacityTokens));
     o.insert(QStringLiteral("free_tokens"), qint64(p.freeTokens));
     o.insert(QStringLiteral("owned_tokens"), qint64(p.ownedTokens));
@@ -131,8 +133,10 @@ QJsonObject cacheStatusJson(const CacheStatus& s) {
     for (const RequestStatus& r : s.requests) {
         QJsonObject o;
         o.insert(QStringLiteral("id"), qint64(r.id));
-        o.insert(QStringLiteral("client"), qs(r.client));
-        o.insert(QStringLiteral("state"), qs(r.state));
+        // This server's requests by their key; the host app's own requests as "app".
+        o.insert(QStringLiteral("client"), r.tag.kind == kApiRequestTagKind ? QStringLiteral("api:%1").arg(r.tag.id)
+                                                                            : QStringLiteral("app"));
+        o.insert(QStringLiteral("state"), QString::fromLatin1(requestStateName(r.state)));
         o.insert(QStringLiteral("full_tokens"), qint64(r.fullTokens));
         o.insert(QStringLiteral("window_tokens"), qint64(r.windowTokens));
         o.insert(QStringLiteral("prefix_hit_tokens"), qint64(r.prefixHitTokens));

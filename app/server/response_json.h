@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/chat/tool_format.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::server {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::server {
 

@@ -1,6 +1,6 @@
 #include "engine/chat/chat_model_info.h"
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

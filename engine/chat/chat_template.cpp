@@ -4,7 +4,7 @@
 
 #include "engine/chat/builtin_templates.h"
 #include "engine/chat/jinja_template.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

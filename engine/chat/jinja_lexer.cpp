@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "engine/chat/jinja_value.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::jinja {
 

@@ -2,7 +2,7 @@
 
 #include <initializer_list>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::jinja {
 

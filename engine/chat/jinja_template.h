@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "engine/chat/jinja_value.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::jinja {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::jinja {
 

@@ -6,7 +6,7 @@
 
 #include "engine/chat/tool_call_parser.h"
 #include "engine/chat/tool_syntax.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "engine/gguf/gguf_parser.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::gguf {
 

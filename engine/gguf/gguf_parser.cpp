@@ -11,7 +11,7 @@
 #include <numeric>
 #include <unordered_set>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::gguf {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::gguf {
 

@@ -7,7 +7,7 @@
 #include "engine/kv/page_pool.h"
 #include "engine/kv/radix_tree.h"
 #include "engine/kv/window_pool.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::kv {
 
@@ -617,9 +617,9 @@ bool HybridKvCache::checkIntegrity() {
 
 void HybridKvCache::fillStatus(CacheStatus& out) const {
     const Impl& m = *impl_;
-    auto fill = [&](PoolStatus& ps, const PagePool* pool, const char* name, int64_t floor, const KvStorage& store) {
+    auto fill = [&](PoolStatus& ps, const PagePool* pool, PoolKind kind, int64_t floor, const KvStorage& store) {
         ps = PoolStatus{};
-        ps.name = name;
+        ps.kind = kind;
         ps.floorTokens = floor;
         ps.bytesPerToken = store.bytesPerToken();
         if (!pool) return;
@@ -629,8 +629,8 @@ void HybridKvCache::fillStatus(CacheStatus& out) const {
         ps.cachedTokens = int64_t(pool->cachedCount()) * m.P;
         ps.totalBytes = store.totalBytes();
     };
-    fill(out.full, &m.full, "full", m.cfg.fullFloorTokens, *m.fullStore);
-    fill(out.window, m.window ? &m.window->pages() : nullptr, "window", m.cfg.windowFloorTokens, *m.windowStore);
+    fill(out.full, &m.full, PoolKind::Full, m.cfg.fullFloorTokens, *m.fullStore);
+    fill(out.window, m.window ? &m.window->pages() : nullptr, PoolKind::Window, m.cfg.windowFloorTokens, *m.windowStore);
     out.integrityChecks = m.log.checks;
     out.violations = m.log.violations;
     out.violationDetails.assign(m.log.details.begin(), m.log.details.end());

@@ -23,11 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/types/cache_status.h"
+#include "weir/types/generate.h"
 #include "engine/kv/kv_sizing.h"
 #include "engine/kv/kv_types.h"
 #include "engine/models/kv_access.h"
-#include "engine/models/model_config.h"
+#include "weir/types/model_config.h"
 
 namespace weir::kv {
 

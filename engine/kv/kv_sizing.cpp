@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/engine_options_check.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::kv {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::kv {
 

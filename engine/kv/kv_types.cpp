@@ -4,7 +4,6 @@
 
 namespace weir::kv {
 
-const char* poolKindName(PoolKind k) { return k == PoolKind::Full ? "full" : "window"; }
 
 const char* pageStateName(PageState s) {
     switch (s) {

@@ -5,12 +5,13 @@
 #include <deque>
 #include <string>
 
+#include "weir/types/cache_status.h"
+
 namespace weir::kv {
 
-// Which pool a page lives in: full-attention layers use Full, sliding-window
-// layers use Window.
-enum class PoolKind : uint8_t { Full = 0, Window = 1 };
-const char* poolKindName(PoolKind k);  // "full" / "window"
+// Which pool a page lives in (the public weir::PoolKind): full-attention
+// layers use Full, sliding-window layers use Window.
+using weir::PoolKind;
 
 // One byte per page. Allocation moves Free -> Owned, the prefix tree adopting
 // a page moves Owned -> Cached, the last reference going away moves either to

@@ -11,15 +11,10 @@
 #include <string_view>
 #include <span>
 
+#include "weir/types/kv_dtype.h"
+
 namespace weir {
 
-enum class KvDtype : uint8_t { F16 = 0, Q8_0 = 1, F32 = 2, FP8_E4M3 = 3 };
-const char* kvDtypeName(KvDtype t);
-// The dtype a name ("f16", "q8_0", "fp8_e4m3", "f32") stands for; false for
-// any other name.
-bool kvDtypeFromName(std::string_view name, KvDtype& out);
-// Bytes one row of `elems` values takes (elems a multiple of 32 for Q8_0).
-size_t kvRowBytes(KvDtype t, int64_t elems);
 
 struct KvLayerStorage {
     uint8_t* k = nullptr;      // row r at k + r * rowBytes

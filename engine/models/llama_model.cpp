@@ -7,7 +7,7 @@
 #include "engine/models/architectures.h"
 #include "engine/models/model_config_loader.h"
 #include "engine/models/transformer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

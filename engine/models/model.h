@@ -9,7 +9,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/batch.h"
 #include "engine/models/kv_access.h"
-#include "engine/models/model_config.h"
+#include "weir/types/model_config.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace weir {

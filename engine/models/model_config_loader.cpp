@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

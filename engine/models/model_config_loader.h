@@ -5,7 +5,7 @@
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
-#include "engine/models/model_config.h"
+#include "weir/types/model_config.h"
 #include "engine/models/model_metadata.h"
 
 namespace weir {

@@ -1,6 +1,6 @@
 // loadModel(): picks the architecture from general.architecture.
 #include "engine/models/architectures.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

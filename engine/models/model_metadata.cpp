@@ -1,6 +1,6 @@
 #include "engine/models/model_metadata.h"
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

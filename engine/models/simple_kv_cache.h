@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/models/kv_access.h"
-#include "engine/models/model_config.h"
+#include "weir/types/model_config.h"
 
 namespace weir {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "engine/gguf/gguf_writer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "kernels/cpu/ggml_types.h"
 
 namespace weir {

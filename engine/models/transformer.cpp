@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 

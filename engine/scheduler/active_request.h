@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/types/cache_status.h"
+#include "weir/types/generate.h"
 #include "engine/sampling/sampler.h"
 #include "engine/scheduler/stop_strings.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -22,7 +23,7 @@ struct ActiveRequest {
     using Clock = std::chrono::steady_clock;
 
     ActiveRequest(uint64_t id_, GenerateRequest req, EventSink sink_, const Tokenizer* tok)
-        : id(id_), client(std::move(req.client)), tokens(std::move(req.prompt)),
+        : id(id_), tag(req.tag), tokens(std::move(req.prompt)),
           promptTokens(int32_t(tokens.size())), maxTokens(req.maxTokens),
           stopAtEndOfGeneration(req.stopAtEndOfGeneration), sink(std::move(sink_)),
           sampler(req.sampling), stops(std::move(req.stop)), submitted(Clock::now()) {
@@ -31,13 +32,13 @@ struct ActiveRequest {
 
     int32_t remaining() const { return int32_t(tokens.size()) - computed; }
     bool decoding() const { return remaining() == 1; }
-    const char* stateName() const {
-        if (seq < 0) return "waiting";
-        return decoding() ? "decode" : "prefill";
+    RequestState state() const {
+        if (seq < 0) return RequestState::Waiting;
+        return decoding() ? RequestState::Decode : RequestState::Prefill;
     }
 
     uint64_t id;
-    std::string client;
+    ClientTag tag;
     std::vector<int32_t> tokens;
     int32_t promptTokens;
     int32_t maxTokens;

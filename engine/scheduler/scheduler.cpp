@@ -9,7 +9,7 @@
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/active_request.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 
@@ -136,7 +136,7 @@ std::string Scheduler::clearPrefixCache() {
     return {};
 }
 
-std::string Scheduler::resizePool(kv::PoolKind pool, int64_t tokens) {
+std::string Scheduler::resizePool(PoolKind pool, int64_t tokens) {
     std::string message;
     try {
         runOnEngineThread(
@@ -664,8 +664,8 @@ void Scheduler::publishStatus() {
         const kv::SequenceInfo info = cache_.sequenceInfo(r->seq);
         RequestStatus rs;
         rs.id = r->id;
-        rs.client = r->client;
-        rs.state = r->stateName();
+        rs.tag = r->tag;
+        rs.state = r->state();
         rs.fullTokens = info.fullTokens;
         rs.windowTokens = info.windowTokens;
         rs.prefixHitTokens = r->prefixHitTokens;
@@ -677,8 +677,8 @@ void Scheduler::publishStatus() {
         if (r->finished) continue;
         RequestStatus rs;
         rs.id = r->id;
-        rs.client = r->client;
-        rs.state = "waiting";
+        rs.tag = r->tag;
+        rs.state = RequestState::Waiting;
         rs.promptTokens = r->promptTokens;
         rs.generatedTokens = r->generated;
         s.requests.push_back(std::move(rs));

@@ -31,16 +31,14 @@
 #include <thread>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/types/cache_status.h"
+#include "weir/types/generate.h"
 
 namespace weir {
 
 class Model;
 class Tokenizer;
-namespace kv {
-class HybridKvCache;
-enum class PoolKind : uint8_t;
-}
+namespace kv { class HybridKvCache; }
 namespace kernels { class ThreadPool; }
 
 struct SchedulerOptions {
@@ -79,7 +77,7 @@ public:
     std::string clearPrefixCache();
     // HybridKvCache::resize on the engine thread; "" when done as asked, else
     // why not (refused, clamped, failed, or the engine has shut down).
-    std::string resizePool(kv::PoolKind pool, int64_t tokens);
+    std::string resizePool(PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
     // --- engine thread ---

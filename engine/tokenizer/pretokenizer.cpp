@@ -1,7 +1,7 @@
 #include "engine/tokenizer/pretokenizer.h"
 
 #include "engine/tokenizer/unicode_classes.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 #include <string>
 

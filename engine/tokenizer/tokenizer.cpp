@@ -3,7 +3,7 @@
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/spm_tokenizer.h"
 #include "engine/tokenizer/utf8.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 #include <algorithm>
 

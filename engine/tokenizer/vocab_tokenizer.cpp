@@ -1,7 +1,7 @@
 #include "engine/tokenizer/vocab_tokenizer.h"
 
 #include "engine/tokenizer/token_roles.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 #include <algorithm>
 

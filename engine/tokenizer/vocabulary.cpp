@@ -1,7 +1,7 @@
 #include "engine/tokenizer/vocabulary.h"
 
 #include "engine/gguf/gguf_file.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir {
 namespace {

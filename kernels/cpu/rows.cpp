@@ -2,7 +2,7 @@
 // table tying each weight type to its pieces.
 #include <string>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/matmul.h"

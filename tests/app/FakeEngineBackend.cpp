@@ -3,9 +3,11 @@
 #include <chrono>
 #include <sstream>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 namespace weir::desktop::testing {
+
+std::string tagText(const ClientTag& tag) { return std::to_string(tag.kind) + ":" + std::to_string(tag.id); }
 
 std::string fakeReplyFor(const std::string& lastUser) {
     std::string topic = lastUser.substr(0, 40);
@@ -69,14 +71,14 @@ EngineFactory FakeEngineBackend::factory(FakeEngineConfig config) {
     };
 }
 
-std::vector<int32_t> FakeEngineBackend::tokenizeChat(const std::vector<ChatMessage>& messages) const {
+std::vector<int32_t> FakeEngineBackend::tokenizeChat(const std::vector<Message>& messages) const {
     // One token per word plus two for each turn's framing.
     if (fake_.record) {
         std::lock_guard lock(fake_.record->mutex);
         fake_.record->chats.push_back(messages);
     }
     std::vector<int32_t> out;
-    for (const ChatMessage& m : messages)
+    for (const Message& m : messages)
         for (size_t i = 0; i < splitWords(m.content).size() + 2; ++i) out.push_back(int32_t(i));
     return out;
 }
@@ -91,7 +93,7 @@ uint64_t FakeEngineBackend::submit(GenerateRequest request, EventSink sink) {
     r.id = nextId_++;
     // The reply depends only on the client label and prompt length, which the
     // tests control; that keeps it deterministic.
-    std::string reply = fakeReplyFor(request.client + " (" + std::to_string(request.prompt.size()) + " tokens)");
+    std::string reply = fakeReplyFor(tagText(request.tag) + " (" + std::to_string(request.prompt.size()) + " tokens)");
     if (fake_.endless) {
         std::string longer;
         for (int i = 0; i < 200; ++i) longer += "word" + std::to_string(i) + " ";
@@ -141,8 +143,8 @@ void FakeEngineBackend::run() {
             if (!r.admitted) {
                 r.admitted = true;
                 prefixHits_ += r.request.prompt.size() / 2;
-                if (!fake_.refuseClientContaining.empty() &&
-                    r.request.client.find(fake_.refuseClientContaining) != std::string::npos) {
+                if (fake_.refuseTagKind != 0 && r.request.tag.kind == fake_.refuseTagKind &&
+                    (fake_.refuseTagId == 0 || r.request.tag.id == fake_.refuseTagId)) {
                     e.kind = Event::Kind::Error;
                     e.text = "request refused: it can never fit in the KV pools";
                     events.emplace_back(r.sink, e);
@@ -186,8 +188,8 @@ void FakeEngineBackend::clearPrefixCache() {
 CacheStatus FakeEngineBackend::cacheStatus() const {
     std::lock_guard lock(mutex_);
     CacheStatus s;
-    s.full.name = "full";
-    s.window.name = "window";
+    s.full.kind = PoolKind::Full;
+    s.window.kind = PoolKind::Window;
     s.full.capacityTokens = options_.kvReserveTokens > 0 ? options_.kvReserveTokens : 32768;
     s.window.capacityTokens = options_.swaTokens > 0 ? options_.swaTokens : 8192;
     s.window.floorTokens = 4 * (512 + 16 + 1 + 16) + 2 * options_.prefillChunk + 16;
@@ -199,12 +201,12 @@ CacheStatus FakeEngineBackend::cacheStatus() const {
     for (const Request& r : requests_) {
         RequestStatus rs;
         rs.id = r.id;
-        rs.client = r.request.client;
+        rs.tag = r.request.tag;
         rs.promptTokens = int32_t(r.request.prompt.size());
         rs.generatedTokens = int32_t(r.next);
         if (r.admitted) {
             ++running;
-            rs.state = "decode";
+            rs.state = RequestState::Decode;
             rs.fullTokens = rs.promptTokens + rs.generatedTokens;
             rs.windowTokens = std::min<int64_t>(rs.fullTokens, 512 + 16);
             rs.prefixHitTokens = rs.promptTokens / 2;
@@ -212,7 +214,7 @@ CacheStatus FakeEngineBackend::cacheStatus() const {
             s.window.ownedTokens += rs.windowTokens;
         } else {
             ++waiting;
-            rs.state = "waiting";
+            rs.state = RequestState::Waiting;
         }
         s.requests.push_back(rs);
     }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/ClientTags.h"
 #include "engine/EngineBackend.h"
 
 namespace weir::desktop::testing {
@@ -22,19 +23,23 @@ struct FakeEngineConfig {
     int loadDelayMs = 0;         // how long "loading the model" takes
     std::string failLoad;        // non-empty: the constructor throws weir::Error with this
     bool endless = false;        // replies never finish on their own (kill -9 test)
-    std::string refuseClientContaining;  // such requests end with an Error event
+    // Requests with this tag kind (and id, unless 0) end with an Error event.
+    uint32_t refuseTagKind = 0;
+    uint64_t refuseTagId = 0;
     // When set, every submitted request and the chat it was rendered from are
     // recorded here (tests check what the app asked for).
     struct Record {
         std::mutex mutex;
         std::vector<GenerateRequest> requests;
-        std::vector<std::vector<ChatMessage>> chats;
+        std::vector<std::vector<Message>> chats;
     };
     std::shared_ptr<Record> record;
 };
 
 // The reply the fake writes for a prompt whose last user message is `lastUser`.
 std::string fakeReplyFor(const std::string& lastUser);
+// How the fake names a request's tag in its replies: "KIND:ID".
+std::string tagText(const ClientTag& tag);
 
 class FakeEngineBackend final : public EngineBackend {
 public:
@@ -43,7 +48,7 @@ public:
 
     const ModelConfig& modelConfig() const override { return config_; }
     const EngineOptions& options() const override { return options_; }
-    std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const override;
+    std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const override;
     uint64_t submit(GenerateRequest request, EventSink sink) override;
     void cancel(uint64_t id) override;
     CacheStatus cacheStatus() const override;

@@ -106,7 +106,7 @@ private slots:
         weir::GenerateRequest long_;
         long_.maxTokens = 2000;
         long_.stopAtEndOfGeneration = false;
-        const quint64 ticket = host.submit(QStringLiteral("conv:1"), {{"user", "the operator shall record"}}, long_);
+        const quint64 ticket = host.submit(conversationTag(1), {{"user", "the operator shall record"}}, long_);
         connect(&host, &EngineHost::tokens, this, [&](quint64 t, const QString&, int n) { if (t == ticket) appTokens += n; });
         connect(&host, &EngineHost::finished, this, [&](quint64 t) { if (t == ticket) appDone = true; });
         QTRY_VERIFY_WITH_TIMEOUT(appTokens > 0, 30000);
@@ -115,8 +115,8 @@ private slots:
         connect(&host, &EngineHost::statusUpdated, this, [&](const weir::CacheStatus& s) {
             bool api = false, conv = false;
             for (const auto& r : s.requests) {
-                api = api || r.client.rfind("api:", 0) == 0;
-                conv = conv || r.client == "conv:1";
+                api = api || apiRequestOf(r.tag) != 0;
+                conv = conv || conversationOf(r.tag) == 1;
             }
             sawBoth = sawBoth || (api && conv);
         });

@@ -38,7 +38,7 @@ struct Fixture {
 
 QString expectedReply(qint64 conv, int promptTokens) {
     return QString::fromStdString(testing::fakeReplyFor(
-        QStringLiteral("conv:%1 (%2 tokens)").arg(conv).arg(promptTokens).toStdString()));
+        QStringLiteral("%1:%2 (%3 tokens)").arg(kConversationTagKind).arg(conv).arg(promptTokens).toStdString()));
 }
 
 } // namespace
@@ -247,7 +247,7 @@ private slots:
 
     void engineErrorsShowInPlace() {
         FakeEngineConfig config;
-        config.refuseClientContaining = "conv:";
+        config.refuseTagKind = kConversationTagKind;
         Fixture f(config);
         QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
         const qint64 id = f.chat->newConversation();

@@ -15,7 +15,7 @@ using testing::FakeEngineConfig;
 
 namespace {
 
-std::vector<weir::ChatMessage> prompt(const char* text) { return {{"user", text}}; }
+std::vector<weir::Message> prompt(const char* text) { return {{"user", text}}; }
 
 #define WAIT_LOADED(host) QTRY_VERIFY_WITH_TIMEOUT((host).state() != EngineHost::Loading, 30000)
 #define WAIT_READY(host) do { WAIT_LOADED(host); QCOMPARE((host).state(), EngineHost::Ready); } while (0)
@@ -97,12 +97,12 @@ private slots:
         });
         weir::GenerateRequest request;
         request.maxTokens = 1000;
-        const quint64 ticket = host.submit(QStringLiteral("conv:1"), prompt("hello there"), request);
+        const quint64 ticket = host.submit(conversationTag(1), prompt("hello there"), request);
         QVERIFY(ticket != 0);
         QTRY_VERIFY_WITH_TIMEOUT(got[ticket].finished, 30000);
         QCOMPARE(terminals, 1);
         // The fake's reply for this client and prompt size (2 words + 2 framing tokens).
-        QCOMPARE(got[ticket].text, QString::fromStdString(testing::fakeReplyFor("conv:1 (4 tokens)")));
+        QCOMPARE(got[ticket].text, QString::fromStdString(testing::fakeReplyFor(testing::tagText(conversationTag(1)) + " (4 tokens)")));
         QVERIFY(got[ticket].signals_ <= got[ticket].tokens);
         QVERIFY(!host.isActive(ticket));
     }
@@ -125,7 +125,7 @@ private slots:
         weir::GenerateRequest request;
         QList<quint64> tickets;
         for (int i = 0; i < 3; ++i)
-            tickets << host.submit(QStringLiteral("conv:%1").arg(i + 1), prompt("go"), request);
+            tickets << host.submit(conversationTag(i + 1), prompt("go"), request);
         QTRY_COMPARE_WITH_TIMEOUT(done.size(), 3, 30000);
         QCOMPARE(maxRunning, 2);
         QCOMPARE(maxWaiting, 1);
@@ -145,7 +145,7 @@ private slots:
             tokens += n;
         });
         connect(&host, &EngineHost::cancelled, [&](quint64) { cancelled = true; });
-        const quint64 ticket = host.submit(QStringLiteral("conv:1"), prompt("forever"), {});
+        const quint64 ticket = host.submit(conversationTag(1), prompt("forever"), {});
         QTRY_VERIFY_WITH_TIMEOUT(tokens > 5, 30000);
         host.cancel(ticket);
         QTRY_VERIFY_WITH_TIMEOUT(cancelled, 30000);
@@ -158,14 +158,14 @@ private slots:
         config.endless = true;
         EngineHost host(FakeEngineBackend::factory(config));
         QSignalSpy failed(&host, &EngineHost::failed);
-        const quint64 early = host.submit(QStringLiteral("conv:1"), prompt("x"), {});
+        const quint64 early = host.submit(conversationTag(1), prompt("x"), {});
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
         QCOMPARE(failed.at(0).at(0).toULongLong(), early);
         QCOMPARE(failed.at(0).at(1).toString(), QStringLiteral("No model is loaded."));
 
         host.load(QStringLiteral("m.gguf"));
         WAIT_READY(host);
-        const quint64 running = host.submit(QStringLiteral("conv:1"), prompt("x"), {});
+        const quint64 running = host.submit(conversationTag(1), prompt("x"), {});
         host.unload();
         QCOMPARE(failed.count(), 2);
         QCOMPARE(failed.at(1).at(0).toULongLong(), running);
@@ -186,12 +186,13 @@ private slots:
 
     void refusedRequestEndsWithTheEnginesMessage() {
         FakeEngineConfig config;
-        config.refuseClientContaining = "huge";
+        config.refuseTagKind = kConversationTagKind;
+        config.refuseTagId = 999;
         EngineHost host(FakeEngineBackend::factory(config));
         host.load(QStringLiteral("m.gguf"));
         WAIT_READY(host);
         QSignalSpy failed(&host, &EngineHost::failed);
-        host.submit(QStringLiteral("conv:huge"), prompt("x"), {});
+        host.submit(conversationTag(999), prompt("x"), {});
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
         QVERIFY(failed.at(0).at(1).toString().contains(QStringLiteral("can never fit")));
     }

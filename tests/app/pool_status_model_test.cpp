@@ -4,6 +4,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "engine/ClientTags.h"
 #include "monitor/PoolStatusModel.h"
 
 using namespace weir::desktop;
@@ -11,8 +12,8 @@ using namespace weir::desktop;
 namespace {
 weir::CacheStatus status(int64_t fullOwned, int64_t fullCached, int64_t windowOwned, int64_t windowCached) {
     weir::CacheStatus s;
-    s.full.name = "full";
-    s.window.name = "window";
+    s.full.kind = weir::PoolKind::Full;
+    s.window.kind = weir::PoolKind::Window;
     s.full.capacityTokens = 1000;
     s.window.capacityTokens = 400;
     s.full.ownedTokens = fullOwned;
@@ -38,8 +39,8 @@ private slots:
         s.waiting = 1;
         weir::RequestStatus r;
         r.id = 5;
-        r.client = "conv:12";
-        r.state = "decode";
+        r.tag = conversationTag(12);
+        r.state = weir::RequestState::Decode;
         r.fullTokens = 250;
         r.windowTokens = 100;
         s.requests.push_back(r);

@@ -17,6 +17,7 @@
 #include "AppDriver.h"
 #include "DesktopApp.h"
 #include "chat/ChatController.h"
+#include "engine/ClientTags.h"
 #include "engine/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
@@ -185,8 +186,8 @@ private slots:
         connect(app_->engineHost(), &EngineHost::statusUpdated, &scope, [&](const weir::CacheStatus& s) {
             bool api = false, conv = false;
             for (const auto& r : s.requests) {
-                api = api || r.client.rfind("api:", 0) == 0;
-                conv = conv || r.client.rfind("conv:", 0) == 0;
+                api = api || apiRequestOf(r.tag) != 0;
+                conv = conv || conversationOf(r.tag) != 0;
             }
             if (api && conv) apiInPools = true;
         });

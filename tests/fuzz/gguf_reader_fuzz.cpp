@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "engine/gguf/gguf_file.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace weir::gguf;

@@ -18,7 +18,7 @@
 
 #include "app/server/api_server.h"
 #include "tests/server/http_test_client.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 
 using weir::Engine;

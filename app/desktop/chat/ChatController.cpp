@@ -8,20 +8,13 @@
 #include <QRegularExpression>
 #include <QSaveFile>
 
+#include "engine/ClientTags.h"
 #include "engine/EngineHost.h"
 #include "storage/ConversationExport.h"
 #include "storage/Storage.h"
 
 namespace weir::desktop {
 namespace {
-
-// Requests carry "conv:<id>" so the engine status can be mapped back.
-QString clientLabel(qint64 conversationId) { return QStringLiteral("conv:%1").arg(conversationId); }
-
-qint64 conversationFromClient(const std::string& client) {
-    if (client.rfind("conv:", 0) != 0) return 0;
-    return QByteArray::fromStdString(client.substr(5)).toLongLong();
-}
 
 QString titleFrom(const QString& text) {
     QString line = text.simplified();
@@ -226,10 +219,10 @@ bool ChatController::sendTo(qint64 conversationId, const QString& text) {
     return startReply(conversationId);
 }
 
-std::vector<ChatMessage> ChatController::history(qint64 conversationId, const ConversationSettings& s) const {
-    std::vector<ChatMessage> out;
+std::vector<Message> ChatController::history(qint64 conversationId, const ConversationSettings& s) const {
+    std::vector<Message> out;
     auto turn = [](std::string role, std::string content) {
-        ChatMessage m;
+        Message m;
         m.role = std::move(role);
         m.content = std::move(content);
         return m;
@@ -253,7 +246,7 @@ std::vector<ChatMessage> ChatController::history(qint64 conversationId, const Co
 bool ChatController::startReply(qint64 conversationId) {
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
-    const std::vector<ChatMessage> turns = history(conversationId, c->settings);
+    const std::vector<Message> turns = history(conversationId, c->settings);
 
     MessageRecord reply;
     reply.conversationId = conversationId;
@@ -276,7 +269,7 @@ bool ChatController::startReply(qint64 conversationId) {
     g.conversationId = conversationId;
     g.messageId = reply.id;
     g.clock.start();
-    g.ticket = engine_->submit(clientLabel(conversationId), turns, request);
+    g.ticket = engine_->submit(conversationTag(conversationId), turns, request);
     generations_.insert(g.ticket, g);
 
     if (conversationId == currentId_) {
@@ -374,10 +367,10 @@ void ChatController::onStatus(const CacheStatus& status) {
     QHash<qint64, QPair<QString, int>> seen;
     int waiting = 0;
     for (const RequestStatus& r : status.requests) {
-        const qint64 conv = conversationFromClient(r.client);
+        const qint64 conv = conversationOf(r.tag);
         if (!conv) continue;
-        const QString state = QString::fromStdString(r.state);
-        seen.insert(conv, {state, state == u"waiting" ? ++waiting : 0});
+        const QString state = QString::fromUtf8(requestStateName(r.state));
+        seen.insert(conv, {state, r.state == RequestState::Waiting ? ++waiting : 0});
     }
     bool currentChangedActivity = false;
     for (auto& g : generations_) {

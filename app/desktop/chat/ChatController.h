@@ -13,7 +13,7 @@
 
 #include "chat/ConversationListModel.h"
 #include "chat/MessageListModel.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "storage/Records.h"
 
 namespace weir::desktop {
@@ -113,7 +113,7 @@ private:
     };
 
     bool startReply(qint64 conversationId);
-    std::vector<ChatMessage> history(qint64 conversationId, const ConversationSettings& s) const;
+    std::vector<Message> history(qint64 conversationId, const ConversationSettings& s) const;
     Generation* generationFor(qint64 conversationId);
     const Generation* generationFor(qint64 conversationId) const;
     void endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage);

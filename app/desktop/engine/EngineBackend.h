@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::desktop {
 
@@ -22,7 +22,7 @@ public:
     virtual const ModelConfig& modelConfig() const = 0;
     virtual const EngineOptions& options() const = 0;
     // Chat messages -> prompt tokens with the model's template. May throw weir::Error.
-    virtual std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const = 0;
+    virtual std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const = 0;
     virtual uint64_t submit(GenerateRequest request, EventSink sink) = 0;
     virtual void cancel(uint64_t id) = 0;
     virtual CacheStatus cacheStatus() const = 0;

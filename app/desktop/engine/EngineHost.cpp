@@ -86,9 +86,9 @@ void EngineHost::onLoadFailed(quint64 generation, const QString& message) {
     setState(Failed, message);
 }
 
-quint64 EngineHost::submit(const QString& client, std::vector<ChatMessage> messages, GenerateRequest request) {
+quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request) {
     const quint64 ticket = ++nextTicket_;
-    active_.insert(ticket, client);
+    active_.insert(ticket);
     emit activeRequestsChanged();
     if (state_ != Ready) {
         // Still answer through the signal, after the caller has the ticket.
@@ -99,8 +99,8 @@ quint64 EngineHost::submit(const QString& client, std::vector<ChatMessage> messa
     }
     QMetaObject::invokeMethod(
         worker_,
-        [w = worker_, ticket, client, messages = std::move(messages), request = std::move(request)]() mutable {
-            w->submit(ticket, client, std::move(messages), std::move(request));
+        [w = worker_, ticket, tag, messages = std::move(messages), request = std::move(request)]() mutable {
+            w->submit(ticket, tag, std::move(messages), std::move(request));
         },
         Qt::QueuedConnection);
     return ticket;
@@ -140,7 +140,7 @@ void EngineHost::onStatus(quint64 generation, const CacheStatus& status) {
 }
 
 void EngineHost::failAllActive(const QString& message) {
-    const QList<quint64> tickets = active_.keys();
+    const QList<quint64> tickets = active_.values();
     active_.clear();
     if (!tickets.isEmpty()) emit activeRequestsChanged();
     for (quint64 t : tickets) emit failed(t, message);

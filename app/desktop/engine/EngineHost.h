@@ -7,6 +7,7 @@
 // most one wake-up per batch of events.
 #include <QElapsedTimer>
 #include <QHash>
+#include <QSet>
 #include <QObject>
 #include <QThread>
 #include <QTimer>
@@ -67,8 +68,8 @@ public:
 
     // Renders and tokenizes `messages`, then submits them on the engine host
     // thread. Returns a ticket (never 0) that names this request in signals.
-    // `client` labels the request in the status snapshot (e.g. "conv:12").
-    quint64 submit(const QString& client, std::vector<ChatMessage> messages, GenerateRequest request);
+    // `tag` comes back in the status snapshot's rows (see ClientTags.h).
+    quint64 submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request);
     void cancel(quint64 ticket);
     bool isActive(quint64 ticket) const { return active_.contains(ticket); }
 
@@ -117,7 +118,7 @@ private:
     QElapsedTimer loadClock_;
     QTimer loadTicker_;
     quint64 nextTicket_ = 0;
-    QHash<quint64, QString> active_;        // ticket -> client label
+    QSet<quint64> active_;                  // tickets not yet ended
     EndpointState endpointState_;
 };
 

@@ -67,7 +67,7 @@ void EngineWorker::unload() {
     requests_.clear();
 }
 
-void EngineWorker::submit(quint64 ticket, const QString& client, std::vector<ChatMessage> messages,
+void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> messages,
                           GenerateRequest request) {
     auto fail = [this, ticket](const QString& message) {
         QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
@@ -76,7 +76,7 @@ void EngineWorker::submit(quint64 ticket, const QString& client, std::vector<Cha
     if (!backend_) return fail(QStringLiteral("No model is loaded."));
     try {
         request.prompt = backend_->tokenizeChat(messages);
-        request.client = client.toStdString();
+        request.tag = tag;
         std::shared_ptr<EventRelay> relay = relay_;
         const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) {
             relay->push(ticket, e);

@@ -25,7 +25,7 @@ public:
     // All of these run on the engine host thread (queued from EngineHost).
     void load(quint64 generation, const EngineOptions& options);
     void unload();
-    void submit(quint64 ticket, const QString& client, std::vector<ChatMessage> messages, GenerateRequest request);
+    void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request);
     void cancel(quint64 ticket);
     void setStatusInterval(int ms);
     void clearPrefixCache();

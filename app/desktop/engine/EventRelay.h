@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::desktop {
 

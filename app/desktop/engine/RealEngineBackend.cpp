@@ -11,7 +11,7 @@ public:
 
     const ModelConfig& modelConfig() const override { return engine_.modelConfig(); }
     const EngineOptions& options() const override { return engine_.options(); }
-    std::vector<int32_t> tokenizeChat(const std::vector<ChatMessage>& messages) const override {
+    std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const override {
         return engine_.tokenizeChat(messages);
     }
     uint64_t submit(GenerateRequest request, EventSink sink) override {
@@ -21,8 +21,8 @@ public:
     CacheStatus cacheStatus() const override { return engine_.cacheStatus(); }
     void clearPrefixCache() override { engine_.clearPrefixCache(); }
     Engine* engine() override { return &engine_; }
-    std::string chatTemplateDescription() const override { return engine_.chatTemplate().description(); }
-    bool hasOwnChatTemplate() const override { return !engine_.chatTemplate().isBuiltin(); }
+    std::string chatTemplateDescription() const override { return engine_.chatTemplateDescription(); }
+    bool hasOwnChatTemplate() const override { return engine_.hasOwnChatTemplate(); }
 
 private:
     Engine engine_;

@@ -58,7 +58,7 @@ void PoolStatusModel::addSnapshot(const CacheStatus& status, double t) {
 
 QVariantMap PoolStatusModel::poolMap(const PoolStatus& p) {
     const int64_t used = p.ownedTokens;
-    return {{"name", QString::fromStdString(p.name)},
+    return {{"name", QString::fromLatin1(poolKindName(p.kind))},
             {"capacity", qint64(p.capacityTokens)},
             {"used", qint64(used)},
             {"cached", qint64(p.cachedTokens)},
@@ -186,9 +186,9 @@ void PoolStatusModel::updatePressure(double) {
                    .arg(int(kPressureMemorySeconds));
     } else if (nearlyFull(last_.window) || nearlyFull(last_.full)) {
         const PoolStatus& p = nearlyFull(last_.window) ? last_.window : last_.full;
-        kind = QStringLiteral("full:") + QString::fromStdString(p.name);
+        kind = QStringLiteral("full:") + QString::fromLatin1(poolKindName(p.kind));
         text = QStringLiteral("The %1 pool is nearly full (%2% in use); new requests wait for space.")
-                   .arg(QString::fromStdString(p.name))
+                   .arg(QString::fromLatin1(poolKindName(p.kind)))
                    .arg(qRound(100.0 * double(p.ownedTokens) / double(p.capacityTokens)));
     }
     // A dismissed kind of pressure stays hidden until it goes away.

@@ -9,7 +9,7 @@
 #include <QtQml/qqmlregistration.h>
 #include <deque>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "monitor/RequestUsageModel.h"
 
 namespace weir::desktop {

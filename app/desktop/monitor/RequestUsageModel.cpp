@@ -1,5 +1,7 @@
 #include "monitor/RequestUsageModel.h"
 
+#include "engine/ClientTags.h"
+
 namespace weir::desktop {
 
 int RequestUsageModel::rowCount(const QModelIndex& parent) const {
@@ -10,10 +12,10 @@ QVariant RequestUsageModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || size_t(index.row()) >= rows_.size()) return {};
     const RequestStatus& r = rows_[index.row()];
     switch (role) {
-    case ClientRole: return QString::fromStdString(r.client);
-    case ConversationIdRole:
-        return r.client.rfind("conv:", 0) == 0 ? QByteArray::fromStdString(r.client.substr(5)).toLongLong() : 0;
-    case StateRole: return QString::fromStdString(r.state);
+    case RequestIdRole: return quint64(r.id);
+    case ConversationIdRole: return conversationOf(r.tag);
+    case ApiRequestRole: return apiRequestOf(r.tag);
+    case StateRole: return QString::fromUtf8(requestStateName(r.state));
     case FullTokensRole: return qint64(r.fullTokens);
     case WindowTokensRole: return qint64(r.windowTokens);
     case PrefixHitTokensRole: return qint64(r.prefixHitTokens);
@@ -26,7 +28,8 @@ QVariant RequestUsageModel::data(const QModelIndex& index, int role) const {
 }
 
 QHash<int, QByteArray> RequestUsageModel::roleNames() const {
-    return {{ClientRole, "client"},           {ConversationIdRole, "conversationId"},
+    return {{RequestIdRole, "requestId"},      {ConversationIdRole, "conversationId"},
+            {ApiRequestRole, "apiRequest"},
             {StateRole, "state"},             {FullTokensRole, "fullTokens"},
             {WindowTokensRole, "windowTokens"}, {PrefixHitTokensRole, "prefixHitTokens"},
             {PromptTokensRole, "promptTokens"}, {GeneratedTokensRole, "generatedTokens"},

@@ -5,7 +5,7 @@
 #include <QtQml/qqmlregistration.h>
 #include <vector>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::desktop {
 
@@ -16,8 +16,9 @@ class RequestUsageModel : public QAbstractListModel {
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 public:
     enum Roles {
-        ClientRole = Qt::UserRole + 1,  // e.g. "conv:12", "api:7"
-        ConversationIdRole,             // 0 unless the client is a conversation
+        RequestIdRole = Qt::UserRole + 1,  // the engine's request id
+        ConversationIdRole,             // 0 unless the request is a conversation's
+        ApiRequestRole,                 // the endpoint's request key, 0 unless an API request
         StateRole,                      // "waiting", "prefill", "decode"
         FullTokensRole,
         WindowTokensRole,

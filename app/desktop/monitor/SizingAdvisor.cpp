@@ -2,7 +2,7 @@
 
 #include <QLocale>
 
-#include "engine/engine_options_check.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::desktop {
 namespace {

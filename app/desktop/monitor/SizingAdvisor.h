@@ -10,7 +10,7 @@
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
-#include "engine/kv/kv_sizing.h"
+#include "weir/types/pool_sizing.h"
 
 namespace weir::desktop {
 

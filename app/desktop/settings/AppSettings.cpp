@@ -5,8 +5,8 @@
 #include <limits>
 #include <thread>
 
-#include "engine/engine_options_check.h"
-#include "engine/models/kv_access.h"
+#include "weir/types/engine_limits.h"
+#include "weir/types/kv_dtype.h"
 
 namespace weir::desktop {
 namespace {

@@ -10,7 +10,7 @@
 #include <QtQml/qqmlregistration.h>
 
 #include "engine/EndpointConfig.h"
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 namespace weir::desktop {
 

@@ -8,7 +8,7 @@
 #include "engine/chat/chat_model_info.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using weir::ChatTemplate;
 

@@ -14,7 +14,7 @@
 #include "engine/chat/chat_template.h"
 #include "engine/chat/tool_call_parser.h"
 #include "engine/chat/tool_format.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using weir::ChatRenderOptions;
 using weir::ChatTemplate;

@@ -8,7 +8,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "malformed_gguf_cases.h"
 
 using namespace weir;

@@ -17,7 +17,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using namespace weir;
 using namespace weir::gguf;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/kv/hybrid_kv_cache.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using namespace weir;
 using namespace weir::kv;
@@ -305,7 +305,7 @@ private slots:
         QVERIFY(c.checkIntegrity());
         CacheStatus st;
         c.fillStatus(st);
-        QCOMPARE(st.full.name, std::string("full"));
+        QVERIFY(st.full.kind == PoolKind::Full);
         QCOMPARE(st.full.capacityTokens, int64_t(64));
         QCOMPARE(st.full.freeTokens, int64_t(52));
         QCOMPARE(st.full.ownedTokens, int64_t(4));

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/kv/kv_sizing.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using namespace weir;
 using namespace weir::kv;

@@ -4,7 +4,7 @@
 #include <QtTest>
 
 #include "engine/kv/kv_storage.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using namespace weir;
 using namespace weir::kv;

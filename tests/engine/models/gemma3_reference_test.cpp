@@ -10,7 +10,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "tests/engine/models/reference_runner.h"

@@ -9,7 +9,7 @@
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "engine/models/synthetic_model.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using namespace weir;
 

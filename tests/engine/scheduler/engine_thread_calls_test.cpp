@@ -20,7 +20,7 @@
 #include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/scheduler.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "kernels/cpu/thread_pool.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 

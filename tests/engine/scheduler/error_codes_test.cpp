@@ -8,7 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "engine/scheduler/active_request.h"
 #include "engine/scheduler/stop_strings.h"
 #include "engine/tokenizer/tokenizer.h"

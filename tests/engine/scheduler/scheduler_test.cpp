@@ -14,11 +14,11 @@
 #include <set>
 #include <thread>
 
-#include "engine/engine.h"
+#include "weir/engine.h"
 #include "engine/kv/page_pool.h"
-#include "engine/scheduler/soak.h"
+#include "weir/soak.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 
 using namespace weir;
@@ -485,7 +485,7 @@ private slots:
 
     void chatPromptHasExactlyOneBos() {
         Engine engine(options());
-        const std::vector<ChatMessage> messages = {{"system", "You are a careful assistant", {}},
+        const std::vector<Message> messages = {{"system", "You are a careful assistant", {}},
                                                    {"user", "hello world", {}}};
         const std::string rendered = engine.renderChat(messages, true);
         QVERIFY(rendered.find("<start_of_turn>") != std::string::npos);
@@ -507,12 +507,11 @@ private slots:
         Engine engine(options());
         const CacheStatus st = engine.cacheStatus();
         const int64_t floor = st.window.floorTokens;
-        QCOMPARE(engine.resizePool("window", floor * 3), std::string());
+        QCOMPARE(engine.resizePool(PoolKind::Window, floor * 3), std::string());
         QCOMPARE(engine.cacheStatus().window.capacityTokens, floor * 3);
-        const std::string refused = engine.resizePool("window", floor - 16);
+        const std::string refused = engine.resizePool(PoolKind::Window, floor - 16);
         QVERIFY2(refused.find("floor") != std::string::npos, refused.c_str());
         QCOMPARE(engine.cacheStatus().window.capacityTokens, floor * 3);
-        QVERIFY(engine.resizePool("bogus", 100).find("unknown pool") != std::string::npos);
 
         // Grow and shrink both pools while four requests run: pages move,
         // outputs must not change.
@@ -522,8 +521,8 @@ private slots:
             engine.submit(request(p, 40), c.back()->sink());
         }
         for (int round = 0; round < 6; ++round) {
-            engine.resizePool("window", round % 2 ? floor : floor * 2);
-            engine.resizePool("full", round % 2 ? st.full.capacityTokens : st.full.capacityTokens / 2);
+            engine.resizePool(PoolKind::Window, round % 2 ? floor : floor * 2);
+            engine.resizePool(PoolKind::Full, round % 2 ? st.full.capacityTokens : st.full.capacityTokens / 2);
             c[size_t(round % 4)]->waitTokens(size_t(5 * round));
         }
         for (size_t i = 0; i < c.size(); ++i) {

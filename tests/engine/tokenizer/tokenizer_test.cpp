@@ -18,7 +18,7 @@
 #include "engine/tokenizer/pretokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/utf8.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 
 using weir::TokenId;
 using weir::Tokenizer;

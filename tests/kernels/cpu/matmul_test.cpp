@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/kernel_table.h"

@@ -1,4 +1,4 @@
-#include "engine/engine_options_check.h"
+#include "weir/types/engine_limits.h"
 
 #include <algorithm>
 #include <cmath>

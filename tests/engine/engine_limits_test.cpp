@@ -8,9 +8,9 @@
 #include <string>
 #include <thread>
 
-#include "engine/engine.h"
-#include "engine/engine_options_check.h"
-#include "engine/util/error.h"
+#include "weir/engine.h"
+#include "weir/types/engine_limits.h"
+#include "weir/base/error.h"
 
 using namespace weir;
 
@@ -20,7 +20,7 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 
 } // namespace
 
-class EngineOptionsCheckTest : public QObject {
+class EngineLimitsTest : public QObject {
     Q_OBJECT
 private slots:
     void defaultsAreValid() { QCOMPARE(validateEngineOptions(EngineOptions{}), std::string()); }
@@ -127,5 +127,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(EngineOptionsCheckTest)
-#include "engine_options_check_test.moc"
+QTEST_GUILESS_MAIN(EngineLimitsTest)
+#include "engine_limits_test.moc"

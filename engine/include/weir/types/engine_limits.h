@@ -1,5 +1,5 @@
 #pragma once
-// The ranges every numeric engine option must fall in, checked in one place:
+// The ranges every numeric engine option must fall in (EngineOptions), checked in one place:
 // weir-cli after reading its flags, the app's engine settings before they are
 // applied, and Engine's constructor for everyone else. A value outside them
 // would hang at start (millions of threads), overflow a byte count, or be
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/engine.h"
+#include "weir/types/engine_options.h"
 
 namespace weir {
 

@@ -1,19 +1,19 @@
 // weir::Engine: loads the model, tokenizer and chat template, sizes the KV
 // pools (refusing a configuration below its floor), and runs the scheduler on
 // its own thread.
-#include "engine/engine.h"
+#include "weir/engine.h"
 
 #include <thread>
 
 #include "engine/chat/chat_template.h"
-#include "engine/engine_options_check.h"
+#include "weir/types/engine_limits.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/scheduler.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/util/error.h"
+#include "weir/base/error.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace weir {
@@ -79,13 +79,35 @@ const ModelConfig& Engine::modelConfig() const { return impl_->model->config(); 
 const Tokenizer& Engine::tokenizer() const { return *impl_->tokenizer; }
 const EngineOptions& Engine::options() const { return impl_->options; }
 
-std::string Engine::renderChat(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
-    return impl_->chat->render(messages, addGenerationPrompt);
+namespace {
+// The public Message as the template sees it: extra fields parsed from JSON.
+std::vector<ChatMessage> templateMessages(const std::vector<Message>& messages) {
+    std::vector<ChatMessage> out;
+    out.reserve(messages.size());
+    for (const Message& m : messages) {
+        ChatMessage c{m.role, m.content, {}};
+        if (!m.fieldsJson.empty()) c.fields = jinja::Value::parseJson(m.fieldsJson);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+} // namespace
+
+std::string Engine::renderChat(const std::vector<Message>& messages, bool addGenerationPrompt) const {
+    return impl_->chat->render(templateMessages(messages), addGenerationPrompt);
 }
 
-std::vector<int32_t> Engine::tokenizeChat(const std::vector<ChatMessage>& messages) const {
+std::vector<int32_t> Engine::tokenizeChat(const std::vector<Message>& messages) const {
     return tokenizePrompt(renderChat(messages, true));
 }
+
+int32_t Engine::vocabSize() const { return impl_->tokenizer->vocabSize(); }
+
+std::string Engine::detokenize(const std::vector<int32_t>& ids) const { return impl_->tokenizer->decode(ids); }
+
+std::string Engine::chatTemplateDescription() const { return impl_->chat->description(); }
+
+bool Engine::hasOwnChatTemplate() const { return !impl_->chat->isBuiltin(); }
 
 std::vector<int32_t> Engine::tokenizePrompt(const std::string& text) const {
     const Tokenizer& tok = *impl_->tokenizer;
@@ -116,9 +138,6 @@ CacheStatus Engine::cacheStatus() const { return impl_->scheduler->status(); }
 
 std::string Engine::clearPrefixCache() { return impl_->scheduler->clearPrefixCache(); }
 
-std::string Engine::resizePool(const std::string& pool, int64_t tokens) {
-    if (pool != "full" && pool != "window") return "unknown pool '" + pool + "' (use full or window)";
-    return impl_->scheduler->resizePool(pool == "full" ? kv::PoolKind::Full : kv::PoolKind::Window, tokens);
-}
+std::string Engine::resizePool(PoolKind pool, int64_t tokens) { return impl_->scheduler->resizePool(pool, tokens); }
 
 } // namespace weir

@@ -1,4 +1,4 @@
-#include "engine/scheduler/soak.h"
+#include "weir/soak.h"
 
 #include <atomic>
 #include <chrono>
@@ -9,7 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/engine.h"
+#include "weir/base/json_string.h"
+#include "weir/engine.h"
 
 namespace weir {
 namespace {
@@ -48,22 +49,6 @@ std::string paragraph(std::mt19937_64& rng, int index) {
     return out.str();
 }
 
-std::string jsonEscape(const std::string& s) {
-    std::string o;
-    for (unsigned char c : s) {
-        switch (c) {
-        case '"': o += "\\\""; break;
-        case '\\': o += "\\\\"; break;
-        case '\n': o += "\\n"; break;
-        case '\t': o += "\\t"; break;
-        default:
-            if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); o += b; }
-            else o += char(c);
-        }
-    }
-    return o;
-}
-
 } // namespace
 
 std::string makeSystemPrompt(const Engine& engine, int32_t tokens) {
@@ -96,7 +81,7 @@ SoakReport runSoak(Engine& engine, const SoakOptions& opt) {
     auto conversation = [&](int32_t convIndex) {
         std::mt19937_64 rng(opt.seed * 1000003u + uint64_t(convIndex));
         std::uniform_real_distribution<double> unit(0.0, 1.0);
-        std::vector<ChatMessage> messages;
+        std::vector<Message> messages;
         int32_t turn = 0, generation = 0;
         for (;;) {
             const int32_t index = nextRequest.fetch_add(1);
@@ -119,7 +104,7 @@ SoakReport runSoak(Engine& engine, const SoakOptions& opt) {
             req.prompt = engine.tokenizeChat(messages);
             req.maxTokens = opt.maxTokens;
             req.sampling.seed = rng();
-            req.client = "soak:" + std::to_string(convIndex);
+            req.tag = ClientTag{0, uint64_t(convIndex)};
 
             auto out = std::make_shared<Outcome>();
             // Cancel some requests: either from the sink (engine thread) after k
@@ -239,7 +224,7 @@ std::string SoakReport::toJson() const {
       << "  \"wall_seconds\": " << wallSeconds << ",\n"
       << "  \"errors\": [";
     for (size_t i = 0; i < errors.size(); ++i)
-        o << (i ? ", " : "") << "\"" << jsonEscape(errors[i]) << "\"";
+        o << (i ? ", " : "") << jsonString(errors[i]);
     o << "]\n}\n";
     return o.str();
 }

@@ -1,0 +1,26 @@
+#pragma once
+// What the app's ClientTags on engine requests mean: a conversation's
+// requests carry its id; the endpoint's carry the server's request key.
+#include <QtGlobal>
+
+#include "app/server/api_client_tag.h"
+#include "weir/types/generate.h"
+
+namespace weir::desktop {
+
+inline constexpr uint32_t kConversationTagKind = 1;
+static_assert(kConversationTagKind != server::kApiRequestTagKind, "tag kinds must differ");
+
+inline ClientTag conversationTag(qint64 conversationId) {
+    return ClientTag{kConversationTagKind, quint64(conversationId)};
+}
+// The conversation a request belongs to, or 0.
+inline qint64 conversationOf(const ClientTag& tag) {
+    return tag.kind == kConversationTagKind ? qint64(tag.id) : 0;
+}
+// The endpoint's request key, or 0 for requests of the app's own.
+inline quint64 apiRequestOf(const ClientTag& tag) {
+    return tag.kind == server::kApiRequestTagKind ? quint64(tag.id) : 0;
+}
+
+} // namespace weir::desktop

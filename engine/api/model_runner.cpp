@@ -1,0 +1,109 @@
+// ModelRunner: Model + SimpleKvCache + Sampler for one sequence.
+#include "weir/model_runner.h"
+
+#include <algorithm>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/models/simple_kv_cache.h"
+#include "engine/sampling/sampler.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "kernels/cpu/thread_pool.h"
+#include "weir/base/error.h"
+
+namespace weir {
+
+struct ModelRunner::Impl {
+    ModelRunnerOptions options;
+    std::shared_ptr<const gguf::GgufFile> file;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::unique_ptr<StreamingDetokenizer> detokenizer;
+    std::unique_ptr<kernels::ThreadPool> pool;
+    std::unique_ptr<SimpleKvCache> kv;
+    Sampler sampler;
+    std::vector<int32_t> history;   // every token fed, for the penalties
+    std::vector<float> logits;
+    int32_t context = 0;
+
+    explicit Impl(const ModelRunnerOptions& o) : options(o), sampler(o.sampling) {}
+
+    Tokenizer& tok() {
+        if (!tokenizer) {
+            tokenizer = Tokenizer::fromGguf(*file);
+            detokenizer = std::make_unique<StreamingDetokenizer>(*tokenizer);
+        }
+        return *tokenizer;
+    }
+};
+
+ModelRunner::ModelRunner(const ModelRunnerOptions& options) : impl_(std::make_unique<Impl>(options)) {
+    Impl& m = *impl_;
+    m.file = gguf::GgufFile::open(options.modelPath);
+    m.model = loadModel(m.file);
+    const ModelConfig& cfg = m.model->config();
+    m.pool = std::make_unique<kernels::ThreadPool>(options.threads);
+    setContext(options.contextTokens > 0 ? options.contextTokens : cfg.nCtxTrain);
+}
+
+void ModelRunner::setContext(int32_t tokens) {
+    Impl& m = *impl_;
+    if (m.kv) throw Error("the context is fixed once a token was fed");
+    const int32_t modelContext = m.model->config().nCtxTrain;
+    if (tokens < 1 || tokens > modelContext)
+        throw Error(std::to_string(tokens) + " positions: must be between 1 and the model's context of " +
+                    std::to_string(modelContext));
+    m.context = tokens;
+}
+
+ModelRunner::~ModelRunner() = default;
+
+const ModelConfig& ModelRunner::config() const { return impl_->model->config(); }
+int32_t ModelRunner::threads() const { return impl_->pool->size(); }
+int32_t ModelRunner::position() const { return int32_t(impl_->history.size()); }
+
+std::vector<int32_t> ModelRunner::tokenize(const std::string& text) {
+    Tokenizer& tok = impl_->tok();
+    return tok.encode(text, tok.addBosDefault(), false);
+}
+
+bool ModelRunner::isEndOfGeneration(int32_t token) { return impl_->tok().isEndOfGeneration(token); }
+
+std::string ModelRunner::tokenText(int32_t token) {
+    impl_->tok();
+    return impl_->detokenizer->push(token);
+}
+
+std::string ModelRunner::flushText() {
+    impl_->tok();
+    return impl_->detokenizer->flush();
+}
+
+const std::vector<float>& ModelRunner::feed(const std::vector<int32_t>& tokens, int32_t chunk) {
+    Impl& m = *impl_;
+    if (tokens.empty()) throw Error("nothing to feed");
+    if (int64_t(m.history.size()) + int64_t(tokens.size()) > m.context)
+        throw Error(std::to_string(m.history.size() + tokens.size()) + " tokens exceed the runner's context of " +
+                    std::to_string(m.context));
+    chunk = std::max(chunk, 1);
+    if (!m.kv) m.kv = std::make_unique<SimpleKvCache>(m.model->config(), 1, m.context, 16, m.options.kvDtype);
+    Batch batch;
+    for (size_t start = 0; start < tokens.size(); start += size_t(chunk)) {
+        batch.tokens.clear();
+        const size_t end = std::min(tokens.size(), start + size_t(chunk));
+        for (size_t i = start; i < end; ++i) {
+            batch.add(tokens[i], 0, int32_t(m.history.size()), i + 1 == tokens.size());
+            m.history.push_back(tokens[i]);
+        }
+        m.model->forward(batch, *m.kv, m.logits, *m.pool);
+    }
+    return m.logits;
+}
+
+int32_t ModelRunner::sample() {
+    Impl& m = *impl_;
+    if (m.logits.empty()) throw Error("sample() before any token was fed");
+    return m.sampler.sample(m.logits, m.history);
+}
+
+} // namespace weir

@@ -1,0 +1,86 @@
+#pragma once
+// The engine's public API: one Engine owns the model, both KV pools, the
+// scheduler and the worker thread. Clients (weir-cli, the app, the HTTP
+// endpoint) submit requests and receive events through a callback, called on
+// the engine thread, in order. Every request ends with exactly one terminal
+// event: Done, Error or Cancelled.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weir/types/cache_status.h"
+#include "weir/types/engine_options.h"
+#include "weir/types/generate.h"
+#include "weir/types/message.h"
+#include "weir/types/model_config.h"
+
+namespace weir {
+
+class ChatTemplate;
+class Tokenizer;
+
+class Engine {
+public:
+    // Loads the model and sizes the pools. Throws weir::Error with a clear
+    // message for an option out of range (validateEngineOptions), a bad model
+    // file or a pool configuration below its floor.
+    explicit Engine(const EngineOptions& options);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    const ModelConfig& modelConfig() const;
+    const EngineOptions& options() const;
+
+    // --- tokenization and chat rendering: value-returning, any thread ---
+    int32_t vocabSize() const;
+    // Plain text to ids; control-token text stays text.
+    std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;
+    // Ids back to text (control tokens left out).
+    std::string detokenize(const std::vector<int32_t>& ids) const;
+    // Prompt text for a conversation, rendered with the model's chat template.
+    std::string renderChat(const std::vector<Message>& messages, bool addGenerationPrompt) const;
+    // The conversation rendered and tokenized, ready for GenerateRequest::prompt.
+    std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const;
+    // What the chat template is: its description ("the model's own template",
+    // "built-in ChatML", ...) and whether the model file brought its own.
+    std::string chatTemplateDescription() const;
+    bool hasOwnChatTemplate() const;
+
+    // Transitional, for the HTTP server only until its chat path goes through
+    // value-returning calls: the template and tokenizer themselves.
+    const ChatTemplate& chatTemplate() const;
+    const Tokenizer& tokenizer() const;
+    // Token ids of a prompt rendered by chatTemplate(): special tokens parsed,
+    // exactly one BOS.
+    std::vector<int32_t> tokenizePrompt(const std::string& renderedText) const;
+
+    // Queues a request; returns its id (never 0). The sink is called on the
+    // engine thread. A request that can never fit ends with an Error event.
+    // Every request gets exactly one terminal event; one submitted while the
+    // engine shuts down ends Cancelled.
+    uint64_t submit(GenerateRequest request, EventSink sink);
+    // Ends a request with Cancelled (if not already ended) and frees its pages.
+    void cancel(uint64_t id);
+
+    CacheStatus cacheStatus() const;     // snapshot, safe from any thread
+
+    // Evicts every cached prefix that no running request uses, freeing its
+    // pages, and returns once done (from any thread, event sinks included).
+    // Returns "" when done, else why it failed.
+    std::string clearPrefixCache();
+    // Resizes one pool to `tokens` between two steps
+    // (running requests keep their pages; cached pages are evicted first when
+    // shrinking; never below the pool's floor). Returns "" on success, else
+    // why it was refused, clamped or failed (an exception while resizing is
+    // reported here, never as success). Waits for the engine thread; safe
+    // from any thread, event sinks included.
+    std::string resizePool(PoolKind pool, int64_t tokens);
+
+    struct Impl;
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace weir

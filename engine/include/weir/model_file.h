@@ -1,0 +1,43 @@
+#pragma once
+// Tools on model files that need no Engine: describe a GGUF file, write a
+// small random model, render a chat template. Each throws weir::Error with a
+// message that names the file and the problem.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weir/types/synthetic_model_spec.h"
+
+namespace weir {
+
+enum class ModelFileFormat { Text, Json };
+
+// The file's header, metadata (arrays cut to `maxItems` items) and tensor
+// table with totals, as an aligned text table or as a JSON document.
+std::string describeModelFile(const std::string& path, ModelFileFormat format, size_t maxItems);
+
+// Writes the synthetic model `spec` describes to `path` (same bytes for the
+// same spec).
+void writeSyntheticModel(const SyntheticModelSpec& spec, const std::string& path);
+
+// Renders a conversation with a chat template, without loading the weights.
+struct ChatTemplateRender {
+    std::string modelPath;           // supplies BOS/EOS texts and, by default, the template
+    std::string templateSource;      // a Jinja template to use instead of the model's
+    std::string builtinName;         // or a built-in one: "gemma", "llama3", "chatml"
+    std::string messagesJson;        // OpenAI-style list of messages
+    std::string toolsJson;           // OpenAI-style list of tools, or empty
+    bool addGenerationPrompt = true;
+    std::optional<int64_t> now;      // seconds since the epoch for strftime_now() (UTC)
+};
+struct RenderedChat {
+    std::string text;
+    std::string templateDescription;
+    std::vector<std::string> endOfTurnStrings;
+    bool templateWritesBos = false;  // then tokenize the text without adding BOS
+};
+RenderedChat renderChatTemplate(const ChatTemplateRender& request);
+
+} // namespace weir

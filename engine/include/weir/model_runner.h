@@ -1,0 +1,63 @@
+#pragma once
+// One sequence straight through the model: no scheduler, no pools, no
+// batching with others. weir-cli generate and bench use it to measure the
+// model alone; everything else goes through Engine.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weir/types/kv_dtype.h"
+#include "weir/types/model_config.h"
+#include "weir/types/sampling_params.h"
+
+namespace weir {
+
+struct ModelRunnerOptions {
+    std::string modelPath;
+    int32_t threads = 0;             // 0 = all hardware threads
+    int32_t contextTokens = 0;       // positions the sequence may reach; 0 = the model's context
+    KvDtype kvDtype = KvDtype::F16;
+    SamplingParams sampling;         // for sample()
+};
+
+class ModelRunner {
+public:
+    // Maps the file and binds the weights (the tokenizer loads on first use and
+    // the KV cache at the first feed, so a benchmark's load time is the
+    // model's alone). Throws weir::Error.
+    explicit ModelRunner(const ModelRunnerOptions& options);
+    ~ModelRunner();
+    ModelRunner(const ModelRunner&) = delete;
+    ModelRunner& operator=(const ModelRunner&) = delete;
+
+    const ModelConfig& config() const;
+    int32_t threads() const;
+    int32_t position() const;        // tokens fed so far
+
+    // Text to ids with the model's own BOS convention; control-token text stays text.
+    std::vector<int32_t> tokenize(const std::string& text);
+    bool isEndOfGeneration(int32_t token);
+    // Streaming text: the complete UTF-8 characters `token` adds (possibly
+    // none until a character completes); flushText() returns the rest.
+    std::string tokenText(int32_t token);
+    std::string flushText();
+
+    // Positions the sequence may reach (default: options.contextTokens, else
+    // the model's context); the KV cache is sized for them at the first feed().
+    void setContext(int32_t tokens);
+
+    // Runs `tokens` at the next positions, at most `chunk` per forward pass,
+    // and returns the logits of the last one (nVocab floats). Throws
+    // weir::Error past contextTokens.
+    const std::vector<float>& feed(const std::vector<int32_t>& tokens, int32_t chunk = 512);
+    // Draws the next token from the last logits with options.sampling; the
+    // penalties see every token fed so far.
+    int32_t sample();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace weir

@@ -1,0 +1,29 @@
+#pragma once
+// Everything an Engine is built from: the model file, threads, and how the
+// KV pools and the scheduler are sized. weir-cli's flags and the app's engine
+// settings map onto these fields one to one.
+#include <cstdint>
+#include <string>
+
+#include "weir/types/kv_dtype.h"
+
+namespace weir {
+
+struct EngineOptions {
+    std::string modelPath;
+    int32_t threads = 0;                 // 0 = all hardware threads
+    int32_t maxRunningRequests = 4;      // --max-running-requests
+    int32_t prefillChunk = 512;          // --prefill-chunk
+    int32_t pageSize = 16;               // --page-size
+    int64_t kvReserveTokens = 0;         // --kv-reserve-tokens (full pool); 0 = derived from context
+    double swaFullTokensRatio = 0.0;     // --swa-full-tokens-ratio; 0 = use swaTokens or the floor
+    int64_t swaTokens = 0;               // --swa-tokens
+    int32_t retainGap = 1;               // decode steps between out-of-window releases
+    int32_t maxContext = 0;              // longest context one request may reach; 0 = model's
+    KvDtype kvDtype = KvDtype::F16;      // --kv-cache-dtype
+    int32_t maxWaiting = 64;             // wait-queue limit; beyond it submit() fails at once
+    bool checkIntegrityEveryStep = false; // full pool/tree check after every step (tests, soak);
+                                         // otherwise it runs whenever the engine goes idle
+};
+
+} // namespace weir
