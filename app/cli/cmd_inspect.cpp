@@ -1,5 +1,6 @@
 // weir-cli inspect FILE [--json] [--max-items N]: prints a GGUF file's
-// metadata (long arrays abbreviated) and its tensor table with totals.
+// metadata (long arrays abbreviated) and its tensor table with totals; for a
+// model, then checks it as loading would and fails naming what is wrong.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -23,6 +24,8 @@ int run(const std::vector<std::string>& argv) {
     const std::string out =
         describeModelFile(rest[0], json ? ModelFileFormat::Json : ModelFileFormat::Text, size_t(maxItems));
     std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    checkModelFile(rest[0]);
     return 0;
 }
 

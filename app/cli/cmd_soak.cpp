@@ -2,16 +2,59 @@
 // workload that crashed a peer server, run against the Engine with pool
 // integrity checked after every step. Prints a JSON report; exits non-zero on
 // any violation, leak, failed request or request without exactly one terminal event.
+// --mixed: issue 16's mixed load instead (many clients, near-limit prompts,
+// shared prefixes, cancels, disconnects; see mixed_soak.h), for a number of
+// requests or --duration-seconds; also non-zero on a wrong refusal or a hung request.
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
 #include "weir/engine.h"
+#include "weir/mixed_soak.h"
 #include "weir/soak.h"
 #include "weir/base/error.h"
 
 namespace {
+
+std::unique_ptr<weir::Engine> startEngine(const weir::EngineOptions& eo) {
+    try {
+        auto engine = std::make_unique<weir::Engine>(eo);
+        const weir::CacheStatus st = engine->cacheStatus();
+        std::fprintf(stderr, "soak: full pool %lld tokens, window pool %lld tokens (floor %lld)\n",
+                     (long long)st.full.capacityTokens, (long long)st.window.capacityTokens,
+                     (long long)st.window.floorTokens);
+        return engine;
+    } catch (const weir::Error& e) {
+        std::fprintf(stderr, "soak: engine refused the configuration:\n%s\n", e.what());
+        return nullptr;
+    }
+}
+
+int runMixed(weir::cli::Args& args, weir::EngineOptions eo) {
+    weir::MixedSoakOptions mo;
+    mo.clients = int32_t(args.intValue("--clients", mo.clients, 1, 4096));
+    mo.requests = int32_t(args.intValue("--requests", mo.requests, 0, 1 << 24));
+    mo.durationSeconds = args.floatValue("--duration-seconds", 0.0, 0.0, 7 * 24 * 3600.0);
+    mo.maxTokens = int32_t(args.intValue("--max-tokens", mo.maxTokens, 1, 1 << 16));
+    mo.nearLimitFraction = args.floatValue("--near-limit-fraction", mo.nearLimitFraction, 0.0, 1.0);
+    mo.sharedPrefixes = int32_t(args.intValue("--shared-prefixes", mo.sharedPrefixes, 0, 1 << 16));
+    mo.cancelFraction = args.floatValue("--cancel-fraction", mo.cancelFraction, 0.0, 1.0);
+    mo.disconnectFraction = args.floatValue("--disconnect-fraction", mo.disconnectFraction, 0.0, 1.0);
+    mo.hangSeconds = args.floatValue("--hang-seconds", mo.hangSeconds, 1.0, 7 * 24 * 3600.0);
+    mo.seed = uint64_t(args.intValue("--seed", 1, 0, INT64_MAX));
+    mo.progressEvery = int32_t(args.intValue("--progress-every", mo.progressEvery, 0, 1 << 24));
+    mo.progress = [](const std::string& line) { std::fprintf(stderr, "soak: %s\n", line.c_str()); };
+    args.rejectUnknown();
+    if (eo.maxContext == 0) eo.maxContext = 2048;
+    if (eo.kvReserveTokens == 0) eo.kvReserveTokens = eo.maxContext;  // the pool at the limit: the hard case
+    auto engine = startEngine(eo);
+    if (!engine) return 2;
+    const weir::MixedSoakReport r = weir::runMixedSoak(*engine, mo);
+    std::fputs(r.toJson().c_str(), stdout);
+    return r.clean() ? 0 : 1;
+}
 
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
@@ -19,6 +62,7 @@ int run(const std::vector<std::string>& argv) {
     eo.maxRunningRequests = 4;
     weir::cli::readEngineFlags(args, eo);
     eo.checkIntegrityEveryStep = !args.flag("--no-step-check");
+    if (args.flag("--mixed")) return runMixed(args, eo);
 
     weir::SoakOptions so;
     // Bounded so the context derived below stays far inside 32 bits.
@@ -38,17 +82,8 @@ int run(const std::vector<std::string>& argv) {
         eo.maxContext = so.systemPromptTokens + so.turnsPerConversation * (so.maxTokens + 96) + 256;
     }
 
-    std::unique_ptr<weir::Engine> engine;
-    try {
-        engine = std::make_unique<weir::Engine>(eo);
-    } catch (const weir::Error& e) {
-        std::fprintf(stderr, "soak: engine refused the configuration:\n%s\n", e.what());
-        return 2;
-    }
-    const weir::CacheStatus st = engine->cacheStatus();
-    std::fprintf(stderr, "soak: full pool %lld tokens, window pool %lld tokens (floor %lld)\n",
-                 (long long)st.full.capacityTokens, (long long)st.window.capacityTokens,
-                 (long long)st.window.floorTokens);
+    auto engine = startEngine(eo);
+    if (!engine) return 2;
 
     const weir::SoakReport r = weir::runSoak(*engine, so);
     std::fputs(r.toJson().c_str(), stdout);
@@ -60,7 +95,9 @@ int run(const std::vector<std::string>& argv) {
 weir::cli::Command reg{"soak",
                        "concurrent multi-turn conversations with a shared system prompt; checks the KV pools: "
                        "[--conversations N] [--system-prompt-tokens N] [--requests N] [--max-tokens N] [--turns N] "
-                       "[--tool-every N] [--cancel-fraction F] [--seed S] [--no-step-check] and the engine flags",
+                       "[--tool-every N] [--cancel-fraction F] [--seed S] [--no-step-check] and the engine flags; or --mixed "
+                       "[--clients N] [--requests N] [--duration-seconds S] [--max-tokens N] [--near-limit-fraction F] "
+                       "[--shared-prefixes N] [--cancel-fraction F] [--disconnect-fraction F] [--hang-seconds S]",
                        &run};
 
 } // namespace

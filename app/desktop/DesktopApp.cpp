@@ -68,9 +68,9 @@ bool DesktopApp::start(const QStringList& arguments) {
     parser.addHelpOption();
     QCommandLineOption modelOption(QStringLiteral("model"), QStringLiteral("GGUF model to load."),
                                    QStringLiteral("file"));
-    QCommandLineOption noModelOption(QStringLiteral("no-model"), QStringLiteral("Start without loading a model."));
+    QCommandLineOption noModelOption(QStringLiteral("no-model"), tr("Start without loading a model."));
     QCommandLineOption dataOption(QStringLiteral("data-dir"),
-                                  QStringLiteral("Folder for conversations and settings."), QStringLiteral("dir"));
+                                  tr("Folder for conversations and settings."), QStringLiteral("dir"));
     parser.addOptions({modelOption, noModelOption, dataOption});
     if (!parser.parse(arguments)) {
         std::fprintf(stderr, "weir: %s\n", qPrintable(parser.errorText()));

@@ -11,36 +11,32 @@
 //   GET  /v1/stats                throughput, latency, pools, queue
 //
 // The server only translates: JSON in, GenerateRequest to the engine, events
-// back out as JSON or server-sent events. Engine events arrive on the engine
-// thread and are passed to this object's thread with queued invocations; the
-// engine thread never waits on the server. A client that disconnects has its
-// request cancelled at once (its pages go back to the pools).
+// back out as JSON or server-sent events. It runs on a thread of its own
+// (Weir's HTTP/1.1 layer, http_*.h), whatever thread creates it: the app's
+// engine host thread and its Stop never wait behind a client. Requests are
+// parsed, rendered and tokenized on a small worker pool, so /health answers at
+// once while a large prompt is being read. Engine events reach the server's
+// thread in batches, one wake-up per batch; the engine thread never waits on
+// the server. A client that disconnects has its request cancelled at once
+// (its pages go back to the pools).
 //
 // Listens on 127.0.0.1:8719 unless told otherwise; another interface is only
 // used when ServerOptions::host names it, and start() then reports a warning.
+// Without an API key it refuses what a web page could send it (see
+// cross_site_guard.h).
 #include <QObject>
 #include <QString>
 #include <memory>
 
 #include <QJsonObject>
 
+#include "app/server/server_options.h"
+
 namespace weir {
 class Engine;
 }
 
 namespace weir::server {
-
-inline constexpr quint16 kDefaultPort = 8719;
-
-struct ServerOptions {
-    QString host = QStringLiteral("127.0.0.1");  // "0.0.0.0" / "::" / an address: every or one interface
-    quint16 port = kDefaultPort;                  // 0: any free port (see ApiServer::port())
-    QString apiKey;                               // non-empty: every /v1 request needs "Authorization: Bearer KEY"
-    qint64 maxBodyBytes = 8 * 1024 * 1024;        // larger bodies get 413
-    QString modelId;                              // empty: the model file's name without ".gguf"
-    qint64 defaultMaxTokens = 0;                  // chat without max_tokens: 0 = until the context ends
-    int retryAfterSeconds = 2;                    // Retry-After of a 503 (queue full)
-};
 
 class ApiServer : public QObject {
     Q_OBJECT
@@ -52,7 +48,11 @@ public:
     // Starts listening. False with a message (port in use, bad address).
     // `warning` (optional) receives a note when the address is not loopback.
     bool start(QString* error = nullptr, QString* warning = nullptr);
-    // Stops listening and cancels every request in flight.
+    // Stops accepting connections and ends every request in flight: a stream
+    // that has begun gets an error event, "data: [DONE]" and its last chunk;
+    // anything else a 503 with Retry-After. Returns once the answers are
+    // written (or a couple of seconds passed) and the connections closed;
+    // every sessionFinished has been emitted by then.
     void stop();
     bool isListening() const;
 
@@ -68,6 +68,8 @@ public:
     // True for 127.0.0.0/8, ::1 and "localhost".
     static bool isLoopbackHost(const QString& host);
 
+    // Signals are emitted on the server's own thread; connect with a
+    // receiver on your thread to have them queued to it.
 signals:
     void listeningChanged(bool listening);
     // An API request entered the engine; `client` is its label in
@@ -76,10 +78,8 @@ signals:
     // It ended: "stop", "length", "tool_calls", "cancelled" or "error".
     void sessionFinished(quint64 requestId, const QString& client, const QString& outcome);
 
-public:
-    struct Impl;
-
 private:
+    struct Impl;
     std::unique_ptr<Impl> d_;
 };
 

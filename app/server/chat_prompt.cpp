@@ -1,21 +1,25 @@
 #include "app/server/chat_prompt.h"
 
+#include <QJsonDocument>
 #include <algorithm>
 #include <exception>
 
-#include "weir/base/error.h"
-
 namespace weir::server {
 
-bool buildChatPrompt(const ChatRequest& request, const ChatTemplate& chat, const ToolFormat& tools, ChatPrompt& out,
-                     ApiError& error) {
-    out = ChatPrompt{};
-    const bool haveTools = request.tools.isList() && !request.tools.asList().empty();
-    out.toolsActive = haveTools && request.toolChoice.mode != ToolChoice::Mode::None;
+namespace {
+std::string compactJson(const QJsonArray& a) {
+    return QJsonDocument(a).toJson(QJsonDocument::Compact).toStdString();
+}
+} // namespace
+
+bool buildChatPrompt(const ChatRequest& request, const Engine& engine, PreparedChat& out, ApiError& error) {
+    ChatPromptInput input;
+    // QJsonObject keeps its keys sorted, so the same request renders the same prompt.
+    input.messagesJson = compactJson(request.messages);
+    if (!request.tools.isEmpty()) input.toolsJson = compactJson(request.tools);
+    input.toolChoice = request.toolChoice;
     try {
-        ChatRenderOptions options;
-        options.addGenerationPrompt = true;
-        out.text = tools.render(chat, request.messages, request.tools, request.toolChoice, options);
+        out = engine.prepareChat(input);
     } catch (const std::exception& e) {
         // The template's own complaint (roles out of order, a tool call
         // without a reply...) is the most useful message.
@@ -25,19 +29,11 @@ bool buildChatPrompt(const ChatRequest& request, const ChatTemplate& chat, const
                                   QStringLiteral("invalid_conversation"));
         return false;
     }
-    out.stop = request.gen.stop;
-    auto add = [&out](const std::string& s) {
-        if (!s.empty() && std::find(out.stop.begin(), out.stop.end(), s) == out.stop.end()) out.stop.push_back(s);
-    };
-    for (const auto& s : chat.endOfTurnStrings()) add(s);
-    if (out.toolsActive) {
-        for (const auto& s : tools.stopStrings()) add(s);
-        out.showSpecialTokens = tools.markersAreSpecialTokens();
-        if (request.toolChoice.mode == ToolChoice::Mode::Function) out.toolNames = {request.toolChoice.function};
-        else out.toolNames = ToolFormat::toolNames(request.tools);
-        out.forcedPrefix = tools.forcedPrefix(request.toolChoice);
-        out.text += out.forcedPrefix;
-    }
+    // The client's stop strings first, then the engine's not already there.
+    std::vector<std::string> stop = request.gen.stop;
+    for (const std::string& s : out.stop)
+        if (!s.empty() && std::find(stop.begin(), stop.end(), s) == stop.end()) stop.push_back(s);
+    out.stop = std::move(stop);
     return true;
 }
 

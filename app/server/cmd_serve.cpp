@@ -1,29 +1,26 @@
 // weir-cli serve: the OpenAI-compatible endpoint without the app. Loads the
-// model into one Engine and serves it until SIGINT/SIGTERM. Prints the base
+// model into one Engine and serves it until SIGINT/SIGTERM, then shuts down
+// gracefully (ApiServer::stop: streams end with an error event and [DONE],
+// waiting requests get 503 with Retry-After) and exits 0. Prints the base
 // URL on stdout once listening ("listening on http://127.0.0.1:8719/v1"), so
 // scripts started with --port 0 can read the port chosen.
 #include <QCoreApplication>
-#include <QSocketNotifier>
-#include <csignal>
+#include <QStringList>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
 #include "app/server/api_server.h"
+#include "app/server/quit_on_signal.h"
 #include "weir/engine.h"
 #include "weir/base/error.h"
 
 namespace {
 
-int signalPipe[2] = {-1, -1};
-
-void onSignal(int) {
-    const char c = 1;
-    [[maybe_unused]] ssize_t n = ::write(signalPipe[1], &c, 1);
+int seconds(weir::cli::Args& args, const char* flag, int defMs) {
+    return int(args.intValue(flag, defMs / 1000, 1, 3600) * 1000);
 }
 
 int run(const std::vector<std::string>& argv) {
@@ -39,9 +36,16 @@ int run(const std::vector<std::string>& argv) {
     if (key.empty())
         if (const char* env = std::getenv("WEIR_API_KEY")) key = env;
     so.apiKey = QString::fromStdString(key);
-    so.maxBodyBytes = args.intValue("--max-body-bytes", so.maxBodyBytes, 1024, 1ll << 30);
+    so.http.maxBodyBytes = args.intValue("--max-body-bytes", so.http.maxBodyBytes, 1024, 1ll << 30);
     so.modelId = QString::fromStdString(args.value("--model-id", ""));
     so.defaultMaxTokens = args.intValue("--default-max-tokens", 0, 0, 1 << 20);
+    so.http.maxConnections = int(args.intValue("--max-connections", so.http.maxConnections, 1, 100000));
+    so.http.headerTimeoutMs = seconds(args, "--header-timeout", so.http.headerTimeoutMs);
+    so.http.bodyTimeoutMs = seconds(args, "--body-timeout", so.http.bodyTimeoutMs);
+    so.http.idleTimeoutMs = seconds(args, "--idle-timeout", so.http.idleTimeoutMs);
+    // --allowed-host may be repeated or hold a comma-separated list.
+    for (std::string h; !(h = args.value("--allowed-host", "")).empty();)
+        so.allowedHosts += QString::fromStdString(h).split(QLatin1Char(','), Qt::SkipEmptyParts);
     args.rejectUnknown();
     so.port = quint16(port);
 
@@ -49,6 +53,10 @@ int run(const std::vector<std::string>& argv) {
     char name[] = "weir-cli";
     char* qargv[] = {name, nullptr};
     QCoreApplication app(qargc, qargv);
+    // Hooked before the model loads: a signal during the load ends the
+    // program as soon as the event loop runs.
+    if (!weir::server::quitOnTerminationSignals(app))
+        std::fprintf(stderr, "serve: WARNING: SIGTERM/SIGINT could not be hooked; they will end the process abruptly\n");
 
     std::unique_ptr<weir::Engine> engine;
     try {
@@ -72,14 +80,8 @@ int run(const std::vector<std::string>& argv) {
     std::printf("listening on %s\n", qPrintable(server.url()));
     std::fflush(stdout);
 
-    // SIGINT/SIGTERM end the event loop from the main thread.
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) == 0) {
-        auto* notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, &app);
-        QObject::connect(notifier, &QSocketNotifier::activated, &app, [] { QCoreApplication::quit(); });
-        std::signal(SIGINT, onSignal);
-        std::signal(SIGTERM, onSignal);
-    }
     const int rc = app.exec();
+    std::fprintf(stderr, "serve: shutting down\n");
     server.stop();
     std::fprintf(stderr, "serve: stopped\n");
     return rc;
@@ -88,7 +90,8 @@ int run(const std::vector<std::string>& argv) {
 weir::cli::Command reg{"serve",
                        "OpenAI-compatible HTTP endpoint: [--host H] [--port P (8719)] [--api-key K] "
                        "[--max-body-bytes N] [--model-id ID] [--default-max-tokens N] [--check-integrity] "
-                       "and the engine flags",
+                       "[--max-connections N (256)] [--header-timeout S (15)] [--body-timeout S (30)] "
+                       "[--idle-timeout S (15)] [--allowed-host NAME[,NAME]] and the engine flags",
                        &run};
 
 } // namespace

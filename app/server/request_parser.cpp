@@ -99,32 +99,6 @@ bool boolean(const QJsonObject& o, const char* key, bool& out, ApiError& err) {
     return true;
 }
 
-// JSON -> the template interpreter's values (numbers that are whole stay ints).
-jinja::Value toValue(const QJsonValue& v) {
-    switch (v.type()) {
-    case QJsonValue::Null: return jinja::Value::none();
-    case QJsonValue::Bool: return jinja::Value(v.toBool());
-    case QJsonValue::Double: {
-        const double d = v.toDouble();
-        if (d == std::floor(d) && std::abs(d) < 9.0e15) return jinja::Value(int64_t(v.toInteger(int64_t(d))));
-        return jinja::Value(d);
-    }
-    case QJsonValue::String: return jinja::Value(v.toString().toStdString());
-    case QJsonValue::Array: {
-        jinja::Value l = jinja::Value::list();
-        for (const QJsonValue& item : v.toArray()) l.append(toValue(item));
-        return l;
-    }
-    case QJsonValue::Object: {
-        jinja::Value d = jinja::Value::dict();
-        const QJsonObject o = v.toObject();
-        for (auto it = o.constBegin(); it != o.constEnd(); ++it) d.set(it.key().toStdString(), toValue(it.value()));
-        return d;
-    }
-    default: return jinja::Value();
-    }
-}
-
 bool parseObject(const QByteArray& body, QJsonObject& out, ApiError& err) {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
@@ -294,12 +268,12 @@ bool readContent(const QJsonValue& v, const QString& param, bool nullAllowed, st
     return true;
 }
 
-bool readToolCalls(const QJsonValue& v, const QString& param, jinja::Value& out, ApiError& err) {
+bool readToolCalls(const QJsonValue& v, const QString& param, QJsonArray& out, ApiError& err) {
     if (!v.isArray()) {
         err = wrongType(param, QStringLiteral("an array"), v);
         return false;
     }
-    out = jinja::Value::list();
+    out = QJsonArray();
     const QJsonArray calls = v.toArray();
     for (qsizetype i = 0; i < calls.size(); ++i) {
         const QString p = QStringLiteral("%1[%2]").arg(param).arg(i);
@@ -339,19 +313,19 @@ bool readToolCalls(const QJsonValue& v, const QString& param, jinja::Value& out,
             err = wrongType(p + QStringLiteral(".function.arguments"), QStringLiteral("a string"), args);
             return false;
         }
-        jinja::Value f = jinja::Value::dict();
-        f.set("name", jinja::Value(name.toString().toStdString()));
-        f.set("arguments", jinja::Value(argsText));
-        jinja::Value call = jinja::Value::dict();
-        call.set("id", jinja::Value(id.isString() ? id.toString().toStdString() : "call_" + std::to_string(i)));
-        call.set("type", jinja::Value("function"));
-        call.set("function", f);
-        out.append(std::move(call));
+        QJsonObject f;
+        f.insert(QStringLiteral("name"), name.toString());
+        f.insert(QStringLiteral("arguments"), QString::fromStdString(argsText));
+        QJsonObject call;
+        call.insert(QStringLiteral("id"), id.isString() ? id.toString() : QStringLiteral("call_%1").arg(i));
+        call.insert(QStringLiteral("type"), QStringLiteral("function"));
+        call.insert(QStringLiteral("function"), f);
+        out.append(call);
     }
     return true;
 }
 
-bool readMessages(const QJsonObject& o, jinja::Value& out, ApiError& err) {
+bool readMessages(const QJsonObject& o, QJsonArray& out, ApiError& err) {
     if (!o.contains(QLatin1String("messages"))) {
         err = missing(QStringLiteral("messages"));
         return false;
@@ -370,7 +344,7 @@ bool readMessages(const QJsonObject& o, jinja::Value& out, ApiError& err) {
         err = badValue(QStringLiteral("messages"), QStringLiteral("at most %1 messages are allowed.").arg(kMaxMessages));
         return false;
     }
-    out = jinja::Value::list();
+    out = QJsonArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QString p = QStringLiteral("messages[%1]").arg(i);
         if (!list[i].isObject()) {
@@ -393,20 +367,20 @@ bool readMessages(const QJsonObject& o, jinja::Value& out, ApiError& err) {
                                .arg(role.left(64)));
             return false;
         }
-        jinja::Value d = jinja::Value::dict();
-        d.set("role", jinja::Value(role.toStdString()));
+        QJsonObject d;
+        d.insert(QStringLiteral("role"), role);
         const bool isAssistant = role == QLatin1String("assistant");
         std::string content;
-        jinja::Value calls;
+        QJsonArray calls;
         const QJsonValue tc = m.value(QLatin1String("tool_calls"));
         if (isAssistant && !tc.isUndefined() && !tc.isNull()) {
             if (!readToolCalls(tc, p + QStringLiteral(".tool_calls"), calls, err)) return false;
         }
-        const bool hasCalls = calls.isList() && !calls.asList().empty();
+        const bool hasCalls = !calls.isEmpty();
         if (!readContent(m.value(QLatin1String("content")), p + QStringLiteral(".content"), isAssistant, content, err))
             return false;
-        d.set("content", jinja::Value(content));
-        if (hasCalls) d.set("tool_calls", calls);
+        d.insert(QStringLiteral("content"), QString::fromStdString(content));
+        if (hasCalls) d.insert(QStringLiteral("tool_calls"), calls);
         if (role == QLatin1String("tool")) {
             const QJsonValue id = m.value(QLatin1String("tool_call_id"));
             if (!id.isString()) {
@@ -414,7 +388,7 @@ bool readMessages(const QJsonObject& o, jinja::Value& out, ApiError& err) {
                                        : wrongType(p + QStringLiteral(".tool_call_id"), QStringLiteral("a string"), id);
                 return false;
             }
-            d.set("tool_call_id", jinja::Value(id.toString().toStdString()));
+            d.insert(QStringLiteral("tool_call_id"), id.toString());
         }
         const QJsonValue name = m.value(QLatin1String("name"));
         if (!name.isUndefined() && !name.isNull()) {
@@ -422,9 +396,9 @@ bool readMessages(const QJsonObject& o, jinja::Value& out, ApiError& err) {
                 err = wrongType(p + QStringLiteral(".name"), QStringLiteral("a string"), name);
                 return false;
             }
-            d.set("name", jinja::Value(name.toString().toStdString()));
+            d.insert(QStringLiteral("name"), name.toString());
         }
-        out.append(std::move(d));
+        out.append(d);
     }
     return true;
 }
@@ -499,7 +473,7 @@ bool readTools(const QJsonObject& o, ChatRequest& out, ApiError& err) {
                 return false;
             }
         }
-        if (!tools.isEmpty()) out.tools = toValue(tools);
+        out.tools = tools;
     }
     if (present(o, "tool_choice")) {
         const QJsonValue c = o.value(QLatin1String("tool_choice"));

@@ -5,6 +5,7 @@
 // not know are ignored, as OpenAI's own server ignores metadata it does not
 // use. No engine, no network: the fuzz test calls these directly.
 #include <QByteArray>
+#include <QJsonArray>
 #include <QString>
 #include <cstdint>
 #include <optional>
@@ -12,9 +13,8 @@
 #include <vector>
 
 #include "app/server/api_error.h"
-#include "engine/chat/jinja_value.h"
-#include "engine/chat/tool_format.h"
-#include "engine/sampling/sampler.h"
+#include "weir/types/sampling_params.h"
+#include "weir/types/tool_calls.h"
 
 namespace weir::server {
 
@@ -31,12 +31,12 @@ struct GenerationFields {
 
 struct ChatRequest {
     QString model;
-    // A list of dicts: role ("system", "user", "assistant", "tool"; "developer"
+    // Objects: role ("system", "user", "assistant", "tool"; "developer"
     // reads as "system"), content (a string; text parts joined), and, where
     // given, tool_calls (id, type, function {name, arguments as JSON text}),
-    // tool_call_id, name.
-    jinja::Value messages;
-    jinja::Value tools;                    // OpenAI's tool list, or undefined
+    // tool_call_id, name: ChatPromptInput::messagesJson's shape.
+    QJsonArray messages;
+    QJsonArray tools;                      // OpenAI's tool list; empty for none
     ToolChoice toolChoice;
     GenerationFields gen;
 };

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/chat/tool_format.h"
 #include "weir/engine.h"
+#include "weir/types/tool_calls.h"
 
 namespace weir::server {
 

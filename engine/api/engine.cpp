@@ -3,10 +3,14 @@
 // its own thread.
 #include "weir/engine.h"
 
+#include <optional>
 #include <thread>
 
+#include "engine/api/engine_access.h"
+#include "engine/chat/chat_request_prompt.h"
 #include "engine/chat/chat_template.h"
-#include "weir/types/engine_limits.h"
+#include "engine/chat/tool_call_parser.h"
+#include "engine/chat/tool_format.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"
@@ -14,6 +18,7 @@
 #include "engine/scheduler/scheduler.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace weir {
@@ -24,6 +29,7 @@ struct Engine::Impl {
     std::unique_ptr<Model> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::unique_ptr<ChatTemplate> chat;
+    std::optional<ToolFormat> tools;  // the template's tool convention
     kv::PoolPlan plan;
     std::unique_ptr<kv::HybridKvCache> cache;
     std::unique_ptr<kernels::ThreadPool> threads;
@@ -40,6 +46,10 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
     m.model = loadModel(m.file);
     m.tokenizer = Tokenizer::fromGguf(*m.file);
+    // A token id past the embedding rows would read outside the weights.
+    if (m.tokenizer->vocabSize() > m.model->config().nVocab)
+        throw Error(options.modelPath + ": tokenizer.ggml.tokens has " + std::to_string(m.tokenizer->vocabSize()) +
+                    " tokens but token_embd.weight has only " + std::to_string(m.model->config().nVocab) + " rows");
     {
         // The model's own template, or a built-in one for its format.
         const Tokenizer& tok = *m.tokenizer;
@@ -51,6 +61,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
         for (int32_t id = 0; id < tok.vocabSize(); ++id)
             if (tok.isControl(id)) info.specialTokens.push_back(tok.tokenText(id));
         m.chat = ChatTemplate::forModel(info);
+        m.tools = ToolFormat::detect(*m.chat, [&tok](std::string_view t) { return tok.find(t) >= 0; });
     }
     // Sizing: throws weir::Error with every term of the floor when the pools are too small.
     m.plan = kv::planPoolsOrThrow(options, m.model->config());
@@ -76,7 +87,6 @@ Engine::~Engine() {
 }
 
 const ModelConfig& Engine::modelConfig() const { return impl_->model->config(); }
-const Tokenizer& Engine::tokenizer() const { return *impl_->tokenizer; }
 const EngineOptions& Engine::options() const { return impl_->options; }
 
 namespace {
@@ -97,8 +107,54 @@ std::string Engine::renderChat(const std::vector<Message>& messages, bool addGen
     return impl_->chat->render(templateMessages(messages), addGenerationPrompt);
 }
 
+namespace {
+// The template writes BOS as text, or does not: add one when the tokenizer
+// wants it and the ids do not start with it, and collapse a doubled one.
+std::vector<int32_t> withOneBos(const Tokenizer& tok, std::vector<int32_t> ids) {
+    const int32_t bos = tok.bos();
+    if (bos < 0) return ids;
+    if (tok.addBosDefault() && (ids.empty() || ids[0] != bos)) ids.insert(ids.begin(), bos);
+    size_t extra = 0;
+    while (extra + 1 < ids.size() && ids[extra] == bos && ids[extra + 1] == bos) ++extra;
+    ids.erase(ids.begin(), ids.begin() + std::ptrdiff_t(extra));
+    return ids;
+}
+
+// Special tokens parsed only in the prompt's trusted bytes, exactly one BOS.
+std::vector<int32_t> tokenizeMarked(const Tokenizer& tok, const MarkedText& prompt) {
+    return withOneBos(tok, tok.encodeMarked(prompt, false));
+}
+}  // namespace
+
 std::vector<int32_t> Engine::tokenizeChat(const std::vector<Message>& messages) const {
-    return tokenizePrompt(renderChat(messages, true));
+    ChatRenderOptions options;
+    options.addGenerationPrompt = true;
+    return tokenizeMarked(*impl_->tokenizer, impl_->chat->renderMarked(templateMessages(messages), options));
+}
+
+PreparedChat Engine::prepareChat(const ChatPromptInput& input) const {
+    const jinja::Value messages = jinja::Value::parseJson(input.messagesJson);
+    const jinja::Value tools = input.toolsJson.empty() ? jinja::Value() : jinja::Value::parseJson(input.toolsJson);
+    ChatRequestPrompt rendered = renderChatRequest(*impl_->chat, *impl_->tools, messages, tools, input.toolChoice);
+    PreparedChat out;
+    out.prompt = tokenizeMarked(*impl_->tokenizer, rendered.prompt);
+    out.stop = std::move(rendered.stop);
+    out.toolsActive = rendered.toolsActive;
+    out.showSpecialTokens = rendered.showSpecialTokens;
+    out.toolNames = std::move(rendered.toolNames);
+    out.forcedPrefix = std::move(rendered.forcedPrefix);
+    return out;
+}
+
+std::unique_ptr<ToolCallReader> Engine::toolCallReader(std::vector<std::string> toolNames) const {
+    return std::make_unique<ToolCallReader>(impl_->tools->makeParser(std::move(toolNames)));
+}
+
+const Tokenizer& EngineAccess::tokenizer(const Engine& e) { return *e.impl_->tokenizer; }
+const ChatTemplate& EngineAccess::chatTemplate(const Engine& e) { return *e.impl_->chat; }
+const ToolFormat& EngineAccess::toolFormat(const Engine& e) { return *e.impl_->tools; }
+std::vector<int32_t> EngineAccess::tokenizeMarked(const Engine& e, const MarkedText& prompt) {
+    return weir::tokenizeMarked(*e.impl_->tokenizer, prompt);
 }
 
 int32_t Engine::vocabSize() const { return impl_->tokenizer->vocabSize(); }
@@ -111,18 +167,8 @@ bool Engine::hasOwnChatTemplate() const { return !impl_->chat->isBuiltin(); }
 
 std::vector<int32_t> Engine::tokenizePrompt(const std::string& text) const {
     const Tokenizer& tok = *impl_->tokenizer;
-    // The template writes BOS as text; the tokenizer adds one only when the
-    // text lacks it, and a doubled BOS is collapsed: exactly one.
-    const bool addBos = impl_->chat->addBosWhenTokenizing(text, tok.addBosDefault());
-    std::vector<int32_t> ids = tok.encode(text, addBos, true);
-    const int32_t bos = tok.bos();
-    size_t extra = 0;
-    while (bos >= 0 && extra + 1 < ids.size() && ids[extra] == bos && ids[extra + 1] == bos) ++extra;
-    ids.erase(ids.begin(), ids.begin() + std::ptrdiff_t(extra));
-    return ids;
+    return withOneBos(tok, tok.encode(text, false, true));
 }
-
-const ChatTemplate& Engine::chatTemplate() const { return *impl_->chat; }
 
 std::vector<int32_t> Engine::tokenize(const std::string& text, bool addBos) const {
     return impl_->tokenizer->encode(text, addBos, false);

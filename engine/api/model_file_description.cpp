@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/ggml_types.h"
 #include "weir/base/error.h"
 #include "weir/base/json_string.h"
@@ -143,7 +145,7 @@ std::string describeText(const GgufFile& f, size_t maxItems, uint64_t totalEleme
 } // namespace
 
 std::string describeModelFile(const std::string& path, ModelFileFormat format, size_t maxItems) {
-    const std::unique_ptr<GgufFile> f = GgufFile::open(path);
+    const std::shared_ptr<const GgufFile> f = GgufFile::open(path);
     uint64_t elements = 0, bytes = 0;
     for (const TensorInfo& t : f->tensors()) {
         elements += uint64_t(t.elements());
@@ -151,6 +153,13 @@ std::string describeModelFile(const std::string& path, ModelFileFormat format, s
     }
     return format == ModelFileFormat::Json ? describeJson(*f, maxItems, elements, bytes)
                                            : describeText(*f, maxItems, elements, bytes);
+}
+
+void checkModelFile(const std::string& path) {
+    const std::shared_ptr<const GgufFile> f = GgufFile::open(path);
+    if (!f->find("general.architecture") || !f->findTensor("token_embd.weight")) return;
+    loadModel(f);
+    if (f->find("tokenizer.ggml.model")) Tokenizer::fromGguf(*f);
 }
 
 } // namespace weir

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/chat/builtin_templates.h"
+#include "engine/chat/jinja_provenance.h"
 #include "engine/chat/jinja_template.h"
 #include "weir/base/error.h"
 
@@ -89,21 +90,14 @@ public:
     }
 
     std::string render(const std::vector<ChatMessage>& messages, const ChatRenderOptions& options) const override {
-        jinja::Value list = jinja::Value::list();
-        for (const auto& m : messages) {
-            jinja::Value d = jinja::Value::dict();
-            d.set("role", jinja::Value(m.role));
-            d.set("content", jinja::Value(m.content));
-            if (m.fields.isDict())
-                for (const auto& e : m.fields.asDict().entries) d.set(e.first, e.second);
-            else if (!m.fields.isUndefined())
-                throw Error("chat message fields must be a dict, not " + m.fields.typeName());
-            list.append(std::move(d));
-        }
-        return renderValues(list, options);
+        return ChatTemplate::renderMarked(messages, options).text;
     }
 
     std::string renderValues(const jinja::Value& messages, const ChatRenderOptions& options) const override {
+        return renderMarked(messages, options).text;
+    }
+
+    MarkedText renderMarked(const jinja::Value& messages, const ChatRenderOptions& options) const override {
         if (!messages.isList()) throw Error("chat messages must be a list, not " + messages.typeName());
         jinja::Value msgs = messages;
         if (options.parseToolCallArguments) {
@@ -111,17 +105,19 @@ public:
             for (const auto& m : messages.asList()) converted.append(m.isMapping() ? withParsedArguments(m) : m);
             msgs = converted;
         }
+        // Everything but the template's own text and the special-token
+        // strings is the conversation's: untrusted.
         jinja::Value ctx = jinja::Value::dict();
-        ctx.set("messages", msgs);
+        ctx.set("messages", jinja::markUntrusted(msgs));
         ctx.set("add_generation_prompt", jinja::Value(options.addGenerationPrompt));
-        ctx.set("bos_token", jinja::Value(bos_));
-        ctx.set("eos_token", jinja::Value(eos_));
-        if (!options.tools.isUndefined()) ctx.set("tools", options.tools);
+        ctx.set("bos_token", jinja::trustedText(bos_));
+        ctx.set("eos_token", jinja::trustedText(eos_));
+        if (!options.tools.isUndefined()) ctx.set("tools", jinja::markUntrusted(options.tools));
         if (options.variables.isDict())
-            for (const auto& e : options.variables.asDict().entries) ctx.set(e.first, e.second);
+            for (const auto& e : options.variables.asDict().entries) ctx.set(e.first, jinja::markUntrusted(e.second));
         jinja::RenderOptions ro;
         ro.fixedNow = options.now;
-        return template_.render(ctx, ro);
+        return template_.renderMarked(ctx, ro);
     }
 
     std::string family() const override { return family_; }
@@ -196,6 +192,22 @@ std::unique_ptr<ChatTemplate> ChatTemplate::forModel(const ChatModelInfo& info) 
     else family = "chatml";  // also the usual format of models with <|im_start|>
     const char* src = builtinSource(family);
     return std::make_unique<JinjaChatTemplate>(src, info.bosText, info.eosText, family, true, whyBuiltin);
+}
+
+MarkedText ChatTemplate::renderMarked(const std::vector<ChatMessage>& messages,
+                                      const ChatRenderOptions& options) const {
+    jinja::Value list = jinja::Value::list();
+    for (const auto& m : messages) {
+        jinja::Value d = jinja::Value::dict();
+        d.set("role", jinja::Value(m.role));
+        d.set("content", jinja::Value(m.content));
+        if (m.fields.isDict())
+            for (const auto& e : m.fields.asDict().entries) d.set(e.first, e.second);
+        else if (!m.fields.isUndefined())
+            throw Error("chat message fields must be a dict, not " + m.fields.typeName());
+        list.append(std::move(d));
+    }
+    return renderMarked(list, options);
 }
 
 bool ChatTemplate::addBosWhenTokenizing(std::string_view text, bool tokenizerAddsBos) const {

@@ -88,6 +88,12 @@ public:
     // The same with messages already as a list of dicts (e.g. parsed from an
     // OpenAI request with jinja::Value::parseJson).
     virtual std::string renderValues(const jinja::Value& messages, const ChatRenderOptions& options) const = 0;
+    // The prompt to tokenize: the same text with every byte that came from
+    // the messages, tools or variables marked untrusted (strings that carry
+    // provenance already, see jinja::Value::text, keep theirs), so that
+    // special tokens are parsed only in what the template itself wrote.
+    virtual MarkedText renderMarked(const jinja::Value& messages, const ChatRenderOptions& options) const = 0;
+    MarkedText renderMarked(const std::vector<ChatMessage>& messages, const ChatRenderOptions& options) const;
 
     virtual std::string family() const = 0;  // "gemma", "llama3", "chatml", "jinja"
     // True when a built-in template stands in for one the GGUF lacks.

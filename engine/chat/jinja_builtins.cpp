@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/chat/jinja_eval.h"
+#include "engine/chat/jinja_provenance.h"
 
 namespace weir::jinja {
 
@@ -14,6 +15,21 @@ namespace {
 
 [[noreturn]] void evalFail(std::string msg) { throw EvalError{std::move(msg)}; }
 [[noreturn]] void undefinedFail(const Value& v) { throw EvalError{v.undefinedMessage()}; }
+
+// Appends str(v) (already computed as `text`) with its provenance.
+void appendStr(MarkedText& out, const Value& v, const std::string& text) {
+    out.untrusted.append(rangesOfStr(v, text.size()), out.text.size());
+    out.text += text;
+}
+
+// Python's strip on a string value, keeping the provenance of what remains.
+Value stripped(const Value& v, bool left, bool right, const std::string* chars) {
+    const std::string& s = v.asString();
+    const size_t begin = left ? s.size() - py::strip(s, true, false, chars).size() : 0;
+    std::string kept = py::strip(s, left, right, chars);
+    UntrustedRanges ranges = v.untrustedRanges().slice(begin, begin + kept.size());
+    return Value::text(std::move(kept), std::move(ranges));
+}
 
 const Value* argAt(const CallArgs& a, size_t pos, const char* name) { return a.find(pos, name); }
 
@@ -308,7 +324,7 @@ Value strMethod(Interpreter& in, const std::string& name, const Value& self, Cal
     if (name == "endswith") return Value(prefixMatch(self, a, true));
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
         auto chars = optChars(0);
-        return Value(py::strip(s, name != "rstrip", name != "lstrip", chars ? &*chars : nullptr));
+        return stripped(self, name != "rstrip", name != "lstrip", chars ? &*chars : nullptr);
     }
     if (name == "split" || name == "rsplit") {
         const Value* sep = argAt(a, 0, "sep");
@@ -372,16 +388,16 @@ Value strMethod(Interpreter& in, const std::string& name, const Value& self, Cal
     if (name == "join") {
         const Value* items = argAt(a, 0, "iterable");
         if (!items) evalFail("join() takes exactly one argument (0 given)");
-        std::string out;
+        MarkedText out;
         bool first = true;
         for (const auto& v : iterateValue(*items)) {
             if (!v.isString()) evalFail("sequence item: expected str instance, " + v.typeName() + " found");
-            if (!first) out += s;
-            out += v.asString();
+            if (!first) appendStr(out, self, s);
+            appendStr(out, v, v.asString());
             first = false;
-            in.checkSize(out.size());
+            in.checkSize(out.text.size());
         }
-        return Value(out);
+        return Value::text(std::move(out.text), std::move(out.untrusted));
     }
     if (name == "splitlines") return stringList(splitLines(s));
     if (name == "removeprefix" || name == "removesuffix") {
@@ -481,12 +497,14 @@ std::vector<Value> iterateValue(const Value& v) {
         case Value::Kind::Dict: {
             if (v.isNamespace()) break;
             std::vector<Value> keys;
-            for (const auto& e : v.asDict().entries) keys.emplace_back(e.first);
+            for (const auto& e : v.asDict().entries) keys.push_back(keyValue(v.asDict(), e.first));
             return keys;
         }
         case Value::Kind::String: {
             std::vector<Value> chars;
-            for (char32_t c : py::toU32(v.asString())) chars.emplace_back(py::toUtf8(std::u32string(1, c)));
+            const bool untrusted = v.containsUntrusted();
+            for (char32_t c : py::toU32(v.asString()))
+                chars.push_back(inheritUntrusted(Value(py::toUtf8(std::u32string(1, c))), untrusted));
             return chars;
         }
         default: break;
@@ -503,7 +521,7 @@ Value builtinMethod(const Value& self, const std::string& name) {
         if (name == "items")
             return Value::callable(name, [self](Interpreter&, CallArgs&) {
                 ValueList l;
-                for (const auto& e : self.asDict().entries) l.push_back(tupleOf(Value(e.first), e.second));
+                for (const auto& e : self.asDict().entries) l.push_back(tupleOf(keyValue(self.asDict(), e.first), e.second));
                 return Value::list(std::move(l));
             });
         if (name == "keys")
@@ -574,11 +592,12 @@ Value fLength(Interpreter&, const Value& v, CallArgs&) {
 
 Value fTrim(Interpreter&, const Value& v, CallArgs& a) {
     const Value* chars = argAt(a, 0, "chars");
+    const Value text = v.isString() ? v : Value::text(v.str(), rangesOfStr(v, v.str().size()));
     if (chars && !chars->isNone()) {
         std::string c = requireString(*chars, "strip arg");
-        return Value(py::strip(v.str(), true, true, &c));
+        return stripped(text, true, true, &c);
     }
-    return Value(py::strip(v.str(), true, true));
+    return stripped(text, true, true, nullptr);
 }
 
 Value fUpper(Interpreter&, const Value& v, CallArgs&) { return Value(py::upper(v.str())); }
@@ -615,16 +634,18 @@ Value fDefault(Interpreter&, const Value& v, CallArgs& a) {
 Value fJoin(Interpreter& in, const Value& v, CallArgs& a) {
     const Value* sep = argAt(a, 0, "d");
     const Value* attribute = argAt(a, 1, "attribute");
-    std::string s = sep ? sep->str() : std::string();
-    std::string out;
+    const Value separator = sep ? *sep : Value(std::string());
+    const std::string s = separator.str();
+    MarkedText out;
     bool first = true;
     for (const auto& item : iterateValue(v)) {
-        if (!first) out += s;
+        if (!first) appendStr(out, separator, s);
         first = false;
-        out += attribute && !attribute->isNone() ? getAttribute(in, item, *attribute).str() : item.str();
-        in.checkSize(out.size());
+        const Value part = attribute && !attribute->isNone() ? getAttribute(in, item, *attribute) : item;
+        appendStr(out, part, part.str());
+        in.checkSize(out.text.size());
     }
-    return Value(out);
+    return Value::text(std::move(out.text), std::move(out.untrusted));
 }
 
 Value fFirst(Interpreter&, const Value& v, CallArgs&) {
@@ -645,7 +666,7 @@ Value fItems(Interpreter&, const Value& v, CallArgs&) {
     if (v.isUndefined()) return Value::list();
     if (!v.isMapping()) evalFail("Can only get item pairs from a mapping.");
     ValueList l;
-    for (const auto& e : v.asDict().entries) l.push_back(tupleOf(Value(e.first), e.second));
+    for (const auto& e : v.asDict().entries) l.push_back(tupleOf(keyValue(v.asDict(), e.first), e.second));
     return Value::list(std::move(l));
 }
 
@@ -661,7 +682,7 @@ Value fDictsort(Interpreter&, const Value& v, CallArgs& a) {
         else if (b != "key") evalFail("You can only sort by either \"key\" or \"value\"");
     }
     ValueList l;
-    for (const auto& e : v.asDict().entries) l.push_back(tupleOf(Value(e.first), e.second));
+    for (const auto& e : v.asDict().entries) l.push_back(tupleOf(keyValue(v.asDict(), e.first), e.second));
     std::stable_sort(l.begin(), l.end(), [&](const Value& x, const Value& y) {
         int c = cmp(caseKey(x.asList()[byValue ? 1 : 0], caseSensitive), caseKey(y.asList()[byValue ? 1 : 0], caseSensitive));
         return reverse ? c > 0 : c < 0;
@@ -1199,10 +1220,12 @@ void installBuiltinGlobals(std::unordered_map<std::string, Value>& g, const Rend
             const Value& init = a.positional[0];
             if (init.isMapping()) {
                 for (const auto& e : init.asDict().entries) d.set(e.first, e.second);
+                if (init.asDict().untrustedKeys) d.mutableDict().untrustedKeys = true;
             } else {
                 for (const auto& pair : iterateValue(init)) {
                     std::vector<Value> kv = iterateValue(pair);
                     if (kv.size() != 2 || !kv[0].isString()) evalFail("dictionary update sequence element has wrong form");
+                    if (!kv[0].untrustedRanges().empty()) d.mutableDict().untrustedKeys = true;
                     d.set(kv[0].asString(), kv[1]);
                 }
             }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/chat/jinja_parser.h"
+#include "engine/chat/jinja_provenance.h"
 
 namespace weir::jinja {
 
@@ -95,6 +96,26 @@ bool contains(const Value& container, const Value& item) {
     evalFail("argument of type '" + container.typeName() + "' is not iterable");
 }
 
+bool argsContainUntrusted(const CallArgs& args) {
+    for (const auto& v : args.positional)
+        if (v.containsUntrusted()) return true;
+    for (const auto& n : args.named)
+        if (n.second.containsUntrusted()) return true;
+    return false;
+}
+
+// A method of a value that holds untrusted text ("...".split(), d.items()):
+// what it returns holds it too.
+Value boundToUntrusted(const Value& method, const Value& self) {
+    if (!self.containsUntrusted()) return method;
+    return Value::callable(
+        method.asCallable().name,
+        [method](Interpreter& in, CallArgs& args) {
+            return inheritUntrusted(method.asCallable().fn(in, args), true);
+        },
+        true);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -129,21 +150,33 @@ void Interpreter::countStep() {
                                                std::to_string(options_.maxSteps) + ")");
 }
 
-void Interpreter::write(std::string& out, std::string_view text, const SourceLoc& loc) {
+void Interpreter::write(MarkedText& out, std::string_view text, const SourceLoc& loc) {
     capturedBytes_ += text.size();
     if (capturedBytes_ > options_.maxOutputBytes)
         fail(loc, "rendered output exceeds " + std::to_string(options_.maxOutputBytes) + " bytes");
-    out.append(text);
+    out.appendTrusted(text);
 }
 
-std::string Interpreter::render(const Program& program, const Value& context) {
+void Interpreter::writeValue(MarkedText& out, const Value& v, const SourceLoc& loc) {
+    const size_t at = out.text.size();
+    if (v.isString()) {
+        write(out, v.asString(), loc);
+        out.untrusted.append(v.untrustedRanges(), at);
+        return;
+    }
+    std::string text = v.str();
+    write(out, text, loc);
+    out.untrusted.append(rangesOfStr(v, text.size()), at);
+}
+
+MarkedText Interpreter::render(const Program& program, const Value& context) {
     Scope root;
     root.parent = &globals_;
     if (context.isDict())
         for (const auto& e : context.asDict().entries) root.vars[e.first] = e.second;
     root_ = &root;
     scope_ = &root;
-    std::string out;
+    MarkedText out;
     Flow f = execBody(program.body, out);
     (void)f;  // break/continue outside a loop were rejected when reached
     root_ = scope_ = nullptr;
@@ -161,7 +194,7 @@ std::vector<Value> Interpreter::iterate(const Value& v) { return iterateValue(v)
 
 // ---------------------------------------------------------------- statements
 
-Interpreter::Flow Interpreter::execBody(const Body& body, std::string& out) {
+Interpreter::Flow Interpreter::execBody(const Body& body, MarkedText& out) {
     for (const auto& s : body) {
         Flow f = exec(*s, out);
         if (f != Flow::Normal) return f;
@@ -180,15 +213,13 @@ struct ScopeSwap {
 };
 }  // namespace
 
-Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
+Interpreter::Flow Interpreter::exec(const Stmt& s, MarkedText& out) {
     try {
         countStep();
         switch (s.kind) {
             case StmtKind::Text: write(out, s.text, s.loc); return Flow::Normal;
             case StmtKind::Output: {
-                Value v = eval(*s.expr);
-                if (v.isString()) write(out, v.asString(), s.loc);
-                else write(out, v.str(), s.loc);
+                writeValue(out, eval(*s.expr), s.loc);
                 return Flow::Normal;
             }
             case StmtKind::If:
@@ -198,7 +229,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
             case StmtKind::For: return execFor(s, out);
             case StmtKind::Set: execSet(s); return Flow::Normal;
             case StmtKind::SetBlock: {
-                std::string captured;
+                MarkedText captured;
                 {
                     Scope inner;
                     inner.parent = scope_;
@@ -206,7 +237,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
                     Flow f = execBody(s.body, captured);
                     if (f != Flow::Normal) fail(s.loc, "'break' or 'continue' outside a loop");
                 }
-                Value v(std::move(captured));
+                Value v = Value::text(std::move(captured.text), std::move(captured.untrusted));
                 if (s.filter) {
                     // The filter chain's innermost subject is the captured text.
                     std::vector<const Expr*> chain;
@@ -222,7 +253,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
             }
             case StmtKind::Macro: defineMacro(s); return Flow::Normal;
             case StmtKind::FilterBlock: {
-                std::string captured;
+                MarkedText captured;
                 {
                     Scope inner;
                     inner.parent = scope_;
@@ -230,7 +261,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
                     Flow f = execBody(s.body, captured);
                     if (f != Flow::Normal) return f;
                 }
-                Value v(std::move(captured));
+                Value v = Value::text(std::move(captured.text), std::move(captured.untrusted));
                 std::vector<const Expr*> chain;
                 for (const Expr* f = s.filter.get(); f; f = f->a.get()) chain.push_back(f);
                 for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -238,8 +269,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
                     collectArgs(**it, args);
                     v = applyFilter((*it)->name, v, args);
                 }
-                std::string text = v.str();
-                write(out, text, s.loc);
+                writeValue(out, v, s.loc);
                 return Flow::Normal;
             }
             case StmtKind::With: {
@@ -287,7 +317,7 @@ void unpackInto(std::unordered_map<std::string, Value>& vars, const std::vector<
 }
 }  // namespace
 
-Interpreter::Flow Interpreter::execFor(const Stmt& s, std::string& out) {
+Interpreter::Flow Interpreter::execFor(const Stmt& s, MarkedText& out) {
     Value seq = eval(*s.expr);
     std::vector<Value> items = iterate(seq);
     if (s.filter) {
@@ -392,7 +422,7 @@ void Interpreter::defineMacro(const Stmt& s) {
         frame.vars["varargs"] = varargs;
         frame.vars["kwargs"] = kwargs;
         ++in.callDepth_;
-        std::string out;
+        MarkedText out;
         try {
             ScopeSwap<Scope> swap(in.scope_, &frame);
             Flow f = in.execBody(def->body, out);
@@ -402,8 +432,8 @@ void Interpreter::defineMacro(const Stmt& s) {
             throw;
         }
         --in.callDepth_;
-        return Value(std::move(out));
-    });
+        return Value::text(std::move(out.text), std::move(out.untrusted));
+    }, /*keepsProvenance=*/true);
     assign(s.text, std::move(fn));
 }
 
@@ -435,7 +465,10 @@ Value Interpreter::call(const Value& callee, CallArgs& args) {
     countStep();
     if (callee.isUndefined()) undefinedFail(callee);
     if (!callee.isCallable()) evalFail("'" + callee.typeName() + "' object is not callable");
-    return callee.asCallable().fn(*this, args);
+    const Callable& fn = callee.asCallable();
+    if (fn.keepsProvenance) return fn.fn(*this, args);
+    Value result = fn.fn(*this, args);
+    return inheritUntrusted(std::move(result), argsContainUntrusted(args));
 }
 
 Value Interpreter::applyFilter(const std::string& name, const Value& subject, CallArgs& args) {
@@ -443,7 +476,7 @@ Value Interpreter::applyFilter(const std::string& name, const Value& subject, Ca
     bool found = false;
     Value v = builtinFilter(*this, name, subject, args, found);
     if (!found) evalFail("no filter named '" + name + "'");
-    return v;
+    return inheritUntrusted(std::move(v), subject.containsUntrusted() || argsContainUntrusted(args));
 }
 
 bool Interpreter::applyTest(const std::string& name, const Value& subject, CallArgs& args) {
@@ -462,14 +495,14 @@ Value Interpreter::getAttr(const Value& obj, const std::string& name) {
                 return Value::undefined("'Namespace object' has no attribute '" + name + "'");
             } else {
                 Value m = builtinMethod(obj, name);
-                if (!m.isUndefined()) return m;
+                if (!m.isUndefined()) return boundToUntrusted(m, obj);
                 if (const Value* v = obj.asDict().find(name)) return *v;
             }
             break;
         case Value::Kind::String:
         case Value::Kind::List: {
             Value m = builtinMethod(obj, name);
-            if (!m.isUndefined()) return m;
+            if (!m.isUndefined()) return boundToUntrusted(m, obj);
             break;
         }
         default: break;
@@ -499,7 +532,8 @@ Value Interpreter::getItem(const Value& obj, const Value& key) {
                 std::u32string u = py::toU32(obj.asString());
                 int64_t i = key.asInt(), n = static_cast<int64_t>(u.size());
                 if (i < 0) i += n;
-                if (i >= 0 && i < n) return Value(py::toUtf8(std::u32string(1, u[i])));
+                if (i >= 0 && i < n)
+                    return inheritUntrusted(Value(py::toUtf8(std::u32string(1, u[i]))), obj.containsUntrusted());
                 return Value::undefined("'" + objectTypeRepr(obj) + "' has no attribute '" + key.str() + "'");
             }
             break;
@@ -540,7 +574,7 @@ Value Interpreter::evalSlice(const Expr& e) {
     if (subject.isString()) {
         std::u32string u = py::toU32(subject.asString()), r;
         for (int64_t i : indices(static_cast<int64_t>(u.size()))) r.push_back(u[i]);
-        return Value(py::toUtf8(r));
+        return inheritUntrusted(Value(py::toUtf8(r)), subject.containsUntrusted());
     }
     if (subject.isList()) {
         const auto& items = subject.asList();
@@ -555,7 +589,9 @@ Value Interpreter::evalBinary(const std::string& op, const Value& a, const Value
     if (op == "~") {
         std::string l = a.str(), r = b.str();
         checkSize(l.size() + r.size());
-        return Value(l + r);
+        UntrustedRanges ranges = rangesOfStr(a, l.size());
+        ranges.append(rangesOfStr(b, r.size()), l.size());
+        return Value::text(l + r, std::move(ranges));
     }
     if (a.isUndefined()) undefinedFail(a);
     if (b.isUndefined()) undefinedFail(b);
@@ -581,7 +617,9 @@ Value Interpreter::evalBinary(const std::string& op, const Value& a, const Value
         if (a.isString() && b.isString()) {
             if (capturedBytes_ + a.asString().size() + b.asString().size() > options_.maxOutputBytes)
                 evalFail("string too large");
-            return Value(a.asString() + b.asString());
+            UntrustedRanges ranges = a.untrustedRanges();
+            ranges.append(b.untrustedRanges(), a.asString().size());
+            return Value::text(a.asString() + b.asString(), std::move(ranges));
         }
         if (a.isString()) evalFail("can only concatenate str (not \"" + b.typeName() + "\") to str");
         if (a.isList() && b.isList() && a.isTuple() == b.isTuple()) {
@@ -708,6 +746,7 @@ Value Interpreter::evalInner(const Expr& e) {
             for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
                 Value k = eval(*e.items[i]);
                 if (!k.isString()) evalFail("dict keys must be strings in chat templates, not " + k.typeName());
+                if (!k.untrustedRanges().empty()) d.mutableDict().untrustedKeys = true;
                 d.set(k.asString(), eval(*e.items[i + 1]));
             }
             return d;
@@ -753,7 +792,8 @@ Value Interpreter::evalInner(const Expr& e) {
         case ExprKind::Binary: {
             Value a = eval(*e.a);
             Value b = eval(*e.b);
-            return evalBinary(e.name, a, b);
+            Value r = evalBinary(e.name, a, b);
+            return inheritUntrusted(std::move(r), a.containsUntrusted() || b.containsUntrusted());
         }
         case ExprKind::And: {
             Value a = eval(*e.a);
@@ -825,6 +865,10 @@ void checkNames(const Body& body, bool soft) {
 Template::Template(std::string_view source) : program_(parseTemplate(source)) { checkNames(program_->body, false); }
 
 std::string Template::render(const Value& context, const RenderOptions& options) const {
+    return renderMarked(context, options).text;
+}
+
+MarkedText Template::renderMarked(const Value& context, const RenderOptions& options) const {
     Interpreter in(options);
     return in.render(*program_, context);
 }

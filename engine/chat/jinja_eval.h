@@ -26,7 +26,7 @@ class Interpreter {
 public:
     explicit Interpreter(const RenderOptions& options);
 
-    std::string render(const Program& program, const Value& context);
+    MarkedText render(const Program& program, const Value& context);
 
     // Used by builtins (filters such as map/select call tests and filters).
     Value call(const Value& callee, CallArgs& args);
@@ -60,12 +60,13 @@ private:
     size_t capturedBytes_ = 0;  // all output written so far, every buffer together
     std::vector<Value> namespaces_;
 
-    Flow execBody(const Body& body, std::string& out);
-    Flow exec(const Stmt& s, std::string& out);
-    Flow execFor(const Stmt& s, std::string& out);
+    Flow execBody(const Body& body, MarkedText& out);
+    Flow exec(const Stmt& s, MarkedText& out);
+    Flow execFor(const Stmt& s, MarkedText& out);
     void execSet(const Stmt& s);
     void defineMacro(const Stmt& s);
-    void write(std::string& out, std::string_view text, const SourceLoc& loc);
+    void write(MarkedText& out, std::string_view text, const SourceLoc& loc);  // the template's own text
+    void writeValue(MarkedText& out, const Value& v, const SourceLoc& loc);   // {{ v }}, with its provenance
 
     Value eval(const Expr& e);
     Value evalInner(const Expr& e);

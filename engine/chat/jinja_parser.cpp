@@ -2,6 +2,7 @@
 
 #include <initializer_list>
 
+#include "engine/chat/jinja_provenance.h"
 #include "weir/base/error.h"
 
 namespace weir::jinja {
@@ -520,7 +521,7 @@ private:
                     advance();
                 }
                 auto e = make(ExprKind::Literal, loc);
-                e->value = Value(std::move(s));
+                e->value = trustedText(std::move(s));  // the template's own text
                 return e;
             }
             case TokenType::Integer: {

@@ -50,6 +50,10 @@ public:
     // context: a dict of the variables the template sees (messages,
     // add_generation_prompt, bos_token, tools, ...).
     std::string render(const Value& context, const RenderOptions& options = {}) const;
+    // The same text with the bytes that came from untrusted strings of the
+    // context marked (see Value::text; mark the conversation with
+    // markUntrusted from jinja_provenance.h first).
+    MarkedText renderMarked(const Value& context, const RenderOptions& options = {}) const;
 
 private:
     std::shared_ptr<const Program> program_;

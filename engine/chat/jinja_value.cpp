@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/tokenizer/utf8.h"
 #include "weir/base/error.h"
 
 namespace weir::jinja {
@@ -62,28 +63,20 @@ std::u32string toU32(std::string_view s) {
     return out;
 }
 
-static void appendUtf8(std::string& out, char32_t cp) {
-    if (cp >= 0xdc80 && cp <= 0xdcff) { out.push_back(static_cast<char>(cp - 0xdc00)); return; }
-    if (cp < 0x80) out.push_back(static_cast<char>(cp));
-    else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-        out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+// Invalid input bytes travel through the interpreter as U+DC80..U+DCFF
+// (surrogate escapes) and go back out as the byte they stood for.
+static void appendCodepoint(std::string& out, char32_t cp) {
+    if (cp >= 0xdc80 && cp <= 0xdcff) {
+        out.push_back(static_cast<char>(cp - 0xdc00));
+        return;
     }
+    tok::appendUtf8(out, uint32_t(cp));
 }
 
 std::string toUtf8(std::u32string_view s) {
     std::string out;
     out.reserve(s.size());
-    for (char32_t c : s) appendUtf8(out, c);
+    for (char32_t c : s) appendCodepoint(out, c);
     return out;
 }
 
@@ -241,7 +234,7 @@ std::string quoteString(std::string_view s) {
             else std::snprintf(b, sizeof b, "\\U%08x", unsigned(c));
             out += b;
         } else {
-            appendUtf8(out, c);
+            appendCodepoint(out, c);
         }
     }
     out.push_back(static_cast<char>(quote));
@@ -258,6 +251,44 @@ Value Value::markup(std::string s) {
     v.markup_ = true;
     return v;
 }
+
+Value Value::text(std::string s, UntrustedRanges untrusted) {
+    Value v(std::move(s));
+    v.provenance_ = std::make_shared<const UntrustedRanges>(std::move(untrusted));
+    return v;
+}
+
+const UntrustedRanges& Value::untrustedRanges() const {
+    static const UntrustedRanges kNone;
+    return provenance_ ? *provenance_ : kNone;
+}
+
+Value Value::withProvenance(UntrustedRanges untrusted) const {
+    Value v = *this;
+    v.provenance_ = std::make_shared<const UntrustedRanges>(std::move(untrusted));
+    return v;
+}
+
+namespace {
+bool containsUntrustedAt(const Value& v, int depth) {
+    if (depth > kMaxNesting) return true;  // a namespace holding itself: assume the worst
+    switch (v.kind()) {
+        case Value::Kind::String: return !v.untrustedRanges().empty();
+        case Value::Kind::List:
+            for (const auto& item : v.asList())
+                if (containsUntrustedAt(item, depth + 1)) return true;
+            return false;
+        case Value::Kind::Dict:
+            if (v.asDict().untrustedKeys && v.asDict().size() > 0) return true;
+            for (const auto& e : v.asDict().entries)
+                if (containsUntrustedAt(e.second, depth + 1)) return true;
+            return false;
+        default: return false;
+    }
+}
+}  // namespace
+
+bool Value::containsUntrusted() const { return containsUntrustedAt(*this, 0); }
 
 Value Value::undefined(std::string what) {
     Value v;
@@ -284,6 +315,7 @@ Value Value::copyDict() const {
     Value c = dict();
     c.mutableDict().entries = asDict().entries;
     c.mutableDict().depth = asDict().depth;
+    c.mutableDict().untrustedKeys = asDict().untrustedKeys;
     return c;
 }
 
@@ -318,10 +350,10 @@ Value Value::namespaceObject() {
     return v;
 }
 
-Value Value::callable(std::string name, CallableFn fn) {
+Value Value::callable(std::string name, CallableFn fn, bool keepsProvenance) {
     Value v;
     v.kind_ = Kind::Callable;
-    v.data_ = std::make_shared<Callable>(Callable{std::move(name), std::move(fn)});
+    v.data_ = std::make_shared<Callable>(Callable{std::move(name), std::move(fn), keepsProvenance});
     return v;
 }
 

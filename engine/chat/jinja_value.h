@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "engine/util/untrusted_ranges.h"
+
 namespace weir::jinja {
 
 class Value;
@@ -46,11 +48,29 @@ public:
     static Value tuple(ValueList items);
     static Value dict();
     static Value namespaceObject();  // jinja's namespace(): attributes may be assigned
-    static Value callable(std::string name, CallableFn fn);
+    // keepsProvenance: the function marks the provenance of the strings it
+    // returns itself (macros); otherwise the interpreter does (see
+    // jinja_provenance.h).
+    static Value callable(std::string name, CallableFn fn, bool keepsProvenance = false);
     // A string marked safe (markupsafe's Markup, made by |safe and |escape):
     // adding a plain string to it HTML-escapes the plain one, as in jinja2.
     static Value markup(std::string s);
     bool isMarkup() const { return kind_ == Kind::String && markup_; }
+
+    // Provenance of a string: which of its bytes came from the conversation
+    // (see engine/util/untrusted_ranges.h). The renderer marks every string
+    // of the messages and tools that has none as untrusted as a whole (see
+    // jinja_provenance.h); template literals are trusted; builtins carry it
+    // through. Special tokens are parsed only in trusted bytes.
+    static Value text(std::string s, UntrustedRanges untrusted);
+    bool hasProvenance() const { return provenance_ != nullptr; }
+    // Untrusted bytes of a string (none when its provenance is unknown).
+    const UntrustedRanges& untrustedRanges() const;
+    // The same string with this provenance.
+    Value withProvenance(UntrustedRanges untrusted) const;
+    // A string with an untrusted byte, a list or dict holding one, or a dict
+    // whose keys came from the conversation.
+    bool containsUntrusted() const;
 
     Kind kind() const { return kind_; }
     bool isUndefined() const { return kind_ == Kind::Undefined; }
@@ -116,6 +136,7 @@ public:
 private:
     Kind kind_ = Kind::Undefined;
     bool markup_ = false;
+    std::shared_ptr<const UntrustedRanges> provenance_;  // strings only; null: unknown
     std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<struct ListData>,
                  std::shared_ptr<struct Dict>, std::shared_ptr<struct Callable>>
         data_;
@@ -131,6 +152,7 @@ struct ListData {
 struct Dict {
     std::vector<std::pair<std::string, Value>> entries;
     bool isNamespace = false;
+    bool untrustedKeys = false;  // the keys came from the conversation
     int depth = 1;  // see Value::depth(); only grows
 
     const Value* find(std::string_view key) const;
@@ -150,6 +172,7 @@ struct CallArgs {
 struct Callable {
     std::string name;
     CallableFn fn;
+    bool keepsProvenance = false;
 };
 
 // Python helpers shared by the interpreter and the value code.

@@ -32,6 +32,31 @@ std::string stringField(const jinja::Value& d, std::string_view key) {
     return v && v->isString() ? v->asString() : std::string();
 }
 
+// A message field as text with its provenance: a string Weir assembled keeps
+// its marks, anything else the client sent is untrusted as a whole.
+MarkedText markedField(const jinja::Value& d, std::string_view key) {
+    const jinja::Value* v = d.isMapping() ? d.get(key) : nullptr;
+    MarkedText out;
+    if (!v || !v->isString()) return out;
+    if (v->hasProvenance()) out = {v->asString(), v->untrustedRanges()};
+    else out.appendUntrusted(v->asString());
+    return out;
+}
+
+MarkedText untrustedText(std::string_view s) {
+    MarkedText out;
+    out.appendUntrusted(s);
+    return out;
+}
+
+jinja::Value markedValue(MarkedText m) { return jinja::Value::text(std::move(m.text), std::move(m.untrusted)); }
+
+MarkedText joined(MarkedText a, std::string_view separator, const MarkedText& b) {
+    a.appendTrusted(separator);
+    a.append(b);
+    return a;
+}
+
 jinja::Value copyDict(const jinja::Value& d) {
     jinja::Value c = jinja::Value::dict();
     if (d.isDict()) c.mutableDict().entries = d.asDict().entries;
@@ -87,21 +112,29 @@ constexpr const char* kEscape = "<escape>";
 constexpr const char* kGemma4Quote = "<|\"|>";
 constexpr const char* kFunctionGemmaTrigger = "You are a model that can do function calling with the following functions";
 
-std::string functionGemmaDeclaration(const jinja::Value& tool) {
+MarkedText functionGemmaDeclaration(const jinja::Value& tool) {
     const jinja::Value fn = functionOf(tool);
     jinja::Value decl = jinja::Value::dict();
     if (const jinja::Value* d = fn.get("description"); d && !d->isUndefined()) decl.set("description", *d);
     if (const jinja::Value* p = fn.get("parameters"); p && p->isMapping()) decl.set("parameters", upperTypes(*p));
-    return "declaration:" + stringField(fn, "name") + toolsyntax::gemmaValueText(decl, kEscape, true);
+    MarkedText out;
+    out.appendTrusted("declaration:");
+    out.appendUntrusted(stringField(fn, "name"));
+    out.append(toolsyntax::gemmaValueMarked(decl, kEscape, true));
+    return out;
 }
 
 // A tool result as FunctionGemma reads it: name{key:value,...}.
-std::string functionGemmaResponse(const std::string& name, const std::string& content, std::string_view esc) {
-    if (auto v = toolsyntax::parseJson(content); v && v->isMapping())
-        return name + toolsyntax::gemmaValueText(*v, esc, false);
+MarkedText functionGemmaResponse(const std::string& name, const std::string& content, std::string_view esc) {
+    MarkedText out = untrustedText(name);
+    if (auto v = toolsyntax::parseJson(content); v && v->isMapping()) {
+        out.append(toolsyntax::gemmaValueMarked(*v, esc, false));
+        return out;
+    }
     jinja::Value d = jinja::Value::dict();
     d.set("value", jinja::Value(content));
-    return name + toolsyntax::gemmaValueText(d, esc, false);
+    out.append(toolsyntax::gemmaValueMarked(d, esc, false));
+    return out;
 }
 
 }  // namespace
@@ -203,32 +236,45 @@ std::unique_ptr<ToolCallParser> ToolFormat::makeParser(std::vector<std::string> 
     return std::make_unique<ToolCallParser>(std::move(s));
 }
 
-std::string ToolFormat::forcedPrefix(const ToolChoice& choice) const {
+std::string ToolFormat::forcedPrefix(const ToolChoice& choice) const { return forcedPrefixMarked(choice).text; }
+
+MarkedText ToolFormat::forcedPrefixMarked(const ToolChoice& choice) const {
     const bool named = choice.mode == ToolChoice::Mode::Function;
-    if (!named && choice.mode != ToolChoice::Mode::Required) return {};
-    const std::string& n = choice.function;
+    MarkedText out;
+    if (!named && choice.mode != ToolChoice::Mode::Required) return out;
+    // The call's opening in the family's syntax; a named function's name is the client's.
+    auto call = [&](const char* open, const char* afterName) {
+        out.appendTrusted(open);
+        if (!named) return;
+        out.appendUntrusted(choice.function);
+        out.appendTrusted(afterName);
+    };
     switch (family_) {
-    case ToolFamily::FunctionGemma: return named ? "<start_function_call>call:" + n + "{" : "<start_function_call>call:";
-    case ToolFamily::Gemma4: return named ? "<|tool_call>call:" + n + "{" : "<|tool_call>call:";
-    case ToolFamily::Qwen:
-        return named ? "<tool_call>\n{\"name\": \"" + n + "\", \"arguments\": " : "<tool_call>\n{\"name\": \"";
-    case ToolFamily::Llama3: return named ? "{\"name\": \"" + n + "\", \"parameters\": " : "{\"name\": \"";
+    case ToolFamily::FunctionGemma: call("<start_function_call>call:", "{"); break;
+    case ToolFamily::Gemma4: call("<|tool_call>call:", "{"); break;
+    case ToolFamily::Qwen: call("<tool_call>\n{\"name\": \"", "\", \"arguments\": "); break;
+    case ToolFamily::Llama3: call("{\"name\": \"", "\", \"parameters\": "); break;
     case ToolFamily::Gemma3:
     case ToolFamily::Generic:
-        if (takesTools_) return named ? "[" + n + "(" : "[";  // the template asks for Python calls
-        return named ? "```tool_call\n{\"name\": \"" + n + "\", \"arguments\": " : "```tool_call\n";
+        if (takesTools_) call("[", "(");  // the template asks for Python calls
+        else if (named) call("```tool_call\n{\"name\": \"", "\", \"arguments\": ");
+        else call("```tool_call\n", "");
+        break;
     }
-    return {};
+    return out;
 }
 
 // ---------------------------------------------------------------- rendering
 
-std::string ToolFormat::instruction(const jinja::Value& tools, const ToolChoice& choice) const {
-    std::string out;
+MarkedText ToolFormat::instruction(const jinja::Value& tools, const ToolChoice& choice) const {
+    MarkedText out;
     if (family_ == ToolFamily::FunctionGemma) {
-        out = kFunctionGemmaTrigger;
-        for (const auto& t : tools.asList())
-            out += "<start_function_declaration>" + functionGemmaDeclaration(t) + "<end_function_declaration>";
+        out.appendTrusted(kFunctionGemmaTrigger);
+        for (const auto& t : tools.asList()) {
+            out.appendTrusted("<start_function_declaration>");
+            out.append(functionGemmaDeclaration(t));
+            out.appendTrusted("<end_function_declaration>");
+        }
     } else {
         jinja::Value fns = jinja::Value::list();
         for (const auto& t : tools.asList()) fns.append(functionOf(t));
@@ -243,26 +289,31 @@ std::string ToolFormat::instruction(const jinja::Value& tools, const ToolChoice&
             schema = "[]";
         }
         if (family_ == ToolFamily::Llama3) {
-            out = "You can call the functions listed below. To call one, reply with nothing but a JSON object "
-                  "{\"name\": <function name>, \"parameters\": <object of argument names and values>}. Use "
-                  "literal values, not variables. When no function fits, answer in plain words.\n\n" +
-                  schema;
+            out.appendTrusted(
+                "You can call the functions listed below. To call one, reply with nothing but a JSON object "
+                "{\"name\": <function name>, \"parameters\": <object of argument names and values>}. Use "
+                "literal values, not variables. When no function fits, answer in plain words.\n\n");
         } else {
-            out = "You can call the functions listed below. To call one, reply with nothing but a tool_call block "
-                  "like this:\n```tool_call\n{\"name\": \"<function name>\", \"arguments\": {\"<argument>\": "
-                  "<value>}}\n```\nWrite one JSON object per line to call several functions. Each result comes "
-                  "back in a ```tool_output block; then answer with it. When no function fits, answer in plain "
-                  "words.\n\nFunctions:\n" +
-                  schema;
+            out.appendTrusted(
+                "You can call the functions listed below. To call one, reply with nothing but a tool_call block "
+                "like this:\n```tool_call\n{\"name\": \"<function name>\", \"arguments\": {\"<argument>\": "
+                "<value>}}\n```\nWrite one JSON object per line to call several functions. Each result comes "
+                "back in a ```tool_output block; then answer with it. When no function fits, answer in plain "
+                "words.\n\nFunctions:\n");
         }
+        out.appendUntrusted(schema);  // the client's names, descriptions and schemas
     }
-    if (choice.mode == ToolChoice::Mode::Required) out += "\n\nYou must call at least one of these functions.";
-    if (choice.mode == ToolChoice::Mode::Function) out += "\n\nYou must call the function " + choice.function + ".";
+    if (choice.mode == ToolChoice::Mode::Required) out.appendTrusted("\n\nYou must call at least one of these functions.");
+    if (choice.mode == ToolChoice::Mode::Function) {
+        out.appendTrusted("\n\nYou must call the function ");
+        out.appendUntrusted(choice.function);
+        out.appendTrusted(".");
+    }
     return out;
 }
 
-std::string ToolFormat::callText(const jinja::Value& toolCalls) const {
-    std::string out;
+MarkedText ToolFormat::callText(const jinja::Value& toolCalls) const {
+    MarkedText out;
     if (!toolCalls.isList()) return out;
     for (const auto& call : toolCalls.asList()) {
         const jinja::Value fn = functionOf(call);
@@ -278,41 +329,71 @@ std::string ToolFormat::callText(const jinja::Value& toolCalls) const {
                 return std::string("{}");
             }
         };
+        const bool first = out.text.empty();
         switch (family_) {
         case ToolFamily::FunctionGemma:
-            out += "<start_function_call>call:" + name + toolsyntax::gemmaValueText(args, kEscape, false) +
-                   "<end_function_call>";
+            out.appendTrusted("<start_function_call>call:");
+            out.appendUntrusted(name);
+            out.append(toolsyntax::gemmaValueMarked(args, kEscape, false));
+            out.appendTrusted("<end_function_call>");
             break;
         case ToolFamily::Gemma4:
-            out += "<|tool_call>call:" + name + toolsyntax::gemmaValueText(args, kGemma4Quote, true) + "<tool_call|>";
+            out.appendTrusted("<|tool_call>call:");
+            out.appendUntrusted(name);
+            out.append(toolsyntax::gemmaValueMarked(args, kGemma4Quote, true));
+            out.appendTrusted("<tool_call|>");
             break;
         case ToolFamily::Qwen:
-            out += (out.empty() ? "" : "\n") + std::string("<tool_call>\n") + json("arguments") + "\n</tool_call>";
+            out.appendTrusted(first ? "<tool_call>\n" : "\n<tool_call>\n");
+            out.appendUntrusted(json("arguments"));
+            out.appendTrusted("\n</tool_call>");
             break;
         case ToolFamily::Llama3:
-            out += (out.empty() ? "" : "; ") + json("parameters");
+            if (!first) out.appendTrusted("; ");
+            out.appendUntrusted(json("parameters"));
             break;
         case ToolFamily::Gemma3:
         case ToolFamily::Generic:
-            out += (out.empty() ? "" : "\n") + json("arguments");
+            if (!first) out.appendTrusted("\n");
+            out.appendUntrusted(json("arguments"));
             break;
         }
     }
-    if ((family_ == ToolFamily::Gemma3 || family_ == ToolFamily::Generic) && !out.empty())
-        out = "```tool_call\n" + out + "\n```";
+    if ((family_ == ToolFamily::Gemma3 || family_ == ToolFamily::Generic) && !out.text.empty()) {
+        MarkedText fenced;
+        fenced.appendTrusted("```tool_call\n");
+        fenced.append(out);
+        fenced.appendTrusted("\n```");
+        out = std::move(fenced);
+    }
     return out;
 }
 
-std::string ToolFormat::resultText(const std::string& name, const std::string& content) const {
+MarkedText ToolFormat::resultText(const std::string& name, const std::string& content) const {
+    MarkedText out;
     switch (family_) {
     case ToolFamily::FunctionGemma:
-        return "<start_function_response>response:" + functionGemmaResponse(name, content, kEscape) +
-               "<end_function_response>";
+        out.appendTrusted("<start_function_response>response:");
+        out.append(functionGemmaResponse(name, content, kEscape));
+        out.appendTrusted("<end_function_response>");
+        break;
     case ToolFamily::Gemma4:
-        return "<|tool_response>response:" + functionGemmaResponse(name, content, kGemma4Quote) + "<tool_response|>";
-    case ToolFamily::Qwen: return "<tool_response>\n" + content + "\n</tool_response>";
-    default: return "```tool_output\n" + content + "\n```";
+        out.appendTrusted("<|tool_response>response:");
+        out.append(functionGemmaResponse(name, content, kGemma4Quote));
+        out.appendTrusted("<tool_response|>");
+        break;
+    case ToolFamily::Qwen:
+        out.appendTrusted("<tool_response>\n");
+        out.appendUntrusted(content);
+        out.appendTrusted("\n</tool_response>");
+        break;
+    default:
+        out.appendTrusted("```tool_output\n");
+        out.appendUntrusted(content);
+        out.appendTrusted("\n```");
+        break;
     }
+    return out;
 }
 
 // For templates that know neither tools nor tool calls: calls become the
@@ -326,14 +407,14 @@ jinja::Value ToolFormat::fallbackMessages(const jinja::Value& messages, const ji
     jinja::Value out = jinja::Value::list();
     for (const auto& m : messages.asList()) {
         std::string role = stringField(m, "role");
-        std::string content = stringField(m, "content");
+        MarkedText content = markedField(m, "content");
         if (role == "assistant") {
             const jinja::Value* calls = m.get("tool_calls");
             if (calls && calls->isList() && !calls->asList().empty()) {
                 for (const auto& c : calls->asList())
                     callNames[stringField(c, "id")] = stringField(functionOf(c), "name");
-                const std::string text = callText(*calls);
-                content = content.empty() ? text : content + "\n" + text;
+                MarkedText text = callText(*calls);
+                content = content.text.empty() ? std::move(text) : joined(std::move(content), "\n", text);
             }
         } else if (role == "tool") {
             std::string name = stringField(m, "name");
@@ -341,16 +422,16 @@ jinja::Value ToolFormat::fallbackMessages(const jinja::Value& messages, const ji
                 name = it->second;
             if (name.empty()) name = "tool";
             role = "user";
-            content = resultText(name, content);
+            content = resultText(name, content.text);
         }
         auto& list = out.mutableList();
         if (!list.empty() && role != "system" && stringField(list.back(), "role") == role) {
-            list.back().set("content", jinja::Value(stringField(list.back(), "content") + "\n\n" + content));
+            list.back().set("content", markedValue(joined(markedField(list.back(), "content"), "\n\n", content)));
             continue;
         }
         jinja::Value d = jinja::Value::dict();
         d.set("role", jinja::Value(role));
-        d.set("content", jinja::Value(content));
+        d.set("content", markedValue(std::move(content)));
         out.append(std::move(d));
     }
     return out;
@@ -374,7 +455,7 @@ jinja::Value ToolFormat::functionGemmaMessages(const jinja::Value& messages, con
                 const jinja::Value args = argumentsValue(c);
                 if (args.isMapping())
                     for (const auto& [k, v] : args.asDict().entries)
-                        encoded.set(k, jinja::Value(toolsyntax::gemmaValueText(v, kEscape, false)));
+                        encoded.set(k, markedValue(toolsyntax::gemmaValueMarked(v, kEscape, false)));
                 jinja::Value f = jinja::Value::dict();
                 f.set("name", jinja::Value(stringField(fn, "name")));
                 f.set("arguments", encoded);
@@ -389,7 +470,7 @@ jinja::Value ToolFormat::functionGemmaMessages(const jinja::Value& messages, con
             if (auto it = callNames.find(stringField(m, "tool_call_id")); name.empty() && it != callNames.end())
                 name = it->second;
             if (name.empty()) name = "tool";
-            d.set("content", jinja::Value(functionGemmaResponse(name, stringField(m, "content"), kEscape)));
+            d.set("content", markedValue(functionGemmaResponse(name, stringField(m, "content"), kEscape)));
         }
         out.append(std::move(d));
     }
@@ -398,6 +479,11 @@ jinja::Value ToolFormat::functionGemmaMessages(const jinja::Value& messages, con
 
 std::string ToolFormat::render(const ChatTemplate& chat, const jinja::Value& messages, const jinja::Value& tools,
                                const ToolChoice& choice, const ChatRenderOptions& base) const {
+    return renderMarked(chat, messages, tools, choice, base).text;
+}
+
+MarkedText ToolFormat::renderMarked(const ChatTemplate& chat, const jinja::Value& messages, const jinja::Value& tools,
+                                    const ToolChoice& choice, const ChatRenderOptions& base) const {
     if (!messages.isList()) throw Error("chat messages must be a list");
     ChatRenderOptions o = base;
     o.tools = jinja::Value();
@@ -419,49 +505,54 @@ std::string ToolFormat::render(const ChatTemplate& chat, const jinja::Value& mes
 
     // Text for the system message: the whole instruction when the template
     // cannot declare tools, only the tool_choice demand when it can.
-    std::string systemAddition;
+    MarkedText systemAddition;
     if (useTools) {
         if (takesTools_) {
             if (family_ == ToolFamily::FunctionGemma && !escapesValues_) {
                 jinja::Value decls = jinja::Value::list();
-                for (const auto& t : active.asList()) decls.append(jinja::Value(functionGemmaDeclaration(t)));
+                for (const auto& t : active.asList()) decls.append(markedValue(functionGemmaDeclaration(t)));
                 o.tools = decls;
             } else {
                 o.tools = active;
             }
             if (family_ == ToolFamily::FunctionGemma) {
                 const bool hasSystem = !msgs.asList().empty() && stringField(msgs.asList()[0], "role") == "system";
-                if (!hasSystem) systemAddition = kFunctionGemmaTrigger;
+                if (!hasSystem) systemAddition.appendTrusted(kFunctionGemmaTrigger);
             }
-            if (choice.mode == ToolChoice::Mode::Required)
-                systemAddition += std::string(systemAddition.empty() ? "" : "\n\n") +
-                                  "You must call at least one of the functions.";
-            if (choice.mode == ToolChoice::Mode::Function)
-                systemAddition += std::string(systemAddition.empty() ? "" : "\n\n") + "You must call the function " +
-                                  choice.function + ".";
+            if (choice.mode == ToolChoice::Mode::Required) {
+                if (!systemAddition.text.empty()) systemAddition.appendTrusted("\n\n");
+                systemAddition.appendTrusted("You must call at least one of the functions.");
+            }
+            if (choice.mode == ToolChoice::Mode::Function) {
+                if (!systemAddition.text.empty()) systemAddition.appendTrusted("\n\n");
+                systemAddition.appendTrusted("You must call the function ");
+                systemAddition.appendUntrusted(choice.function);
+                systemAddition.appendTrusted(".");
+            }
         } else {
             systemAddition = instruction(active, choice);
         }
     }
-    if (!systemAddition.empty()) {
+    if (!systemAddition.text.empty()) {
         jinja::Value withSystem = jinja::Value::list();
         const auto& list = msgs.asList();
         if (!list.empty() && stringField(list[0], "role") == "system") {
             jinja::Value first = copyDict(list[0]);
-            const std::string existing = stringField(list[0], "content");
-            first.set("content", jinja::Value(existing.empty() ? systemAddition : existing + "\n\n" + systemAddition));
+            MarkedText existing = markedField(list[0], "content");
+            first.set("content", markedValue(existing.text.empty() ? std::move(systemAddition)
+                                                                   : joined(std::move(existing), "\n\n", systemAddition)));
             withSystem.append(first);
             for (size_t i = 1; i < list.size(); ++i) withSystem.append(list[i]);
         } else {
             jinja::Value sys = jinja::Value::dict();
             sys.set("role", jinja::Value("system"));
-            sys.set("content", jinja::Value(systemAddition));
+            sys.set("content", markedValue(std::move(systemAddition)));
             withSystem.append(sys);
             for (const auto& m : list) withSystem.append(m);
         }
         msgs = withSystem;
     }
-    return chat.renderValues(msgs, o);
+    return chat.renderMarked(msgs, o);
 }
 
 }  // namespace weir

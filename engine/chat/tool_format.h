@@ -30,23 +30,12 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/chat/jinja_value.h"
+#include "weir/types/tool_calls.h"
 
 namespace weir {
 
 enum class ToolFamily : uint8_t { Gemma3, FunctionGemma, Gemma4, Llama3, Qwen, Generic };
 const char* toolFamilyName(ToolFamily family);
-
-struct ToolCall {
-    std::string id;         // left empty by the parser; the API layer names calls
-    std::string name;
-    std::string arguments;  // a JSON object, as text
-};
-
-struct ToolChoice {
-    enum class Mode { Auto, None, Required, Function };
-    Mode mode = Mode::Auto;
-    std::string function;   // Mode::Function: the one function to call
-};
 
 class ToolCallParser;
 
@@ -73,11 +62,17 @@ public:
     // name.
     std::string render(const ChatTemplate& chat, const jinja::Value& messages, const jinja::Value& tools,
                        const ToolChoice& choice, const ChatRenderOptions& base) const;
+    // The same with the client's text marked untrusted (see
+    // ChatTemplate::renderMarked); Weir's own call and result markers are trusted.
+    MarkedText renderMarked(const ChatTemplate& chat, const jinja::Value& messages, const jinja::Value& tools,
+                            const ToolChoice& choice, const ChatRenderOptions& base) const;
 
     // tool_choice "required" or a named function: the start of a call in the
     // family's syntax, to append to the prompt (and to feed the parser first)
     // so that the reply is a call; empty for "auto" and "none".
     std::string forcedPrefix(const ToolChoice& choice) const;
+    // The same with a named function's name marked untrusted.
+    MarkedText forcedPrefixMarked(const ToolChoice& choice) const;
 
     // Markers that end a turn which called a tool (the tool's reply comes from
     // the client, not the model); use with ChatTemplate::endOfTurnStrings().
@@ -96,9 +91,9 @@ private:
     jinja::Value fallbackMessages(const jinja::Value& messages, const jinja::Value& tools,
                                   const ToolChoice& choice) const;
     jinja::Value functionGemmaMessages(const jinja::Value& messages, const jinja::Value& tools) const;
-    std::string instruction(const jinja::Value& tools, const ToolChoice& choice) const;
-    std::string callText(const jinja::Value& toolCalls) const;
-    std::string resultText(const std::string& name, const std::string& content) const;
+    MarkedText instruction(const jinja::Value& tools, const ToolChoice& choice) const;
+    MarkedText callText(const jinja::Value& toolCalls) const;
+    MarkedText resultText(const std::string& name, const std::string& content) const;
 
     ToolFamily family_;
     bool takesTools_, takesToolCalls_, escapesValues_;

@@ -1,5 +1,7 @@
 #include "engine/chat/tool_syntax.h"
 
+#include "engine/tokenizer/utf8.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -159,24 +161,6 @@ struct GemmaReader {
 
 // ------------------------------------------------------------ Python calls
 
-void appendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x110000) {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
-}
-
 struct PythonReader {
     std::string_view t;
 
@@ -225,7 +209,7 @@ struct PythonReader {
                                                                                         : (std::tolower(h) - 'a' + 10));
                 }
                 p += n;
-                appendUtf8(out, cp);
+                tok::appendUtf8(out, cp);
                 break;
             }
             default: out += e; break;  // \\ \' \" and anything else literally
@@ -407,33 +391,61 @@ std::string argumentsJson(const jinja::Value& arguments) {
     }
 }
 
-std::string gemmaValueText(const jinja::Value& v, std::string_view escape, bool sortKeys) {
-    std::string e(escape);
+namespace {
+void appendGemmaValue(MarkedText& out, const jinja::Value& v, std::string_view escape, bool sortKeys) {
     switch (v.kind()) {
-    case jinja::Value::Kind::String: return e + v.asString() + e;
-    case jinja::Value::Kind::Bool: return v.asBool() ? "true" : "false";
+    case jinja::Value::Kind::String:
+        out.appendTrusted(escape);
+        out.appendUntrusted(v.asString());
+        out.appendTrusted(escape);
+        return;
+    case jinja::Value::Kind::Bool: out.appendTrusted(v.asBool() ? "true" : "false"); return;
     case jinja::Value::Kind::None:
-    case jinja::Value::Kind::Undefined: return "null";
+    case jinja::Value::Kind::Undefined: out.appendTrusted("null"); return;
     case jinja::Value::Kind::Int:
-    case jinja::Value::Kind::Float: return v.str();
+    case jinja::Value::Kind::Float: out.appendTrusted(v.str()); return;
     case jinja::Value::Kind::List: {
-        std::string out = "[";
+        out.appendTrusted("[");
         const auto& items = v.asList();
-        for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + gemmaValueText(items[i], escape, sortKeys);
-        return out + "]";
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (i) out.appendTrusted(",");
+            appendGemmaValue(out, items[i], escape, sortKeys);
+        }
+        out.appendTrusted("]");
+        return;
     }
     case jinja::Value::Kind::Dict: {
         auto entries = v.asDict().entries;
         if (sortKeys)
             std::stable_sort(entries.begin(), entries.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::string out = "{";
-        for (size_t i = 0; i < entries.size(); ++i)
-            out += (i ? "," : "") + entries[i].first + ":" + gemmaValueText(entries[i].second, escape, sortKeys);
-        return out + "}";
+        out.appendTrusted("{");
+        for (size_t i = 0; i < entries.size(); ++i) {
+            if (i) out.appendTrusted(",");
+            out.appendUntrusted(entries[i].first);
+            out.appendTrusted(":");
+            appendGemmaValue(out, entries[i].second, escape, sortKeys);
+        }
+        out.appendTrusted("}");
+        return;
     }
-    default: return e + v.str() + e;
+    default:
+        out.appendTrusted(escape);
+        out.appendUntrusted(v.str());
+        out.appendTrusted(escape);
+        return;
     }
+}
+}  // namespace
+
+MarkedText gemmaValueMarked(const jinja::Value& v, std::string_view escape, bool sortKeys) {
+    MarkedText out;
+    appendGemmaValue(out, v, escape, sortKeys);
+    return out;
+}
+
+std::string gemmaValueText(const jinja::Value& v, std::string_view escape, bool sortKeys) {
+    return gemmaValueMarked(v, escape, sortKeys).text;
 }
 
 }  // namespace weir::toolsyntax

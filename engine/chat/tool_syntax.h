@@ -49,5 +49,8 @@ std::string argumentsJson(const jinja::Value& arguments);
 // Gemma tool-value text of a value (the inverse of parseGemmaValue): strings
 // between escape markers, dict keys bare (sorted when sortKeys).
 std::string gemmaValueText(const jinja::Value& v, std::string_view escape, bool sortKeys);
+// The same with the values and keys (the client's data) marked untrusted and
+// the escape markers and punctuation (Weir's) trusted.
+MarkedText gemmaValueMarked(const jinja::Value& v, std::string_view escape, bool sortKeys);
 
 }  // namespace weir::toolsyntax

@@ -1,5 +1,9 @@
-// Bounds-checked GGUF parsing (layout: see the GGUF notes in
-// shared/reference/gemma-gguf.md §1). The rule everywhere: check that the
+// Bounds-checked GGUF parsing. Layout (little-endian): magic "GGUF", u32
+// version (2 or 3), u64 tensor count, u64 metadata count, the metadata
+// key/values (u64-length strings, u32 value types, arrays as u32 element type
+// + u64 count), the tensor infos (name, u32 dims, u64 extents, u32 ggml type,
+// u64 offset from the data start), then the tensor data aligned to
+// general.alignment (default 32). The rule everywhere: check that the
 // bytes are there before reading, and that a count fits in the bytes left
 // before allocating for it.
 #include "engine/gguf/gguf_parser.h"

@@ -200,6 +200,26 @@ struct HybridKvCache::Impl {
         return KvResult::Ok;
     }
 
+    // Entry i of the sequence switches from its own pages to the tree node's
+    // (same tokens, same KV): its own copies are released (freed unless
+    // shared through fork), the tree's retained. The window page is taken
+    // only while the sequence still holds one at i (inside its window).
+    void useTreePages(Seq& s, size_t i, int32_t node) {
+        const bool keepWindow = window && s.windowTable[i] >= 0;
+        releaseWindowEntry(s, i);  // unbinds before the full page can be freed
+        releaseFullEntry(s, i);
+        const PageRef f = tree->fullPage(node);
+        full.retain(f, s.request);
+        s.fullTable[i] = f.page;
+        s.fullGen[i] = f.gen;
+        if (keepWindow) {
+            const PageRef w = tree->windowPage(node);
+            window->pages().retain(w, s.request);
+            s.windowTable[i] = w.page;
+            s.windowGen[i] = w.gen;
+        }
+    }
+
     void relock(Seq& s, int32_t node) {
         if (node == s.treeNode) return;
         if (node != RadixTree::kRoot) tree->lockPath(node);
@@ -282,8 +302,12 @@ int32_t HybridKvCache::forkSequence(int32_t parentId, uint64_t request) {
 }
 
 PrefixMatch HybridKvCache::matchPrefix(std::span<const int32_t> prompt) const {
-    RadixTree::Match t = impl_->tree->match(prompt);
-    return {t.cachedTokens, t.reuseTokens, t.cachedTokens - t.reuseTokens};
+    const Impl& m = *impl_;
+    RadixTree::Match t = m.tree->match(prompt);
+    PrefixMatch r{t.cachedTokens, t.reuseTokens, t.cachedTokens - t.reuseTokens};
+    for (int64_t i = 0; i < t.reuseTokens / m.P; ++i) r.evictableReuseTokens += m.tree->lock(t.nodes[size_t(i)]) == 0;
+    r.evictableReuseTokens *= m.P;
+    return r;
 }
 
 PrefixMatch HybridKvCache::attachPrefix(int32_t seqId, std::span<const int32_t> prompt) {
@@ -324,14 +348,36 @@ int64_t HybridKvCache::cachePrefix(int32_t seqId, std::span<const int32_t> token
     if (!s) return 0;
     const int64_t pages = std::min<int64_t>(int64_t(tokens.size()), s->length) / m.P;
     if (pages == 0) return 0;
-    std::vector<PageRef> f, w;
-    for (int64_t i = 0; i < pages; ++i) {
-        f.push_back({s->fullTable[size_t(i)], s->fullGen[size_t(i)]});
-        if (m.window) w.push_back({s->windowTable[size_t(i)], s->windowGen[size_t(i)]});
-    }
     std::vector<int32_t> path;
-    const int64_t created = m.tree->insert(tokens.first(size_t(pages * m.P)), f, w, path);
-    if (!path.empty() && (s->treeNode == RadixTree::kRoot || m.tree->depth(path.back()) >= m.tree->depth(s->treeNode)))
+    int64_t created = 0;
+    int32_t cur = RadixTree::kRoot;
+    for (int64_t i = 0; i < pages; ++i) {
+        const auto key = tokens.subspan(size_t(i * m.P), size_t(m.P));
+        const PageRef f{s->fullTable[size_t(i)], s->fullGen[size_t(i)]};
+        const PageRef w = m.window ? PageRef{s->windowTable[size_t(i)], s->windowGen[size_t(i)]} : PageRef{};
+        int32_t c = m.tree->child(cur, key);
+        if (c < 0) {
+            c = m.tree->addChild(cur, key, f, w);
+            if (c < 0) break;
+            ++created;
+        } else if (m.tree->fullPage(c).page != f.page) {
+            // The same tokens' KV computed twice (a prefix recomputed because its
+            // window content was evicted, or two requests prefilling it side by
+            // side). Keep one copy: a sequence must never lock tree pages it
+            // does not use, or they sit pinned beside its own and a request
+            // that fits the pool alone is refused.
+            if (!w.valid() || m.tree->windowPage(c).valid()) {
+                m.useTreePages(*s, size_t(i), c);
+            } else if (!m.tree->replacePages(c, f, w)) {
+                break;  // another running sequence uses the tree's copy; ours stays uncached
+            }
+        }
+        path.push_back(c);
+        cur = c;
+    }
+    if (path.empty()) return created;
+    m.tree->touchPath(path.back());
+    if (s->treeNode == RadixTree::kRoot || m.tree->depth(path.back()) >= m.tree->depth(s->treeNode))
         m.relock(*s, path.back());
     // Pages shared through fork may just have entered the tree: every other
     // sequence holding one must lock its node too, or the node would count as

@@ -4,16 +4,19 @@
 // sequences and turns, and the K/V storage of every layer. It implements
 // KvAccess, so the model reads and writes through the page tables kept here.
 //
-// Use from one thread (the engine thread). Typical life of a request:
-//   PrefixMatch m = cache.matchPrefix(prompt);          // admission estimate
-//   StepNeed n = cache.need(m, chunk);                  // same rule as allocate()
-//   int32_t s = cache.openSequence(requestId);
-//   cache.attachPrefix(s, prompt);                      // reuses m.reuseTokens
-//   loop: cache.releaseOutOfWindow(s);                  // every E decode steps
-//         if (cache.allocate(s, n) != KvResult::Ok) { defer / preempt }
-//         model.forward(batch with seq = s, cache, ...);
-//         cache.cachePrefix(s, computedTokens);         // optional, after prefill / at the end
-//   cache.closeSequence(s);                             // finish or cancel
+// Use from one thread (the engine thread). The life of a request as the
+// scheduler drives it:
+//   admission: int32_t s = cache.openSequence(requestId);
+//              cache.attachPrefix(s, prompt);           // shares the cached prefix's pages
+//              if (cache.allocate(s, firstChunk) != KvResult::Ok) {
+//                  cache.closeSequence(s);              // deferred: retried next step
+//              }
+//   each step: cache.allocate(s, tokens)               // else preempt the newest request
+//              model.forward(batch with seq = s, cache, ...);
+//              cache.cachePrefix(s, computedTokens);    // after a prefill completes
+//              cache.releaseOutOfWindow(s);             // every E decode steps
+//   end:       cache.cachePrefix(s, computedTokens);    // the finished turn, for the next one
+//              cache.closeSequence(s);                  // finish, cancel or preempt
 //
 // Nothing here throws after construction; failures are KvResult values and
 // violations are recorded in log() (never silently repaired).
@@ -59,6 +62,8 @@ struct PrefixMatch {
                                          // have window KV (== cachedTokens without a window)
     int64_t windowRecomputeTokens = 0;   // cachedTokens - reuseTokens: tombstoned window
                                          // content; the scheduler prefills from reuseTokens
+    int64_t evictableReuseTokens = 0;    // of reuseTokens, pages no sequence holds now (they
+                                         // count as evictable until attached)
 };
 
 struct SequenceInfo {

@@ -118,38 +118,43 @@ int32_t RadixTree::newNode(int32_t parent, std::span<const int32_t> key, PageRef
     return id;
 }
 
-int64_t RadixTree::insert(std::span<const int32_t> tokens, std::span<const PageRef> full,
-                          std::span<const PageRef> window, std::vector<int32_t>& path) {
-    const int64_t pages = std::min<int64_t>(int64_t(tokens.size()) / P_, int64_t(full.size()));
-    ++clock_;
-    int64_t created = 0;
-    int32_t cur = kRoot;
-    for (int64_t i = 0; i < pages; ++i) {
-        auto key = tokens.subspan(size_t(i * P_), size_t(P_));
-        int32_t c = findChild(cur, key);
-        if (c < 0) {
-            const PageRef f = full[size_t(i)];
-            if (full_.adoptIntoTree(f) != KvResult::Ok) break;  // recorded by the pool
-            PageRef w;
-            if (window_ && i < int64_t(window.size()) && window[size_t(i)].valid()) {
-                w = window[size_t(i)];
-                if (window_->fullOf(w.page) != f.page) {
-                    violation("insert: window page " + std::to_string(w.page) + " is bound to full page " +
-                              std::to_string(window_->fullOf(w.page)) + ", not " + std::to_string(f.page) +
-                              "; cached without window content");
-                    w = {};
-                } else if (window_->pages().adoptIntoTree(w) != KvResult::Ok) {
-                    w = {};
-                }
-            }
-            c = newNode(cur, key, f, w);
-            ++created;
-        }
-        path.push_back(c);
-        cur = c;
+// The tree's reference to a window page bound to `fullPage`; an invalid
+// handle (tombstone) when there is none or the binding is wrong.
+PageRef RadixTree::adoptWindow(PageRef window, int32_t fullPage) {
+    if (!window_ || !window.valid()) return {};
+    if (window_->fullOf(window.page) != fullPage) {
+        violation("window page " + std::to_string(window.page) + " is bound to full page " +
+                  std::to_string(window_->fullOf(window.page)) + ", not " + std::to_string(fullPage) +
+                  "; cached without window content");
+        return {};
     }
-    touchPath(cur);
-    return created;
+    if (window_->pages().adoptIntoTree(window) != KvResult::Ok) return {};  // recorded by the pool
+    return window;
+}
+
+int32_t RadixTree::addChild(int32_t parent, std::span<const int32_t> key, PageRef full, PageRef window) {
+    if (full_.adoptIntoTree(full) != KvResult::Ok) return -1;  // recorded by the pool
+    return newNode(parent, key, full, adoptWindow(window, full.page));
+}
+
+bool RadixTree::replacePages(int32_t node, PageRef full, PageRef window) {
+    if (!alive(node) || nodes_[size_t(node)].lock != 0) return false;
+    if (full_.adoptIntoTree(full) != KvResult::Ok) return false;  // recorded by the pool
+    dropWindow(node);  // before its full page goes: a bound full page is never freed
+    Node& n = nodes_[size_t(node)];
+    bool freed = false;
+    if (full_.releaseFromTree(n.full, &freed) == KvResult::Ok && !freed)
+        violation("replaced the pages of unlocked node " + std::to_string(node) + " but its full page " +
+                  std::to_string(n.full.page) + " is still referenced by a sequence");
+    nodeOfFull_[size_t(n.full.page)] = -1;
+    n.full = full;
+    nodeOfFull_[size_t(full.page)] = node;
+    n.window = adoptWindow(window, full.page);
+    if (n.window.valid()) {
+        nodeOfWindow_[size_t(n.window.page)] = node;
+        windowHolders_.insert(lruKey(node));
+    }
+    return true;
 }
 
 void RadixTree::lockPath(int32_t node) {

@@ -44,12 +44,18 @@ public:
     // is never matched). Does not touch LRU order.
     Match match(std::span<const int32_t> tokens) const;
 
-    // Inserts the complete pages of `tokens` below the root, taking a tree
-    // reference to full[i] (and window[i] if valid) for every node it creates.
-    // Existing nodes keep their pages. Appends the path to `path`; returns the
-    // number of nodes created.
-    int64_t insert(std::span<const int32_t> tokens, std::span<const PageRef> full,
-                   std::span<const PageRef> window, std::vector<int32_t>& path);
+    // The child of `node` whose key is `key` (one page of tokens), or -1.
+    int32_t child(int32_t node, std::span<const int32_t> key) const { return findChild(node, key); }
+    // A new child of `parent` for `key`, taking a tree reference to `full`
+    // and to `window` when it is valid and bound to `full` (else the node is
+    // a tombstone). Returns -1 when the pool refuses the full page.
+    int32_t addChild(int32_t parent, std::span<const int32_t> key, PageRef full, PageRef window);
+    // Gives an unlocked node other pages for the same tokens (the same KV,
+    // computed again): the tree's references to its old pages go (nobody
+    // else holds them, since nothing locks the node, so they are freed) and
+    // it takes references to `full` and `window` as addChild does. Refused
+    // (false, nothing changed) for a locked node.
+    bool replacePages(int32_t node, PageRef full, PageRef window);
 
     // Locks / unlocks every node from `node` up to (not including) the root.
     void lockPath(int32_t node);
@@ -108,6 +114,7 @@ private:
     int32_t newNode(int32_t parent, std::span<const int32_t> key, PageRef full, PageRef window);
     void removeLeaf(int32_t node);
     void dropWindow(int32_t node);
+    PageRef adoptWindow(PageRef window, int32_t fullPage);
     void updateLeafSet(int32_t node);
     LruKey lruKey(int32_t node) const;
     void violation(const std::string& what) const;

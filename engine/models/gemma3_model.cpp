@@ -1,5 +1,8 @@
 // Gemma 3: what its GGUF metadata and tensors look like and how they map
-// onto the shared Transformer (see shared/reference/gemma-gguf.md §3).
+// onto the shared Transformer: embeddings scaled by sqrt(n_embd), Q/K norms,
+// a norm after attention and after the FFN, GeGLU (tanh GELU), and
+// sliding-window layers with their own RoPE base, chosen by
+// attention.sliding_window_pattern (every sixth layer global in Gemma 3).
 #include <cmath>
 #include <string>
 
@@ -35,9 +38,9 @@ static ModelConfig gemma3Config(const gguf::GgufFile& file) {
         }
     }
 
-    const float globalBase = float(meta.floatOr("rope.freq_base", 10000.0));
+    const float globalBase = float(meta.positiveFloatOr("rope.freq_base", 10000.0));
     const float globalScale = readLinearRopeScale(file, meta);
-    const float localBase = float(meta.floatOr("rope.freq_base_swa", 10000.0));
+    const float localBase = float(meta.positiveFloatOr("rope.freq_base_swa", 10000.0));
     for (int32_t il = 0; il < c.nLayer; ++il) {
         const bool s = c.layerSlides[size_t(il)];
         c.ropeBase.push_back(s ? localBase : globalBase);

@@ -16,12 +16,13 @@ static ModelConfig llamaConfig(const gguf::GgufFile& file, const std::string& ar
     if (meta.intOr("expert_count", 0) > 0) throw Error(file.path() + ": mixture-of-experts " + arch + " models are not supported");
     ModelConfig c = readBaseConfig(file, meta, 1e-5f);
     c.ropeStyle = arch == "llama" ? RopeStyle::Normal : RopeStyle::NeoX;
-    const float base = float(meta.floatOr("rope.freq_base", 10000.0));
+    const float base = float(meta.positiveFloatOr("rope.freq_base", 10000.0));
     const float scale = readLinearRopeScale(file, meta);
     c.ropeBase.assign(size_t(c.nLayer), base);
     c.ropeScale.assign(size_t(c.nLayer), scale);
     c.layerSlides.assign(size_t(c.nLayer), false);
     const double s = meta.floatOr("attention.scale", 0.0);
+    if (s < 0.0) meta.refuse("attention.scale", "must not be negative");
     c.attnScale = s != 0.0 ? float(s) : 1.0f / std::sqrt(float(c.headDimK));
     checkConfig(file, c);
     return c;

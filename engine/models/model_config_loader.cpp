@@ -1,5 +1,7 @@
 #include "engine/models/model_config_loader.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "weir/base/error.h"
@@ -50,7 +52,7 @@ ModelConfig readBaseConfig(const gguf::GgufFile& file, const ModelMetadata& meta
     c.headDimK = positive("attention.key_length", meta.intOr("attention.key_length", c.nEmbd / c.nHead));
     c.headDimV = positive("attention.value_length", meta.intOr("attention.value_length", c.headDimK));
     c.nCtxTrain = positive("context_length", meta.intOr("context_length", 2048));
-    c.normEps = float(meta.floatOr("attention.layer_norm_rms_epsilon", defaultEps));
+    c.normEps = float(meta.positiveFloatOr("attention.layer_norm_rms_epsilon", defaultEps));
     c.nRot = positive("rope.dimension_count", meta.intOr("rope.dimension_count", c.headDimK));
 
     const gguf::TensorInfo* emb = file.findTensor("token_embd.weight");
@@ -83,12 +85,32 @@ float readLinearRopeScale(const gguf::GgufFile& file, const ModelMetadata& meta)
     double factor = meta.floatOr("rope.scaling.factor", 0.0);
     if (factor == 0.0) factor = meta.floatOr("rope.scale_linear", 0.0);
     if (type && *type == "none") factor = 0.0;
-    if (factor < 0.0) throw Error(file.path() + ": negative RoPE scaling factor");
+    if (factor < 0.0)
+        meta.refuse(meta.has("rope.scaling.factor") ? "rope.scaling.factor" : "rope.scale_linear", "must not be negative");
     return factor > 0.0 ? float(1.0 / factor) : 1.0f;
+}
+
+void checkLayerTensors(const gguf::GgufFile& file, const ModelConfig& c) {
+    // Tensors are named blk.N.*: the highest N must be block_count - 1, or
+    // layers would be silently ignored (or missing).
+    int64_t highest = -1;
+    for (const auto& t : file.tensors()) {
+        if (t.name.rfind("blk.", 0) != 0) continue;
+        int64_t n = 0;
+        size_t i = 4;
+        for (; i < t.name.size() && t.name[i] >= '0' && t.name[i] <= '9' && n < (int64_t(1) << 40); ++i)
+            n = n * 10 + (t.name[i] - '0');
+        if (i > 4 && i < t.name.size() && t.name[i] == '.') highest = std::max(highest, n);
+    }
+    if (highest + 1 != c.nLayer)
+        throw Error(file.path() + ": " + c.architecture + ".block_count = " + std::to_string(c.nLayer) +
+                    ": the file has tensors for " + std::to_string(highest + 1) + " layers (blk.0 to blk." +
+                    std::to_string(highest) + ")");
 }
 
 void checkConfig(const gguf::GgufFile& file, const ModelConfig& c) {
     auto fail = [&](const std::string& why) { throw Error(file.path() + ": " + c.architecture + ": " + why); };
+    checkLayerTensors(file, c);
     if (c.nHead % c.nHeadKv != 0)
         fail("head_count " + std::to_string(c.nHead) + " is not a multiple of head_count_kv " + std::to_string(c.nHeadKv));
     if (c.headDimK != c.headDimV) fail("key_length != value_length is not supported");
@@ -96,9 +118,10 @@ void checkConfig(const gguf::GgufFile& file, const ModelConfig& c) {
     if (c.nVocab <= 0) fail("empty vocabulary");
     if (c.ropeBase.size() != size_t(c.nLayer) || c.ropeScale.size() != size_t(c.nLayer) || c.layerSlides.size() != size_t(c.nLayer))
         fail("per-layer settings incomplete");
-    for (float b : c.ropeBase) if (!(b > 0.0f)) fail("RoPE base must be positive");
+    for (float b : c.ropeBase) if (!(b > 0.0f) || !std::isfinite(b)) fail("RoPE base must be a finite positive number");
     if (c.anySliding() && c.slidingWindow <= 0) fail("sliding layers without a window size");
-    if (!(c.normEps > 0.0f) || !(c.attnScale > 0.0f)) fail("bad norm epsilon or attention scale");
+    if (!(c.normEps > 0.0f) || !std::isfinite(c.normEps) || !(c.attnScale > 0.0f) || !std::isfinite(c.attnScale))
+        fail("bad norm epsilon or attention scale");
 }
 
 } // namespace weir

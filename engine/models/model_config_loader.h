@@ -18,7 +18,8 @@ ModelConfig readBaseConfig(const gguf::GgufFile& file, const ModelMetadata& meta
 // returns the frequency scale (1 when unscaled). Other scaling types are refused.
 float readLinearRopeScale(const gguf::GgufFile& file, const ModelMetadata& meta);
 
-// Final consistency checks once the architecture filled its part.
+// Final consistency checks once the architecture filled its part, including
+// that block_count matches the blk.N tensors the file holds.
 void checkConfig(const gguf::GgufFile& file, const ModelConfig& c);
 
 } // namespace weir

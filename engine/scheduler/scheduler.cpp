@@ -7,8 +7,10 @@
 #include <thread>
 
 #include "engine/kv/hybrid_kv_cache.h"
+#include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/active_request.h"
+#include "engine/scheduler/prefill_share.h"
 #include "weir/base/error.h"
 
 namespace weir {
@@ -213,8 +215,9 @@ bool Scheduler::step() {
             idleChecked_ = false;
             std::vector<Planned> plan;
             int32_t budget = opt_.prefillChunk;
-            planRunning(plan, budget);
-            admitWaiting(plan, budget);
+            const PrefillPlan prefill = planPrefill(budget);
+            planRunning(plan, budget, prefill.share);
+            admitWaiting(plan, budget, prefill.share, prefill.admit);
             if (!plan.empty()) runBatch(plan);
         }
     } catch (const std::exception& e) {
@@ -321,12 +324,89 @@ int32_t Scheduler::contextLimit() const {
     return int32_t(std::min<int64_t>(limit, INT32_MAX));
 }
 
-void Scheduler::planRunning(std::vector<Planned>& plan, int32_t& budget) {
+int32_t Scheduler::holdingPages() const {
+    int32_t n = 0;
+    for (auto& o : running_) n += (!o->finished && o->seq >= 0) ? 1 : 0;
+    return n;
+}
+
+bool Scheduler::waitsForSharedPrefix(const ActiveRequest& r, int64_t reuse,
+                                     std::span<const Prefilling> prefilling) const {
+    // Worth waiting for: a shared prefix of at least a chunk (and a page) that
+    // another request is about to compute and cache. A shorter one (a chat
+    // template's first tokens) is cheaper to compute twice than to queue behind.
+    const int64_t worth = std::max<int64_t>(cache_.pageSize(), opt_.prefillChunk);
+    const size_t limit = r.tokens.size() - 1;  // the last token is never matched
+    for (const Prefilling& o : prefilling) {
+        if (o.request == &r) continue;
+        const size_t n = std::min(limit, o.request->tokens.size());
+        const auto first = r.tokens.begin();
+        const int64_t common =
+            std::mismatch(first, first + std::ptrdiff_t(n), o.request->tokens.begin()).first - first;
+        if (common >= worth && reuse < common && o.computed < common) return true;
+    }
+    return false;
+}
+
+Scheduler::PrefillPlan Scheduler::planPrefill(int32_t budget) {
+    PrefillPlan p;
+    const int64_t P = cache_.pageSize();
+    std::vector<Prefilling> prefilling;
+    std::vector<int32_t> demands;
+    // Full pages the running requests still need to finish their prompts
+    // (and take one decode step): admission keeps that much for them, so
+    // requests started together do not grow into each other and preempt one
+    // another over and over.
+    int64_t reserved = 0;
+    auto pagesToEnd = [&](const ActiveRequest& r) {
+        return kv::pagesFor(std::min<int64_t>(int64_t(r.tokens.size()) + 1, contextLimit()), P);
+    };
+    for (auto& r : running_) {
+        if (r->finished || r->seq < 0) continue;
+        const int64_t held = cache_.sequenceInfo(r->seq).fullTokens / P;
+        reserved += std::max<int64_t>(0, pagesToEnd(*r) - held);
+        if (r->decoding()) continue;
+        prefilling.push_back({r.get(), r->computed});
+        demands.push_back(r->remaining());
+    }
+    int64_t available = cache_.availablePages(kv::PoolKind::Full);
+    // Waiting requests that could start this step, first come first served;
+    // one sharing a long uncomputed prefix with a request already prefilling
+    // waits for that request to cache it instead of computing it again.
+    const int32_t holding = holdingPages();
+    for (auto& r : waiting_) {
+        if (holding + int32_t(p.admit.size()) >= opt_.maxRunning) break;
+        if (r->finished) continue;
+        const kv::PrefixMatch m = cache_.matchPrefix(r->tokens);
+        const int64_t reuse = std::min<int64_t>(m.reuseTokens, int64_t(r->tokens.size()) - 1);
+        if (waitsForSharedPrefix(*r, reuse, prefilling)) continue;
+        const int64_t need = pagesToEnd(*r) - reuse / P;
+        // Its attached prefix stops being evictable.
+        const int64_t left = available - m.evictableReuseTokens / P;
+        if ((holding > 0 || !p.admit.empty()) && reserved + need > left) {
+            // Alone it always fits; beside the others it waits for their pages.
+            if (!r->deferred) {
+                r->deferred = true;
+                ++deferrals_;
+            }
+            break;
+        }
+        reserved += need;
+        available = left;
+        p.admit.push_back(r.get());
+        prefilling.push_back({r.get(), reuse});
+        demands.push_back(std::max<int32_t>(1, int32_t(int64_t(r->tokens.size()) - reuse)));
+    }
+    p.share = fairPrefillShare(demands, budget);
+    return p;
+}
+
+void Scheduler::planRunning(std::vector<Planned>& plan, int32_t& budget, int32_t share) {
     // Oldest first: when pages are short, the newest requests give way.
     for (size_t i = 0; i < running_.size(); ++i) {
         ActiveRequest& r = *running_[i];
         if (r.finished || r.seq < 0) continue;
-        int32_t n = r.decoding() ? 1 : std::min(r.remaining(), budget);
+        int32_t n = r.decoding() ? 1 : std::min({r.remaining(), budget, share});
         if (n <= 0) continue;  // no prefill budget left this step
         const bool prefill = !r.decoding();
         if (!allocateStep(r, n)) continue;
@@ -363,18 +443,29 @@ bool Scheduler::allocateStep(ActiveRequest& r, int32_t& tokens) {
             preempt(r);
             return false;
         }
-        ++refusals_;
-        r.error = ErrorCode::TooLong;
-        finish(r, Event::Kind::Error, FinishReason::Stop,
-               "request cannot fit: the " + poolName(res) + " KV pool has no room for " +
-                   std::to_string(r.computed + tokens) + " tokens even with nothing else running (" +
-                   std::to_string(cache_.capacityPages(res == kv::KvResult::OutOfWindowPages
-                                                           ? kv::PoolKind::Window
-                                                           : kv::PoolKind::Full) *
-                                  cache_.pageSize()) +
-                   " tokens)");
+        failAlone(r, res, tokens);
         return false;
     }
+}
+
+void Scheduler::failAlone(ActiveRequest& r, kv::KvResult res, int32_t tokens) {
+    // Submission refused every prompt beyond the context, and generation stops
+    // at it, so a request running alone always fits both pools (the window
+    // pool's floor covers one request). A miss here is lost bookkeeping, never
+    // the request's fault: a violation, reported as an internal error.
+    const kv::PoolKind pool = res == kv::KvResult::OutOfWindowPages ? kv::PoolKind::Window : kv::PoolKind::Full;
+    const int64_t P = cache_.pageSize();
+    const kv::SequenceInfo info = cache_.sequenceInfo(r.seq);
+    const std::string what =
+        "the " + poolName(res) + " KV pool could not give request " + std::to_string(r.id) + " room for " +
+        std::to_string(r.computed + tokens) + " tokens although nothing else runs (capacity " +
+        std::to_string(cache_.capacityPages(pool) * P) + " tokens, free " +
+        std::to_string(cache_.freePages(pool) * P) + ", evictable " + std::to_string(cache_.evictablePages(pool) * P) +
+        ", held by this request " +
+        std::to_string(pool == kv::PoolKind::Window ? info.windowTokens : info.fullTokens) + ")";
+    recordViolation(what);
+    r.error = ErrorCode::Internal;
+    finish(r, Event::Kind::Error, FinishReason::Stop, "internal error: " + what + "; see the integrity log");
 }
 
 void Scheduler::preempt(ActiveRequest& r) {
@@ -391,27 +482,26 @@ void Scheduler::preempt(ActiveRequest& r) {
     // Moved to the head of the wait queue by removeFinished().
 }
 
-void Scheduler::admitWaiting(std::vector<Planned>& plan, int32_t& budget) {
-    auto holdingPages = [&] {
-        int32_t n = 0;
-        for (auto& o : running_) n += (!o->finished && o->seq >= 0) ? 1 : 0;
-        return n;
+void Scheduler::admitWaiting(std::vector<Planned>& plan, int32_t& budget, int32_t share,
+                             const std::vector<ActiveRequest*>& admit) {
+    auto take = [&](ActiveRequest& r) {
+        auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w.get() == &r; });
+        std::unique_ptr<ActiveRequest> owned = std::move(*it);
+        waiting_.erase(it);
+        return owned;
     };
-    while (!waiting_.empty() && holdingPages() < opt_.maxRunning) {
-        ActiveRequest& r = *waiting_.front();
-        if (r.finished) {
-            waiting_.pop_front();
-            continue;
-        }
+    for (ActiveRequest* candidate : admit) {
+        if (holdingPages() >= opt_.maxRunning) break;
+        ActiveRequest& r = *candidate;
+        if (r.finished) continue;
         r.seq = cache_.openSequence(r.id);
         if (r.seq < 0) {
             finish(r, Event::Kind::Error, FinishReason::Stop, "the KV cache could not open a sequence");
-            waiting_.pop_front();
             continue;
         }
         cache_.attachPrefix(r.seq, r.tokens);
         r.computed = int32_t(cache_.sequenceInfo(r.seq).length);
-        const int32_t n = r.decoding() ? 1 : std::min(r.remaining(), budget);
+        const int32_t n = r.decoding() ? 1 : std::min({r.remaining(), budget, share});
         auto undo = [&] {
             cache_.closeSequence(r.seq);
             r.seq = -1;
@@ -423,25 +513,24 @@ void Scheduler::admitWaiting(std::vector<Planned>& plan, int32_t& budget) {
         }
         const kv::KvResult res = cache_.allocate(r.seq, n);
         if (res != kv::KvResult::Ok) {
-            undo();
             const bool pressure = res == kv::KvResult::OutOfFullPages || res == kv::KvResult::OutOfWindowPages;
             if (pressure && holdingPages() > 0) {
                 // Others hold the pages it needs; it waits for them (first come, first served).
+                undo();
                 if (!r.deferred) {
                     r.deferred = true;
                     ++deferrals_;
                 }
                 break;
             }
-            ++refusals_;
-            if (pressure) r.error = ErrorCode::TooLong;
-            finish(r, Event::Kind::Error, FinishReason::Stop,
-                   pressure ? "request cannot fit: the " + poolName(res) + " KV pool has no room for " +
-                                  std::to_string(r.computed + n) + " tokens even with nothing else running"
-                            : std::string("the KV cache refused to allocate for this request (") +
-                                  kv::kvResultName(res) + ")");
-            waiting_.pop_front();
-            continue;
+            if (pressure) {
+                failAlone(r, res, n);
+            } else {
+                finish(r, Event::Kind::Error, FinishReason::Stop,
+                       std::string("the KV cache refused to allocate for this request (") + kv::kvResultName(res) +
+                           ")");
+            }
+            continue;  // finish() closed its sequence; removeFinished() drops it
         }
         r.deferred = false;
         r.admittedAt = ++admissions_;
@@ -450,8 +539,7 @@ void Scheduler::admitWaiting(std::vector<Planned>& plan, int32_t& budget) {
         if (!r.everAdmitted) r.cachedPromptTokens = std::min(r.computed, r.promptTokens);
         r.everAdmitted = true;
         const bool prefill = !r.decoding();
-        running_.push_back(std::move(waiting_.front()));
-        waiting_.pop_front();
+        running_.push_back(take(r));
         plan.push_back({&r, n});
         if (prefill) budget -= n;
     }
@@ -621,12 +709,14 @@ void Scheduler::integrityCheck() {
     checkRequests();
 }
 
+void Scheduler::recordViolation(std::string what) {
+    ++schedulerViolations_;
+    schedulerViolationDetails_.push_front(std::move(what));
+    if (schedulerViolationDetails_.size() > kMaxViolationDetails) schedulerViolationDetails_.pop_back();
+}
+
 void Scheduler::checkRequests() {
-    auto record = [this](std::string what) {
-        ++schedulerViolations_;
-        schedulerViolationDetails_.push_front(std::move(what));
-        if (schedulerViolationDetails_.size() > kMaxViolationDetails) schedulerViolationDetails_.pop_back();
-    };
+    auto record = [this](std::string what) { recordViolation(std::move(what)); };
     int32_t holding = 0;
     for (auto& r : running_) {
         if (r->finished || r->seq < 0) continue;

@@ -3,16 +3,21 @@
 // the only code touching the KV pools.
 //
 //   admit -> plan one batch (a decode token of every running request plus
-//   prefill chunks up to --prefill-chunk tokens) -> Model::forward -> sample
+//   prefill chunks: --prefill-chunk tokens per step, shared max-min fairly by
+//   every request that is prefilling or may start, so several long prompts
+//   start together) -> Model::forward -> sample
 //   -> emit events -> cache computed prefixes, release out-of-window pages
 //   -> (integrity check) -> repeat
 //
-// Pool pressure never throws: a waiting request that does not fit is deferred;
-// a running request that cannot get its next pages preempts the newest running
-// request (its computed prefix is offered to the prefix cache, its pages are
-// dropped, and it is requeued at the head of the queue to be recomputed); a
-// request that could never fit fails alone with an Error event naming the
-// pool. Every step runs inside a catch-all: an exception fails the requests it
+// Pool pressure never throws: a waiting request starts only when the full
+// pool can also hold what the running requests still need to finish their
+// prompts, else it is deferred; a running request that cannot get its next
+// pages preempts the newest running request (its computed prefix is offered
+// to the prefix cache, its pages are dropped, and it is requeued at the head
+// of the queue to be recomputed). A prompt longer than the context is refused
+// at submission; anything shorter always fits alone, so a pool miss for a
+// request running alone is a violation (an internal error, never a refusal).
+// Every step runs inside a catch-all: an exception fails the requests it
 // touched with Error and the loop goes on. Every request ends with exactly one
 // terminal event.
 //
@@ -27,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +44,10 @@ namespace weir {
 
 class Model;
 class Tokenizer;
-namespace kv { class HybridKvCache; }
+namespace kv {
+class HybridKvCache;
+enum class KvResult : uint8_t;
+}
 namespace kernels { class ThreadPool; }
 
 struct SchedulerOptions {
@@ -99,9 +108,24 @@ private:
     void applyCancels(std::vector<uint64_t>& ids);
     bool refuseIfNeverFits(ActiveRequest& r);
     std::string badToken(const ActiveRequest& r) const;
-    void planRunning(std::vector<Planned>& plan, int32_t& budget);
-    void admitWaiting(std::vector<Planned>& plan, int32_t& budget);
+    // This step's prefill: the cap each prefilling request gets (the budget
+    // shared max-min fairly) and the waiting requests to try admitting.
+    struct PrefillPlan {
+        int32_t share = 0;
+        std::vector<ActiveRequest*> admit;
+    };
+    struct Prefilling {
+        const ActiveRequest* request;
+        int64_t computed;   // tokens with KV, or the cached prefix it will attach
+    };
+    PrefillPlan planPrefill(int32_t budget);
+    bool waitsForSharedPrefix(const ActiveRequest& r, int64_t reuse, std::span<const Prefilling> prefilling) const;
+    int32_t holdingPages() const;
+    void planRunning(std::vector<Planned>& plan, int32_t& budget, int32_t share);
+    void admitWaiting(std::vector<Planned>& plan, int32_t& budget, int32_t share,
+                      const std::vector<ActiveRequest*>& admit);
     bool allocateStep(ActiveRequest& r, int32_t& tokens);
+    void failAlone(ActiveRequest& r, kv::KvResult res, int32_t tokens);
     void preempt(ActiveRequest& r);
     void runBatch(std::vector<Planned>& plan);
     void afterToken(ActiveRequest& r, int32_t token);
@@ -110,6 +134,7 @@ private:
     void failAll(std::vector<ActiveRequest*> requests, const std::string& message);
     void removeFinished();
     void integrityCheck();
+    void recordViolation(std::string what);
     void checkRequests();
     void publishStatus();
     void idleWait(const std::atomic<bool>& stop);

@@ -222,6 +222,23 @@ void defaultChain(const std::vector<uint32_t>& cps, const std::vector<CharInfo>&
     }
 }
 
+// \p{N} first: every number code point is a piece of its own; then the
+// GPT-2 regex inside the pieces between them.
+void starcoderChain(const std::vector<uint32_t>& cps, const std::vector<CharInfo>& info,
+                    std::vector<uint32_t>& out) {
+    size_t gapStart = 0;
+    auto gap = [&](size_t end) {
+        if (end > gapStart) SegmentSplitter(cps, info, gapStart, end, out).gpt2();
+    };
+    for (size_t p = 0; p < cps.size(); ++p) {
+        if (!info[p].number) continue;
+        gap(p);
+        out.push_back(1);
+        gapStart = p + 1;
+    }
+    gap(cps.size());
+}
+
 } // namespace
 
 PreTokenizer preTokenizerFromName(std::string_view name) {
@@ -229,8 +246,9 @@ PreTokenizer preTokenizerFromName(std::string_view name) {
     if (name == "qwen2" || name == "deepseek-r1-qwen") return PreTokenizer::Qwen2;
     if (name == "gpt-2" || name == "gpt2") return PreTokenizer::Gpt2;
     if (name.empty() || name == "default") return PreTokenizer::Default;
+    if (name == "starcoder" || name == "smollm" || name == "refact") return PreTokenizer::Starcoder;
     throw Error("tokenizer: unsupported pre-tokenizer '" + std::string(name) +
-                "' (tokenizer.ggml.pre); supported: llama-bpe, llama3, qwen2, gpt-2, default");
+                "' (tokenizer.ggml.pre); supported: llama-bpe, llama3, qwen2, gpt-2, starcoder, smollm, refact, default");
 }
 
 void preTokenize(PreTokenizer kind, const std::vector<uint32_t>& cps, std::vector<uint32_t>& wordLengths) {
@@ -254,6 +272,9 @@ void preTokenize(PreTokenizer kind, const std::vector<uint32_t>& cps, std::vecto
         break;
     case PreTokenizer::Default:
         defaultChain(cps, info, wordLengths);
+        break;
+    case PreTokenizer::Starcoder:
+        starcoderChain(cps, info, wordLengths);
         break;
     }
 }

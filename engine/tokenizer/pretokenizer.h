@@ -14,6 +14,7 @@ enum class PreTokenizer {
     Llama3,   // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
     Qwen2,    // as Llama3 but \p{N} one digit at a time
     Default,  // llama.cpp's fallback chain: [\p{P}$+<=>^~|]+ , then Gpt2, then \p{N}+, then [0-9]{3}
+    Starcoder,  // \p{N} (every digit alone), then Gpt2 inside each piece: StarCoder, SmolLM, Refact
 };
 
 // Maps tokenizer.ggml.pre to a pre-tokenizer; throws weir::Error for names we

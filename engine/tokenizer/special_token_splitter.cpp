@@ -51,7 +51,7 @@ int32_t SpecialTokenSplitter::child(int32_t node, uint8_t byte) const {
     return it == edges_.end() ? -1 : it->second;
 }
 
-void SpecialTokenSplitter::split(std::string_view text, std::vector<Fragment>& out) const {
+void SpecialTokenSplitter::split(std::string_view text, std::vector<Fragment>& out, const Allowed& allowed) const {
     struct Occurrence {
         int32_t priority;
         uint32_t pos, len;
@@ -63,7 +63,7 @@ void SpecialTokenSplitter::split(std::string_view text, std::vector<Fragment>& o
             int32_t node = rootChildren_[static_cast<uint8_t>(text[pos])];
             size_t len = 1;
             while (node >= 0) {
-                if (nodes_[node].token >= 0) {
+                if (nodes_[node].token >= 0 && (!allowed || allowed(pos, pos + len, nodes_[node].token))) {
                     occ.push_back({nodes_[node].priority, uint32_t(pos), uint32_t(len), nodes_[node].token});
                 }
                 if (pos + len >= text.size()) break;

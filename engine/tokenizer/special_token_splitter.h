@@ -6,6 +6,7 @@
 // tokens left as text. A trie finds every occurrence in one pass, so the cost
 // does not grow with the number of special tokens (Gemma has ~6400).
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -23,7 +24,11 @@ public:
     void build(const std::vector<int32_t>& ids, const std::vector<std::string_view>& texts);
     bool empty() const { return count_ == 0; }
     // Cuts `text` into text fragments and special-token fragments, in order.
-    void split(std::string_view text, std::vector<Fragment>& out) const;
+    // `allowed`, when given, decides for each place a token is written
+    // (begin, end, token) whether it may be taken there; refused places stay
+    // text and do not block other tokens.
+    using Allowed = std::function<bool(size_t begin, size_t end, int32_t token)>;
+    void split(std::string_view text, std::vector<Fragment>& out, const Allowed& allowed = {}) const;
 
 private:
     struct Node {

@@ -11,6 +11,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/tokenizer/vocabulary.h"
+#include "engine/util/untrusted_ranges.h"
 
 namespace weir {
 
@@ -31,6 +32,12 @@ public:
     // (tokenizer.ggml.add_bos_token, add_eos_token); false adds none.
     // Safe to call from several threads at once (no shared scratch state).
     virtual std::vector<TokenId> encode(std::string_view text, bool addBos, bool parseSpecial) const = 0;
+    // A rendered chat prompt: special tokens are parsed only where the text is
+    // trusted (what the template wrote); untrusted bytes (what the
+    // conversation wrote) are tokenized as with parseSpecial = false. The
+    // text is not cut at the boundaries, so a prompt without control-token
+    // text in its messages gives the same ids as encode(text, addBos, true).
+    virtual std::vector<TokenId> encodeMarked(const MarkedText& prompt, bool addBos) const = 0;
 
     // Raw bytes of one token as it appears in output ("▁" -> " ", <0xNN> -> byte).
     // Control tokens give "" unless showSpecial.

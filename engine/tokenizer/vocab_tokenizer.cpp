@@ -61,21 +61,34 @@ VocabTokenizer::VocabTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
 }
 
 std::vector<TokenId> VocabTokenizer::encode(std::string_view text, bool addBos, bool parseSpecial) const {
+    std::vector<Fragment> fragments;
+    (parseSpecial ? specialAll_ : specialUserDefined_).split(text, fragments);
+    return encodeFragments(text, fragments, addBos);
+}
+
+std::vector<TokenId> VocabTokenizer::encodeMarked(const MarkedText& prompt, bool addBos) const {
+    std::vector<Fragment> fragments;
+    // User-defined tokens (Gemma's whitespace runs) match anywhere, as with
+    // parseSpecial = false; control tokens only in trusted bytes.
+    specialAll_.split(prompt.text, fragments, [&](size_t begin, size_t end, int32_t token) {
+        return vocab_.types[size_t(token)] == TokenType::UserDefined || !prompt.untrusted.overlaps(begin, end);
+    });
+    return encodeFragments(prompt.text, fragments, addBos);
+}
+
+std::vector<TokenId> VocabTokenizer::encodeFragments(std::string_view text, const std::vector<Fragment>& fragments,
+                                                     bool addBos) const {
     std::vector<TokenId> out;
     out.reserve(text.size() / 3 + 2);
     if (addBos && addBos_) out.push_back(bos_);
-    if (!text.empty()) {
-        std::vector<Fragment> fragments;
-        (parseSpecial ? specialAll_ : specialUserDefined_).split(text, fragments);
-        bool afterSpecial = true;
-        for (const Fragment& f : fragments) {
-            if (f.token >= 0) {
-                out.push_back(f.token);
-                afterSpecial = true;
-            } else {
-                encodeFragment(text.substr(f.begin, f.end - f.begin), afterSpecial, out);
-                afterSpecial = false;
-            }
+    bool afterSpecial = true;
+    for (const Fragment& f : fragments) {
+        if (f.token >= 0) {
+            out.push_back(f.token);
+            afterSpecial = true;
+        } else {
+            encodeFragment(text.substr(f.begin, f.end - f.begin), afterSpecial, out);
+            afterSpecial = false;
         }
     }
     if (addBos && vocab_.addEos && eos_ >= 0) out.push_back(eos_);

@@ -22,6 +22,7 @@ public:
     explicit VocabTokenizer(Vocabulary vocab);
 
     std::vector<TokenId> encode(std::string_view text, bool addBos, bool parseSpecial) const override;
+    std::vector<TokenId> encodeMarked(const MarkedText& prompt, bool addBos) const override;
     std::string tokenBytes(TokenId id, bool showSpecial) const override;
     int32_t vocabSize() const override { return int32_t(vocab_.tokens.size()); }
     const std::string& tokenText(TokenId id) const override;
@@ -40,6 +41,9 @@ protected:
     TokenIndex index_;  // over vocab_.tokens
 
 private:
+    std::vector<TokenId> encodeFragments(std::string_view text, const std::vector<Fragment>& fragments,
+                                         bool addBos) const;
+
     SpecialTokenSplitter specialAll_;          // parseSpecial = true
     SpecialTokenSplitter specialUserDefined_;  // parseSpecial = false
 };

@@ -6,12 +6,17 @@
 namespace weir {
 namespace {
 
-// Reads an optional token id key. Ids outside the vocabulary are ignored (the
-// default stays), as llama.cpp does, so such files still load.
+// Reads an optional token id key. An id outside the vocabulary (or not an
+// integer) is refused: llama.cpp only warns and keeps its default, and the
+// model then runs with the wrong BOS or EOS.
 void readId(const gguf::GgufFile& f, const char* key, size_t nTokens, TokenId& id) {
-    if (auto v = f.getInt(key)) {
-        if (*v >= 0 && uint64_t(*v) < nTokens) id = TokenId(*v);
-    }
+    const gguf::Value* v = f.find(key);
+    if (!v) return;
+    const auto i = v->type == gguf::ValueType::Bool ? std::nullopt : v->asInt();
+    if (!i || *i < 0 || uint64_t(*i) >= nTokens)
+        throw Error(f.path() + ": " + key + " = " + v->toDisplayString() + ": must be a token id below the " +
+                    std::to_string(nTokens) + " tokens of tokenizer.ggml.tokens");
+    id = TokenId(*i);
 }
 
 } // namespace
@@ -70,6 +75,11 @@ Vocabulary Vocabulary::fromGguf(const gguf::GgufFile& f) {
     readId(f, "tokenizer.ggml.unknown_token_id", n, v.unk);
     readId(f, "tokenizer.ggml.eot_token_id", n, v.eot);
     readId(f, "tokenizer.ggml.eom_token_id", n, v.eom);
+    TokenId unused = -1;  // read only to refuse a corrupt file
+    readId(f, "tokenizer.ggml.padding_token_id", n, unused);
+    readId(f, "tokenizer.ggml.seperator_token_id", n, unused);
+    readId(f, "tokenizer.ggml.cls_token_id", n, unused);
+    readId(f, "tokenizer.ggml.mask_token_id", n, unused);
     if (auto b = f.getBool("tokenizer.ggml.add_bos_token")) v.addBos = *b;
     if (auto b = f.getBool("tokenizer.ggml.add_eos_token")) v.addEos = *b;
     if (v.model == "llama") {

@@ -1,7 +1,8 @@
 // The app's endpoint toggle (ApiEndpoint + EngineHost) on a real engine with
 // a tiny random-weight Gemma 3: off by default, settings that persist, the
-// server on the engine host thread answering HTTP (streaming included) while
-// an app conversation generates on the same engine, following a reload,
+// server answering HTTP (streaming included) while an app conversation
+// generates on the same engine, the app's Stop not waiting while the
+// endpoint prepares a prompt of megabytes, following a reload,
 // stopping when switched off, a port in use reported in place, the warning
 // for every-interface binding, and a clear message where the backend cannot
 // be served (the fake engine).
@@ -14,6 +15,8 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QTcpServer>
+#include <QTcpSocket>
+#include <QUrl>
 #include <QTemporaryDir>
 
 #include "FakeEngineBackend.h"
@@ -22,9 +25,11 @@
 #include "settings/AppSettings.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 #include "tests/server/http_test_client.h"
+#include "tests/server/raw_http_client.h"
 
 using namespace weir::desktop;
 using namespace weir::test::http;
+namespace raw = weir::test::raw;
 
 
 class ApiEndpointTest : public QObject {
@@ -142,6 +147,60 @@ private slots:
         QTRY_VERIFY(!endpoint.listening());
         QVERIFY(endpoint.url().isEmpty());
         QCOMPARE(send(nam, url + "/models", "GET").status, 0);  // connection refused: nothing listens
+    }
+
+    // The endpoint works on a thread of its own, not the engine host thread
+    // that carries the app's calls: while it parses and tokenizes a prompt of
+    // megabytes, a Stop in the app (a cancel through the engine host thread)
+    // goes through at once.
+    void theAppsStopDoesNotWaitBehindTheEndpoint() {
+        QTemporaryDir data;
+        AppSettings settings(data.path(), model_);
+        EngineHost host(realEngineFactory());
+        host.setEngineOptions(options());
+        ApiEndpoint endpoint(&settings, &host);
+        endpoint.setPort(0);
+        endpoint.setEnabled(true);
+        host.load(model_);
+        QTRY_VERIFY_WITH_TIMEOUT(host.state() == EngineHost::Ready, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(endpoint.listening(), 10000);
+        const quint16 port = quint16(QUrl(endpoint.url()).port());
+
+        weir::GenerateRequest long_;
+        long_.maxTokens = 4000;
+        long_.stopAtEndOfGeneration = false;
+        int appTokens = 0;
+        bool cancelled = false;
+        const quint64 ticket = host.submit(conversationTag(1), {{"user", "the operator shall record"}}, long_);
+        connect(&host, &EngineHost::tokens, this, [&](quint64 t, const QString&, int n) { if (t == ticket) appTokens += n; });
+        connect(&host, &EngineHost::cancelled, this, [&](quint64 t) { cancelled = cancelled || t == ticket; });
+        QTRY_VERIFY_WITH_TIMEOUT(appTokens > 0, 30000);
+
+        QByteArray prompt;
+        while (prompt.size() < 6 * 1024 * 1024) prompt += "the operator shall record every change to a ledger ";
+        const QByteArray body = QJsonDocument(QJsonObject{{"model", "tiny-gemma3"}, {"prompt", QString::fromLatin1(prompt)},
+                                                          {"max_tokens", 1}})
+                                    .toJson(QJsonDocument::Compact);
+        QTcpSocket big;
+        QVERIFY(raw::connectTo(big, port));
+        QVERIFY(raw::sendAll(big, raw::request("POST", "/v1/completions", body)));
+        // Until the endpoint says it is preparing that request.
+        int preparing = 0;
+        for (int i = 0; i < 600 && preparing == 0; ++i) {
+            const raw::Response stats = raw::exchange(port, raw::request("GET", "/v1/stats"));
+            preparing = QJsonDocument::fromJson(stats.body).object()["requests"].toObject()["preparing"].toInt();
+            if (preparing == 0) QThread::msleep(20);
+        }
+        QCOMPARE(preparing, 1);
+
+        host.cancel(ticket);
+        QTRY_VERIFY_WITH_TIMEOUT(cancelled, 30000);
+        big.waitForReadyRead(0);
+        QVERIFY2(big.bytesAvailable() == 0, "the app's Stop waited until the endpoint had answered");
+
+        QByteArray buffer;
+        const raw::Response r = raw::readResponse(big, buffer);
+        QCOMPARE(r.status, 400);  // far over the context limit
     }
 
     void aPortInUseIsReportedAndEveryInterfaceWarns() {

@@ -1,7 +1,5 @@
-// The settings page's sizing check. Expected floors are the worked examples
-// in the KV pool notes (shared/reference/kv-pools.md), computed there by hand
-// from the formula, not by this code; the rest follows the formulas stated in
-// engine/kv/kv_sizing.h, worked out by hand below.
+// The settings page's sizing check. Expected floors are worked by hand from
+// the formula stated in weir/types/pool_sizing.h, not computed by this code.
 #include <QTest>
 
 #include "monitor/SizingAdvisor.h"

@@ -1,8 +1,12 @@
 // weir::server::ApiServer in process, on a tiny random-weight Gemma 3 (no
 // default model needed): the API the app uses (start/stop/url/signals), JSON
-// and SSE answers over a real socket, engine events arriving on the server's
-// thread, 503 from a full queue, a disconnecting client cancelled, stop()
-// ending requests in flight, and the warning for a non-loopback address.
+// and SSE answers over a real socket, the server working on its own thread
+// (answering while its owner's thread is blocked, /health at once while a
+// big prompt is prepared), 503 from a full queue, a disconnecting client
+// cancelled, stop() ending streams with an error event and [DONE] and queued
+// requests with 503 + Retry-After, HTTP keep-alive and Connection: close,
+// timeouts for slow and idle clients, the connection cap, what a browser
+// page may not do without a key, and the warning for a non-loopback address.
 #include <QtTest>
 
 #include <QEventLoop>
@@ -13,11 +17,16 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QThread>
+#include <QUrl>
+#include <atomic>
+#include <memory>
 
 #include "app/server/api_server.h"
 #include "tests/server/http_test_client.h"
+#include "tests/server/raw_http_client.h"
 #include "weir/engine.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 
@@ -26,6 +35,22 @@ using weir::EngineOptions;
 using weir::server::ApiServer;
 using weir::server::ServerOptions;
 using namespace weir::test::http;
+namespace raw = weir::test::raw;
+
+// The server's session signals, as received on the test's thread: the
+// server emits them on its own thread, so they arrive queued (a QSignalSpy
+// would record them on the emitting thread, racing with the test's reads).
+struct SessionLog : QObject {
+    explicit SessionLog(ApiServer& server) {
+        connect(&server, &ApiServer::sessionStarted, this,
+                [this](quint64, const QString& client, const QString&) { started << client; });
+        connect(&server, &ApiServer::sessionFinished, this, [this](quint64, const QString& client, const QString& outcome) {
+            finished << QStringList{client, outcome};
+        });
+    }
+    QStringList started;
+    QList<QStringList> finished;  // {client, outcome}
+};
 
 
 class ApiServerTest : public QObject {
@@ -63,8 +88,7 @@ private slots:
         Engine engine(options());
         ApiServer server(engine, serverOptions());
         QSignalSpy listening(&server, &ApiServer::listeningChanged);
-        QSignalSpy started(&server, &ApiServer::sessionStarted);
-        QSignalSpy finished(&server, &ApiServer::sessionFinished);
+        SessionLog sessions(server);
         QString error, warning;
         QVERIFY2(server.start(&error, &warning), qPrintable(error));
         QVERIFY(warning.isEmpty());
@@ -78,9 +102,10 @@ private slots:
         QCOMPARE(r.status, 200);
         QCOMPARE(obj(r.body)["data"].toArray()[0].toObject()["id"].toString(), QStringLiteral("tiny"));
 
-        // The sinks' events are handled on this thread.
-        Qt::HANDLE handledOn = nullptr;
-        connect(&server, &ApiServer::sessionFinished, this, [&] { handledOn = QThread::currentThreadId(); });
+        // The engine's events are handled on the server's own thread, not this one.
+        std::atomic<Qt::HANDLE> handledOn = nullptr;
+        connect(&server, &ApiServer::sessionFinished, this,
+                [&] { handledOn = QThread::currentThreadId(); }, Qt::DirectConnection);
         r = send(nam, server.url() + "/chat/completions", "POST", chatBody(8, false));
         QCOMPARE(r.status, 200);
         const QJsonObject done = obj(r.body);
@@ -88,12 +113,13 @@ private slots:
         const QString finish = done["choices"].toArray()[0].toObject()["finish_reason"].toString();
         QVERIFY2(finish == "stop" || finish == "length", qPrintable(finish));
         QVERIFY(done["usage"].toObject()["prompt_tokens"].toInt() > 0);
-        QCOMPARE(handledOn, QThread::currentThreadId());
-        QCOMPARE(started.count(), 1);
-        QCOMPARE(finished.count(), 1);
-        QCOMPARE(started[0][1].toString(), finished[0][1].toString());
-        QVERIFY(started[0][1].toString().startsWith(QStringLiteral("api:")));
-        QCOMPARE(finished[0][2].toString(), finish);
+        QVERIFY(handledOn.load() != nullptr);
+        QVERIFY(handledOn.load() != QThread::currentThreadId());
+        QTRY_COMPARE(sessions.finished.size(), 1);
+        QCOMPARE(sessions.started.size(), 1);
+        QCOMPARE(sessions.started[0], sessions.finished[0][0]);
+        QVERIFY(sessions.started[0].startsWith(QStringLiteral("api:")));
+        QCOMPARE(sessions.finished[0][1], finish);
 
         r = send(nam, server.url() + "/chat/completions", "POST", chatBody(8, true));
         QCOMPARE(r.status, 200);
@@ -159,7 +185,7 @@ private slots:
     void disconnectCancels() {
         Engine engine(options());
         ApiServer server(engine, serverOptions());
-        QSignalSpy finished(&server, &ApiServer::sessionFinished);
+        SessionLog sessions(server);
         QVERIFY(server.start());
         QNetworkAccessManager nam;
         QNetworkRequest req{QUrl(server.url() + "/chat/completions")};
@@ -176,8 +202,8 @@ private slots:
         QVERIFY(!r->isFinished());
         r->abort();
         r->deleteLater();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
-        QCOMPARE(finished[0][2].toString(), QStringLiteral("cancelled"));
+        QTRY_COMPARE_WITH_TIMEOUT(sessions.finished.size(), 1, 60000);
+        QCOMPARE(sessions.finished[0][1], QStringLiteral("cancelled"));
         QCOMPARE(server.activeRequests(), 0);
         engine.clearPrefixCache();
         const weir::CacheStatus st = engine.cacheStatus();
@@ -191,7 +217,7 @@ private slots:
     void stopEndsRequestsInFlight() {
         Engine engine(options());
         ApiServer server(engine, serverOptions());
-        QSignalSpy finished(&server, &ApiServer::sessionFinished);
+        SessionLog sessions(server);
         QVERIFY(server.start());
         QNetworkAccessManager nam;
         QNetworkRequest req{QUrl(server.url() + "/chat/completions")};
@@ -205,14 +231,300 @@ private slots:
         connect(r, &QNetworkReply::readyRead, &loop, &QEventLoop::quit);
         loop.exec();
         server.stop();
-        QCOMPARE(finished.count(), 1);
-        QCOMPARE(finished[0][2].toString(), QStringLiteral("cancelled"));
+        QTRY_COMPARE(sessions.finished.size(), 1);  // emitted before stop() returned, queued to us
+        QCOMPARE(sessions.finished[0][1], QStringLiteral("cancelled"));
         QTRY_VERIFY_WITH_TIMEOUT(r->isFinished(), 60000);
         r->deleteLater();
         QTRY_COMPARE_WITH_TIMEOUT(engine.cacheStatus().running, 0, 60000);
         // It can start again on a fresh port.
         QVERIFY(server.start());
         QCOMPARE(send(nam, server.url() + "/models", "GET").status, 200);
+    }
+
+    // The server needs nothing of its owner's thread: this thread never runs
+    // an event loop here, yet every answer comes.
+    void answersWhileItsOwnersThreadIsBlocked() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        raw::Response r = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["status"].toString(), QStringLiteral("ok"));
+        r = raw::exchange(server.port(), raw::request("POST", "/v1/chat/completions", chatBody(4, true)));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.chunked);
+        QVERIFY(r.complete);
+        QCOMPARE(raw::sseData(r.body).last(), QByteArray("[DONE]"));
+    }
+
+    // A prompt of several megabytes is parsed and tokenized off the thread
+    // that answers: /health comes back while the big request is still at it.
+    void healthAnswersWhileABigPromptIsPrepared() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.maxBodyBytes = 16 * 1024 * 1024;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        QByteArray prompt;
+        while (prompt.size() < 6 * 1024 * 1024) prompt += "the operator shall record every change to a ledger ";
+        const QByteArray body = QJsonDocument(QJsonObject{{"model", "tiny"}, {"prompt", QString::fromLatin1(prompt)},
+                                                          {"max_tokens", 1}})
+                                    .toJson(QJsonDocument::Compact);
+        QTcpSocket big;
+        QVERIFY(raw::connectTo(big, server.port()));
+        QVERIFY(raw::sendAll(big, raw::request("POST", "/v1/completions", body)));
+
+        const raw::Response health = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(health.status, 200);
+        big.waitForReadyRead(0);
+        QVERIFY2(big.bytesAvailable() == 0, "the big request was answered before /health");
+
+        QByteArray buffer;
+        const raw::Response r = raw::readResponse(big, buffer);
+        QCOMPARE(r.status, 400);  // far over the context limit, as counted by the tokenizer
+        QCOMPARE(obj(r.body)["error"].toObject()["code"].toString(), QStringLiteral("context_length_exceeded"));
+    }
+
+    void keepAliveAndConnectionClose() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QTcpSocket s;
+        QVERIFY(raw::connectTo(s, server.port()));
+        QByteArray buffer;
+        // Two requests on one connection, the second sent before the first
+        // is answered (pipelined): both answered, in order.
+        QVERIFY(raw::sendAll(s, raw::request("GET", "/health") + raw::request("GET", "/v1/models")));
+        raw::Response r = raw::readResponse(s, buffer);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["status"].toString(), QStringLiteral("ok"));
+        QVERIFY(r.header("connection").isEmpty());
+        r = raw::readResponse(s, buffer);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["object"].toString(), QStringLiteral("list"));
+        QCOMPARE(s.state(), QAbstractSocket::ConnectedState);
+        // "Connection: close": answered, said so, and closed by the server.
+        QVERIFY(raw::sendAll(s, raw::request("GET", "/health", {}, "Connection: close\r\n")));
+        r = raw::readResponse(s, buffer);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("connection"), QByteArray("close"));
+        QVERIFY2(raw::waitForClose(s), "the server kept the connection open after Connection: close");
+        // HTTP/1.0: closed after the answer unless asked to keep it; a
+        // stream is delimited by the close (no chunks in 1.0).
+        QTcpSocket old;
+        QVERIFY(raw::connectTo(old, server.port()));
+        const QByteArray body = chatBody(4, true);
+        QVERIFY(raw::sendAll(old, "POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\n"
+                                  "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body));
+        QByteArray oldBuffer;
+        r = raw::readResponse(old, oldBuffer);
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.chunked);
+        QCOMPARE(raw::sseData(r.body).last(), QByteArray("[DONE]"));
+        QVERIFY(raw::waitForClose(old));
+    }
+
+    // Clients that connect and say nothing, trickle a head, stall a body or
+    // sit idle between requests are dropped: 408 when a request had begun.
+    void slowAndIdleClientsAreDropped() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.headerTimeoutMs = 300;
+        so.http.bodyTimeoutMs = 300;
+        so.http.idleTimeoutMs = 300;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+
+        QTcpSocket silent;
+        QVERIFY(raw::connectTo(silent, server.port()));
+        QByteArray got;
+        QVERIFY2(raw::waitForClose(silent, &got), "a silent connection was kept");
+        QVERIFY2(got.isEmpty(), got.constData());
+
+        QTcpSocket partialHead;
+        QVERIFY(raw::connectTo(partialHead, server.port()));
+        QVERIFY(raw::sendAll(partialHead, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+        got.clear();
+        QVERIFY(raw::waitForClose(partialHead, &got));
+        QVERIFY2(got.startsWith("HTTP/1.1 408 "), got.constData());
+        QCOMPARE(obj(got.mid(got.indexOf("\r\n\r\n") + 4))["error"].toObject()["code"].toString(),
+                 QStringLiteral("request_timeout"));
+
+        QTcpSocket stalledBody;
+        QVERIFY(raw::connectTo(stalledBody, server.port()));
+        QVERIFY(raw::sendAll(stalledBody, "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                          "application/json\r\nContent-Length: 100\r\n\r\n{\"model\":"));
+        got.clear();
+        QVERIFY(raw::waitForClose(stalledBody, &got));
+        QVERIFY2(got.startsWith("HTTP/1.1 408 "), got.constData());
+
+        QTcpSocket idle;
+        QVERIFY(raw::connectTo(idle, server.port()));
+        QVERIFY(raw::sendAll(idle, raw::request("GET", "/health")));
+        QByteArray buffer;
+        QCOMPARE(raw::readResponse(idle, buffer).status, 200);
+        got.clear();
+        QVERIFY2(raw::waitForClose(idle, &got), "an idle kept-alive connection was kept");
+        QVERIFY(got.isEmpty());
+    }
+
+    // More connections than the cap: the next is told 503 with Retry-After
+    // and closed; once one closes, the server takes connections again.
+    void connectionCapAnswers503() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.maxConnections = 3;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        std::vector<std::unique_ptr<QTcpSocket>> held;
+        for (int i = 0; i < 3; ++i) {
+            held.push_back(std::make_unique<QTcpSocket>());
+            QVERIFY(raw::connectTo(*held.back(), server.port()));
+            // Answered: the server has taken this connection before the next.
+            QVERIFY(raw::sendAll(*held.back(), raw::request("GET", "/health")));
+            QByteArray buffer;
+            QCOMPARE(raw::readResponse(*held.back(), buffer).status, 200);
+        }
+        const raw::Response refused = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(refused.status, 503);
+        QVERIFY(refused.header("retry-after").toInt() >= 1);
+        QCOMPARE(refused.header("connection"), QByteArray("close"));
+        QCOMPARE(obj(refused.body)["error"].toObject()["code"].toString(), QStringLiteral("too_many_connections"));
+
+        held.front()->disconnectFromHost();
+        held.erase(held.begin());
+        // (Tried once per turn: the server notices the close a moment later.)
+        int status = 0;
+        for (int i = 0; i < 600 && status != 200; ++i) {
+            status = raw::exchange(server.port(), raw::request("GET", "/health")).status;
+            if (status != 200) QThread::msleep(50);
+        }
+        QCOMPARE(status, 200);
+    }
+
+    // Without a key, what a web page can send cross-site does not run: a
+    // POST without a JSON content type (a "simple" request, which needs no
+    // preflight), or a request for a host name that is not this machine's
+    // (DNS rebinding). With a key, the key decides.
+    void browserRequestsAreRefusedWithoutAKey() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        const quint16 port = server.port();
+        auto post = [port](const QByteArray& path, const QByteArray& type, const QByteArray& body) {
+            QByteArray r = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+            if (!type.isEmpty()) r += "Content-Type: " + type + "\r\n";
+            return raw::exchange(port, r + "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        };
+        // Fill the prefix cache (whole pages of a longer prompt), so that a clear would show.
+        QNetworkAccessManager nam;
+        QJsonObject longPrompt = obj(chatBody(2, false));
+        longPrompt["messages"] = QJsonArray{QJsonObject{
+            {"role", "user"}, {"content", QString("the operator shall record every change to a ledger ").repeated(20)}}};
+        QCOMPARE(send(nam, server.url() + "/chat/completions", "POST",
+                      QJsonDocument(longPrompt).toJson(QJsonDocument::Compact)).status, 200);
+        const qint64 cached = engine.cacheStatus().full.cachedTokens;
+        QVERIFY(cached > 0);
+        for (const QByteArray& type : {QByteArray("text/plain;charset=UTF-8"), QByteArray("application/x-www-form-urlencoded"),
+                                       QByteArray("multipart/form-data; boundary=x"), QByteArray()}) {
+            raw::Response r = post("/v1/chat/completions", type, chatBody(2, false));
+            QCOMPARE(r.status, 415);
+            QCOMPARE(obj(r.body)["error"].toObject()["code"].toString(), QStringLiteral("unsupported_media_type"));
+            r = post("/v1/cache/clear", type, {});
+            QCOMPARE(r.status, 415);
+        }
+        QCOMPARE(engine.cacheStatus().full.cachedTokens, cached);
+        QCOMPARE(post("/v1/chat/completions", "Application/JSON; charset=utf-8", chatBody(2, false)).status, 200);
+
+        for (const QByteArray& host : {QByteArray("evil.example"), QByteArray("evil.example:") + QByteArray::number(port),
+                                       QByteArray("127.0.0.1.nip.io")}) {
+            const raw::Response r = raw::exchange(port, raw::request("GET", "/v1/models", {}, {}, host));
+            QCOMPARE(r.status, 403);
+            QCOMPARE(obj(r.body)["error"].toObject()["code"].toString(), QStringLiteral("host_not_allowed"));
+        }
+        for (const QByteArray& host : {QByteArray("127.0.0.1:") + QByteArray::number(port), QByteArray("localhost"),
+                                       QByteArray("LOCALHOST:") + QByteArray::number(port), QByteArray("[::1]:1234"),
+                                       QByteArray("weir.localhost"), QByteArray("192.168.1.20:8719")})
+            QCOMPARE(raw::exchange(port, raw::request("GET", "/v1/models", {}, {}, host)).status, 200);
+
+        ServerOptions named = serverOptions();
+        named.allowedHosts = {QStringLiteral("workstation.lan")};
+        ApiServer allowing(engine, named);
+        QVERIFY(allowing.start());
+        QCOMPARE(raw::exchange(allowing.port(), raw::request("GET", "/v1/models", {}, {}, "workstation.lan:80")).status, 200);
+        QCOMPARE(raw::exchange(allowing.port(), raw::request("GET", "/v1/models", {}, {}, "other.lan")).status, 403);
+
+        ServerOptions keyed = serverOptions();
+        keyed.apiKey = QStringLiteral("secret");
+        ApiServer withKey(engine, keyed);
+        QVERIFY(withKey.start());
+        QCOMPARE(raw::exchange(withKey.port(), raw::request("GET", "/v1/models", {}, "Authorization: Bearer secret\r\n",
+                                                            "workstation.lan")).status, 200);
+        QCOMPARE(raw::exchange(withKey.port(), raw::request("GET", "/v1/models", {}, {}, "evil.example")).status, 401);
+    }
+
+    // The model file's path names nothing: it cannot be used to probe the disk.
+    void theModelPathIsNotAName() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.modelId.clear();
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        QCOMPARE(server.modelId(), QStringLiteral("tiny-gemma3"));
+        const QByteArray path = QUrl::toPercentEncoding(QString::fromStdString(model_));
+        raw::Response r = raw::exchange(server.port(), raw::request("GET", "/v1/models/" + path));
+        QCOMPARE(r.status, 404);  // as for any file that does not exist:
+        const raw::Response other = raw::exchange(server.port(), raw::request("GET", "/v1/models/%2Fetc%2Fpasswd"));
+        QCOMPARE(other.status, 404);
+        QCOMPARE(raw::exchange(server.port(), raw::request("GET", "/v1/models/tiny-gemma3")).status, 200);
+        QCOMPARE(raw::exchange(server.port(), raw::request("GET", "/v1/models/tiny-gemma3.gguf")).status, 200);
+        QJsonObject body = obj(chatBody(2, false));
+        body["model"] = QString::fromStdString(model_);
+        r = raw::exchange(server.port(), raw::request("POST", "/v1/chat/completions",
+                                                      QJsonDocument(body).toJson(QJsonDocument::Compact)));
+        QCOMPARE(r.status, 404);
+    }
+
+    // stop() with one stream running and one request waiting behind it: the
+    // stream ends with an error event, [DONE] and the last chunk; the
+    // waiting request gets 503 with Retry-After.
+    void stopEndsStreamsAndQueuedRequestsProperly() {
+        EngineOptions o = options();
+        o.maxRunningRequests = 1;
+        Engine engine(o);
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QJsonObject long_ = obj(chatBody(8000, true));
+        long_["ignore_eos"] = true;
+        QTcpSocket stream;
+        QVERIFY(raw::connectTo(stream, server.port()));
+        QVERIFY(raw::sendAll(stream, raw::request("POST", "/v1/chat/completions",
+                                                  QJsonDocument(long_).toJson(QJsonDocument::Compact))));
+        QByteArray streamed;
+        QVERIFY(raw::readUntil(stream, streamed, [](const QByteArray& b) { return b.contains("\"content\":\""); }));
+        QTcpSocket queued;
+        QVERIFY(raw::connectTo(queued, server.port()));
+        QVERIFY(raw::sendAll(queued, raw::request("POST", "/v1/chat/completions", chatBody(4, false))));
+        QTRY_COMPARE_WITH_TIMEOUT(engine.cacheStatus().waiting, 1, 30000);
+
+        server.stop();
+
+        const raw::Response r = raw::readResponse(stream, streamed);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.complete, "the stream had no last chunk");
+        const QByteArrayList data = raw::sseData(r.body);
+        QVERIFY(data.size() >= 3);
+        QCOMPARE(data.last(), QByteArray("[DONE]"));
+        const QJsonObject error = QJsonDocument::fromJson(data[data.size() - 2]).object()["error"].toObject();
+        QCOMPARE(error["code"].toString(), QStringLiteral("shutting_down"));
+        QVERIFY(raw::waitForClose(stream));
+
+        QByteArray buffer;
+        const raw::Response waiting = raw::readResponse(queued, buffer);
+        QCOMPARE(waiting.status, 503);
+        QVERIFY(waiting.header("retry-after").toInt() >= 1);
+        QCOMPARE(obj(waiting.body)["error"].toObject()["code"].toString(), QStringLiteral("shutting_down"));
+        QTRY_COMPARE_WITH_TIMEOUT(engine.cacheStatus().running + engine.cacheStatus().waiting, 0, 30000);
     }
 
     void nonLoopbackNeedsSayingSo() {

@@ -32,6 +32,7 @@ QVariantMap settingsToMap(const ConversationSettings& s) {
 
 ChatController::ChatController(Storage* storage, EngineHost* engine, QObject* parent)
     : QObject(parent), storage_(storage), engine_(engine) {
+    currentSettings_ = defaultSettings();
     saveTimer_.setInterval(1000);
     connect(&saveTimer_, &QTimer::timeout, this, &ChatController::saveProgress);
     // Replies on screen are repainted at most ~30 times a second however fast
@@ -62,13 +63,21 @@ QString ChatController::currentTitle() const {
     if (row >= 0) return conversations_.data(conversations_.index(row), ConversationListModel::TitleRole).toString();
     if (currentId_ == 0) return {};
     auto c = storage_->conversation(currentId_);
-    return c && !c->title.isEmpty() ? c->title : QStringLiteral("New conversation");
+    return c && !c->title.isEmpty() ? c->title : tr("New conversation");
 }
 
-QVariantMap ChatController::currentSettings() const {
-    if (currentId_ == 0) return defaultSettings();
-    auto c = storage_->conversation(currentId_);
-    return settingsToMap(c ? c->settings : ConversationSettings{});
+// QML bindings read currentSettings often; it is read from the database once
+// per change of the current conversation, not on every read.
+QVariantMap ChatController::currentSettings() const { return currentSettings_; }
+
+void ChatController::announceCurrentChanged() {
+    if (currentId_ == 0) {
+        currentSettings_ = defaultSettings();
+    } else {
+        auto c = storage_->conversation(currentId_);
+        currentSettings_ = settingsToMap(c ? c->settings : ConversationSettings{});
+    }
+    emit currentChanged();
 }
 
 QVariantMap ChatController::defaultSettings() const { return settingsToMap(ConversationSettings{}); }
@@ -80,8 +89,8 @@ QString ChatController::currentActivity() const {
 
 QString ChatController::undoText() const {
     if (removed_.isEmpty()) return {};
-    const QString title = removed_.last().second.isEmpty() ? QStringLiteral("New conversation") : removed_.last().second;
-    return QStringLiteral("Deleted \u201c%1\u201d").arg(title);
+    const QString title = removed_.last().second.isEmpty() ? tr("New conversation") : removed_.last().second;
+    return tr("Deleted \u201c%1\u201d").arg(title);
 }
 
 void ChatController::reload() {
@@ -115,7 +124,7 @@ void ChatController::storageFailed(const QString& what) {
 qint64 ChatController::newConversation() {
     const qint64 id = storage_->createConversation(QString());
     if (!id) {
-        storageFailed(QStringLiteral("Could not create a conversation"));
+        storageFailed(tr("Could not create a conversation"));
         return 0;
     }
     if (!searchText_.isEmpty()) setSearchText(QString());
@@ -134,27 +143,27 @@ void ChatController::select(qint64 id) {
         messages_.setActivity(g->messageId, g->activity, g->queuePosition);
         g->viewDirty = false;
     }
-    emit currentChanged();
+    announceCurrentChanged();
     emit generationsChanged();
 }
 
 void ChatController::rename(qint64 id, const QString& title) {
     const QString t = title.simplified();
     if (t.isEmpty()) return;
-    if (!storage_->renameConversation(id, t)) return storageFailed(QStringLiteral("Could not rename"));
+    if (!storage_->renameConversation(id, t)) return storageFailed(tr("Could not rename"));
     const int row = conversations_.rowOf(id);
     if (row >= 0) {
         auto c = storage_->conversation(id);
         if (c) conversations_.upsert(*c);
     }
-    if (id == currentId_) emit currentChanged();
+    if (id == currentId_) announceCurrentChanged();
 }
 
 void ChatController::remove(qint64 id) {
     auto c = storage_->conversation(id);
     if (!c) return;
     stopConversation(id);
-    if (!storage_->setConversationDeleted(id, true)) return storageFailed(QStringLiteral("Could not delete"));
+    if (!storage_->setConversationDeleted(id, true)) return storageFailed(tr("Could not delete"));
     removed_.append({id, c->title});
     const int row = conversations_.rowOf(id);
     conversations_.remove(id);
@@ -168,7 +177,7 @@ void ChatController::remove(qint64 id) {
 void ChatController::undoRemove() {
     if (removed_.isEmpty()) return;
     const qint64 id = removed_.takeLast().first;
-    if (!storage_->setConversationDeleted(id, false)) return storageFailed(QStringLiteral("Could not restore"));
+    if (!storage_->setConversationDeleted(id, false)) return storageFailed(tr("Could not restore"));
     reload();
     select(id);
     emit undoChanged();
@@ -209,7 +218,7 @@ bool ChatController::sendTo(qint64 conversationId, const QString& text) {
     user.content = trimmed;
     user.id = storage_->appendMessage(user);
     if (!user.id) {
-        storageFailed(QStringLiteral("Could not save your message"));
+        storageFailed(tr("Could not save your message"));
         return false;
     }
     if (c->title.isEmpty()) storage_->renameConversation(conversationId, titleFrom(trimmed));
@@ -254,7 +263,7 @@ bool ChatController::startReply(qint64 conversationId) {
     reply.state = MessageState::Streaming;
     reply.id = storage_->appendMessage(reply);
     if (!reply.id) {
-        storageFailed(QStringLiteral("Could not save the reply"));
+        storageFailed(tr("Could not save the reply"));
         return false;
     }
 
@@ -278,7 +287,7 @@ bool ChatController::startReply(qint64 conversationId) {
     }
     conversations_.setActivity(conversationId, g.activity);
     refreshConversationRow(conversationId);
-    if (conversationId == currentId_) emit currentChanged();
+    if (conversationId == currentId_) announceCurrentChanged();
     if (!saveTimer_.isActive()) saveTimer_.start();
     emit generationsChanged();
     emit replyStarted(conversationId, reply.id);
@@ -352,7 +361,7 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         const double decodeMs = double(g.clock.nsecsElapsed()) / 1e6 - g.firstTokenMs;
         if (decodeMs > 0) m.tokensPerSecond = (g.tokens - 1) * 1000.0 / decodeMs;
     }
-    if (stored && !storage_->updateMessage(m)) storageFailed(QStringLiteral("Could not save the reply"));
+    if (stored && !storage_->updateMessage(m)) storageFailed(tr("Could not save the reply"));
 
     conversations_.setActivity(g.conversationId, QString());
     refreshConversationRow(g.conversationId);
@@ -410,7 +419,7 @@ bool ChatController::regenerate() {
         from = all[i].position;
     }
     if (from >= 0) {
-        if (!storage_->deleteMessagesFrom(id, from)) return storageFailed(QStringLiteral("Could not regenerate")), false;
+        if (!storage_->deleteMessagesFrom(id, from)) return storageFailed(tr("Could not regenerate")), false;
         messages_.removeFrom(from);
     }
     return startReply(id);
@@ -427,9 +436,9 @@ bool ChatController::editAndResend(qint64 messageId, const QString& text) {
         engine_->cancel(ticket);
         endReply(ticket, MessageState::Cancelled, {}, nullptr);
     }
-    if (!storage_->deleteMessagesFrom(id, m->position + 1)) return storageFailed(QStringLiteral("Could not edit")), false;
+    if (!storage_->deleteMessagesFrom(id, m->position + 1)) return storageFailed(tr("Could not edit")), false;
     m->content = trimmed;
-    if (!storage_->updateMessage(*m)) return storageFailed(QStringLiteral("Could not edit")), false;
+    if (!storage_->updateMessage(*m)) return storageFailed(tr("Could not edit")), false;
     if (id == currentId_) {
         messages_.removeFrom(m->position + 1);
         messages_.update(*m);
@@ -448,8 +457,8 @@ void ChatController::setSettings(const QVariantMap& map) {
     s.topK = std::max(0, map.value("topK", s.topK).toInt());
     s.maxTokens = std::clamp(map.value("maxTokens", s.maxTokens).toInt(), 1, 1 << 20);
     s.seed = map.value("seed", s.seed).toLongLong();
-    if (!storage_->setConversationSettings(currentId_, s)) return storageFailed(QStringLiteral("Could not save settings"));
-    emit currentChanged();
+    if (!storage_->setConversationSettings(currentId_, s)) return storageFailed(tr("Could not save settings"));
+    announceCurrentChanged();
 }
 
 QString ChatController::suggestedFileName(qint64 id, const QString& format) const {
@@ -498,13 +507,13 @@ qint64 ChatController::importConversation(const QUrl& file) {
     }
     const qint64 id = storage_->importConversation(doc.conversation, doc.messages, doc.toolCalls);
     if (!id) {
-        storageFailed(QStringLiteral("Could not import"));
+        storageFailed(tr("Could not import"));
         return 0;
     }
     if (!searchText_.isEmpty()) setSearchText(QString());
     reload();
     select(id);
-    emit notice(QStringLiteral("Imported \u201c%1\u201d").arg(doc.conversation.title), false);
+    emit notice(tr("Imported \u201c%1\u201d").arg(doc.conversation.title), false);
     return id;
 }
 
@@ -512,7 +521,7 @@ QString ChatController::conversationTitle(qint64 id) const {
     const int row = conversations_.rowOf(id);
     if (row >= 0) return conversations_.data(conversations_.index(row), ConversationListModel::TitleRole).toString();
     auto c = storage_->conversation(id);
-    return c ? (c->title.isEmpty() ? QStringLiteral("New conversation") : c->title) : QStringLiteral("conv:%1").arg(id);
+    return c ? (c->title.isEmpty() ? tr("New conversation") : c->title) : QStringLiteral("conv:%1").arg(id);
 }
 
 void ChatController::copyText(const QString& text) {

@@ -99,6 +99,8 @@ signals:
     void replyEnded(qint64 conversationId, qint64 messageId, const QString& state);
 
 private:
+    // Re-reads the current conversation's settings, then emits currentChanged.
+    void announceCurrentChanged();
     struct Generation {
         qint64 conversationId = 0, messageId = 0;
         quint64 ticket = 0;
@@ -129,6 +131,7 @@ private:
     ConversationListModel conversations_;
     MessageListModel messages_;
     qint64 currentId_ = 0;
+    QVariantMap currentSettings_;   // of currentId_, refreshed by announceCurrentChanged()
     QString searchText_;
     QList<QPair<qint64, QString>> removed_;   // undo stack: id, title
     QHash<quint64, Generation> generations_;  // by ticket

@@ -1,5 +1,7 @@
 #include "chat/ConversationListModel.h"
 
+#include <QCoreApplication>
+
 #include <QDateTime>
 
 namespace weir::desktop {
@@ -8,10 +10,10 @@ namespace {
 QString sectionFor(qint64 ms) {
     const QDate day = QDateTime::fromMSecsSinceEpoch(ms).date();
     const QDate today = QDate::currentDate();
-    if (day >= today) return QStringLiteral("Today");
-    if (day == today.addDays(-1)) return QStringLiteral("Yesterday");
-    if (day > today.addDays(-7)) return QStringLiteral("Previous 7 days");
-    return QStringLiteral("Older");
+    if (day >= today) return QCoreApplication::translate("ConversationListModel", "Today");
+    if (day == today.addDays(-1)) return QCoreApplication::translate("ConversationListModel", "Yesterday");
+    if (day > today.addDays(-7)) return QCoreApplication::translate("ConversationListModel", "Previous 7 days");
+    return QCoreApplication::translate("ConversationListModel", "Older");
 }
 
 bool before(const ConversationRecord& a, const ConversationRecord& b) {
@@ -29,7 +31,7 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     const ConversationRecord& c = rows_[index.row()];
     switch (role) {
     case ConversationIdRole: return c.id;
-    case TitleRole: return c.title.isEmpty() ? QStringLiteral("New conversation") : c.title;
+    case TitleRole: return c.title.isEmpty() ? tr("New conversation") : c.title;
     case UpdatedAtRole: return QDateTime::fromMSecsSinceEpoch(c.updatedAt);
     case SectionRole: return sectionFor(c.updatedAt);
     case ActivityRole: return activity_.value(c.id).first;

@@ -1,8 +1,8 @@
 #pragma once
 // What the app asks of its OpenAI-compatible endpoint, and what it reports
-// back. Plain values: the endpoint itself (weir::server::ApiServer) lives on
-// the engine host thread next to the engine it serves, so these cross threads
-// by value through queued calls.
+// back. Plain values: the endpoint itself (weir::server::ApiServer) is owned
+// on the engine host thread next to the engine it serves (and does its work
+// on a thread of its own), so these cross threads by value through queued calls.
 #include <QString>
 
 namespace weir::desktop {

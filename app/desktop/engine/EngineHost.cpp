@@ -49,7 +49,7 @@ void EngineHost::setState(State s, const QString& error) {
 }
 
 void EngineHost::load(const QString& path) {
-    failAllActive(QStringLiteral("The model was unloaded before this reply finished."));
+    failAllActive(tr("The model was unloaded before this reply finished."));
     const quint64 generation = generation_->fetch_add(1) + 1;
     EngineOptions options = options_;
     options.modelPath = path.toStdString();
@@ -64,11 +64,11 @@ void EngineHost::load(const QString& path) {
 void EngineHost::cancelLoad() {
     if (state_ != Loading) return;
     generation_->fetch_add(1);
-    setState(NoModel, QStringLiteral("Loading was cancelled."));
+    setState(NoModel, tr("Loading was cancelled."));
 }
 
 void EngineHost::unload() {
-    failAllActive(QStringLiteral("The model was unloaded before this reply finished."));
+    failAllActive(tr("The model was unloaded before this reply finished."));
     generation_->fetch_add(1);
     QMetaObject::invokeMethod(worker_, [w = worker_] { w->unload(); }, Qt::QueuedConnection);
     modelInfo_.clear();
@@ -92,8 +92,8 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
     emit activeRequestsChanged();
     if (state_ != Ready) {
         // Still answer through the signal, after the caller has the ticket.
-        const QString why = state_ == Loading ? QStringLiteral("The model is still loading.")
-                                              : QStringLiteral("No model is loaded.");
+        const QString why = state_ == Loading ? tr("The model is still loading.")
+                                              : tr("No model is loaded.");
         QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
         return ticket;
     }
@@ -174,6 +174,7 @@ void EngineHost::drainEvents() {
         }
         flush(ticket);
         active_.remove(ticket);
+        QMetaObject::invokeMethod(worker_, [w = worker_, t = ticket] { w->forget(t); }, Qt::QueuedConnection);
         changed = true;
         switch (e.kind) {
         case Event::Kind::Done: emit finished(ticket, e.usage, e.finish); break;

@@ -79,8 +79,9 @@ public:
     // How often the engine status is sampled (default 250 ms).
     void setStatusInterval(int ms);
 
-    // The OpenAI-compatible endpoint on the engine host thread, serving the
-    // loaded model; endpointStateChanged reports what it is doing.
+    // The OpenAI-compatible endpoint, owned on the engine host thread and
+    // serving the loaded model from a thread of its own (so a client never
+    // holds up the app's calls); endpointStateChanged reports what it is doing.
     void setEndpoint(const EndpointConfig& config);
     const EndpointState& endpointState() const { return endpointState_; }
 

@@ -73,7 +73,7 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
         QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
                                   Qt::QueuedConnection);
     };
-    if (!backend_) return fail(QStringLiteral("No model is loaded."));
+    if (!backend_) return fail(tr("No model is loaded."));
     try {
         request.prompt = backend_->tokenizeChat(messages);
         request.tag = tag;
@@ -96,6 +96,8 @@ void EngineWorker::cancel(quint64 ticket) {
     backend_->cancel(it.value());
     requests_.erase(it);
 }
+
+void EngineWorker::forget(quint64 ticket) { requests_.remove(ticket); }
 
 void EngineWorker::setStatusInterval(int ms) { statusTimer_.setInterval(ms); }
 
@@ -128,13 +130,13 @@ void EngineWorker::startEndpoint() {
     endpointState_.available = true;  // each backend decides anew (a reload may bring a real engine)
     if (!backend_) {
         endpointState_.waitingForModel = true;
-        endpointState_.error = QStringLiteral("The endpoint starts when a model is loaded.");
+        endpointState_.error = tr("The endpoint starts when a model is loaded.");
         return reportEndpoint();
     }
     Engine* engine = backend_->engine();
     if (!engine) {
         endpointState_.available = false;
-        endpointState_.error = QStringLiteral("This engine backend cannot be served over HTTP.");
+        endpointState_.error = tr("This engine backend cannot be served over HTTP.");
         return reportEndpoint();
     }
     server::ServerOptions options;
@@ -162,7 +164,7 @@ void EngineWorker::startEndpoint() {
     server_ = std::move(server);
 #else
     endpointState_.available = false;
-    endpointState_.error = QStringLiteral("This build has no HTTP endpoint (Qt HttpServer was not found at build time).");
+    endpointState_.error = tr("This build has no HTTP endpoint.");
 #endif
     reportEndpoint();
 }

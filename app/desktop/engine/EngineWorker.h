@@ -27,6 +27,9 @@ public:
     void unload();
     void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request);
     void cancel(quint64 ticket);
+    // The request of `ticket` ended (its terminal event reached the host):
+    // drop its entry, so the table holds only live requests.
+    void forget(quint64 ticket);
     void setStatusInterval(int ms);
     void clearPrefixCache();
     // Starts, restarts or stops the OpenAI-compatible endpoint. It serves the

@@ -187,7 +187,7 @@ void PoolStatusModel::updatePressure(double) {
     } else if (nearlyFull(last_.window) || nearlyFull(last_.full)) {
         const PoolStatus& p = nearlyFull(last_.window) ? last_.window : last_.full;
         kind = QStringLiteral("full:") + QString::fromLatin1(poolKindName(p.kind));
-        text = QStringLiteral("The %1 pool is nearly full (%2% in use); new requests wait for space.")
+        text = tr("The %1 pool is nearly full (%2% in use); new requests wait for space.")
                    .arg(QString::fromLatin1(poolKindName(p.kind)))
                    .arg(qRound(100.0 * double(p.ownedTokens) / double(p.capacityTokens)));
     }

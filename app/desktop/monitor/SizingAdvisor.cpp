@@ -66,15 +66,15 @@ void SizingAdvisor::recompute() {
         const QLocale l;
         terms_ = {
             term(QStringLiteral("Window, in whole pages"), QStringLiteral("ceil_P(W %1)").arg(in.window), f.windowTokens, true),
-            term(QStringLiteral("Release boundary rounds down a page"), QStringLiteral("P"), f.boundaryPage, true),
-            term(QStringLiteral("Written between releases"),
+            term(tr("Release boundary rounds down a page"), QStringLiteral("P"), f.boundaryPage, true),
+            term(tr("Written between releases"),
                  QStringLiteral("E\u00b7D = %1\u00b7%2").arg(in.retainGap).arg(in.tokensPerDecodeStep), f.retainTokens, true),
-            term(QStringLiteral("Next decode page"), QStringLiteral("P"), f.nextDecodePage, true),
-            term(QStringLiteral("Per request \u00d7 max running"),
+            term(tr("Next decode page"), QStringLiteral("P"), f.nextDecodePage, true),
+            term(tr("Per request \u00d7 max running"),
                  QStringLiteral("%1 \u00d7 R %2").arg(l.toString(f.perRequest)).arg(in.maxRunning), f.requestsTerm),
-            term(QStringLiteral("Prefill chunks in flight"),
+            term(tr("Prefill chunks in flight"),
                  QStringLiteral("K %1 \u00d7 C %2").arg(in.chunksInFlight).arg(in.prefillChunk), f.chunkTerm),
-            term(QStringLiteral("Partly filled last page"), QStringLiteral("P"), f.slackPage),
+            term(tr("Partly filled last page"), QStringLiteral("P"), f.slackPage),
         };
     }
     emit resultsChanged();

@@ -2,9 +2,9 @@
 // The app's switch for its OpenAI-compatible endpoint (QML: App.endpoint).
 // Off by default; the settings persist. Binding anything but loopback takes
 // an explicit `allowNetwork`, and the endpoint then reports a warning. The
-// server itself runs on the engine host thread (EngineWorker), serving the
-// same engine as the app's conversations; this object only holds the wishes
-// and mirrors what the server reports.
+// server itself is started and stopped by the engine host thread (EngineWorker)
+// and serves the same engine as the app's conversations from its own thread;
+// this object only holds the wishes and mirrors what the server reports.
 #include <QObject>
 #include <QString>
 #include <QtQml/qqmlregistration.h>

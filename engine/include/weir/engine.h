@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "weir/tool_calls.h"
 #include "weir/types/cache_status.h"
+#include "weir/types/chat_prompt.h"
 #include "weir/types/engine_options.h"
 #include "weir/types/generate.h"
 #include "weir/types/message.h"
@@ -17,8 +19,6 @@
 
 namespace weir {
 
-class ChatTemplate;
-class Tokenizer;
 
 class Engine {
 public:
@@ -41,20 +41,30 @@ public:
     std::string detokenize(const std::vector<int32_t>& ids) const;
     // Prompt text for a conversation, rendered with the model's chat template.
     std::string renderChat(const std::vector<Message>& messages, bool addGenerationPrompt) const;
-    // The conversation rendered and tokenized, ready for GenerateRequest::prompt.
+    // The conversation rendered and tokenized, ready for GenerateRequest::prompt:
+    // control tokens come only from the template, never from what the
+    // messages say; exactly one BOS.
     std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const;
     // What the chat template is: its description ("the model's own template",
     // "built-in ChatML", ...) and whether the model file brought its own.
     std::string chatTemplateDescription() const;
     bool hasOwnChatTemplate() const;
 
-    // Transitional, for the HTTP server only until its chat path goes through
-    // value-returning calls: the template and tokenizer themselves.
-    const ChatTemplate& chatTemplate() const;
-    const Tokenizer& tokenizer() const;
-    // Token ids of a prompt rendered by chatTemplate(): special tokens parsed,
+    // An OpenAI chat request (messages and tools as JSON text, tool_choice)
+    // rendered with the model's template and tool convention and tokenized:
+    // control tokens come only from the template, never from the client's
+    // text. Throws weir::Error with the template's complaint when it rejects
+    // the conversation (roles out of order, a tool call without a reply...),
+    // or when the JSON does not parse.
+    PreparedChat prepareChat(const ChatPromptInput& input) const;
+    // A reader for one reply of a chat with tools (PreparedChat::toolNames):
+    // calls to other names stay text.
+    std::unique_ptr<ToolCallReader> toolCallReader(std::vector<std::string> toolNames) const;
+    // Token ids of a raw prompt the client wrote in the model's format
+    // (/v1/completions): special tokens parsed everywhere, since such a
+    // prompt is the client's own template (as llama.cpp's server does);
     // exactly one BOS.
-    std::vector<int32_t> tokenizePrompt(const std::string& renderedText) const;
+    std::vector<int32_t> tokenizePrompt(const std::string& rawPrompt) const;
 
     // Queues a request; returns its id (never 0). The sink is called on the
     // engine thread. A request that can never fit ends with an Error event.
@@ -80,6 +90,7 @@ public:
 
     struct Impl;
 private:
+    friend struct EngineAccess;  // engine/api/engine_access.h, for tests of the internals
     std::unique_ptr<Impl> impl_;
 };
 

@@ -18,6 +18,12 @@ enum class ModelFileFormat { Text, Json };
 // table with totals, as an aligned text table or as a JSON document.
 std::string describeModelFile(const std::string& path, ModelFileFormat format, size_t maxItems);
 
+// Checks a model file the way loading does (weights bound, metadata and
+// tokenizer validated) and throws weir::Error naming the key and the value at
+// fault. A GGUF that is not a model (no architecture or no token embedding,
+// e.g. a vocabulary-only file) passes unchecked.
+void checkModelFile(const std::string& path);
+
 // Writes the synthetic model `spec` describes to `path` (same bytes for the
 // same spec).
 void writeSyntheticModel(const SyntheticModelSpec& spec, const std::string& path);

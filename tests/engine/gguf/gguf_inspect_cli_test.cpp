@@ -10,7 +10,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 #include "engine/gguf/gguf_writer.h"
+#include "engine/models/synthetic_model.h"
 #include "malformed_gguf_cases.h"
 
 namespace {
@@ -69,6 +72,40 @@ private slots:
             QVERIFY(r.code != 0);
             QCOMPARE(r.err.count('\n'), 1);
         }
+    }
+
+    // Issue 16: a model whose metadata parses but makes no sense. `inspect`
+    // still shows it, then fails like `generate`, naming the key and value.
+    void corruptModelsExitNonZero() {
+        using namespace weir::gguf;
+        weir::SyntheticModelSpec spec;
+        spec.architecture = "gemma3";
+        const std::vector<uint8_t> good = weir::makeSyntheticModel(spec);
+        auto f = GgufFile::fromMemory(good.data(), good.size(), "synthetic");
+        GgufWriter w;
+        for (const auto& kv : f->metadata())
+            w.add(kv.key, kv.key == "gemma3.attention.layer_norm_rms_epsilon" ? makeF32(INFINITY) : kv.value);
+        for (const auto& t : f->tensors())
+            w.addTensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + std::max<uint32_t>(1, t.nDims)), t.data,
+                        size_t(t.nbytes));
+        QTemporaryDir dir;
+        const QString path = dir.filePath("corrupt.gguf");
+        w.writeFile(path.toStdString());
+        const QByteArray expected = "gemma3.attention.layer_norm_rms_epsilon = inf: must be a finite positive number";
+
+        Run r = inspect({path});
+        QCOMPARE(r.status, QProcess::NormalExit);
+        QVERIFY2(r.code != 0, r.err.constData());
+        QVERIFY2(r.err.contains(expected), r.err.constData());
+        QVERIFY(r.out.contains("layer_norm_rms_epsilon"));  // the table came first
+
+        QProcess p;
+        p.start(cliPath(), {"generate", "-m", path, "-p", "hi", "-n", "2"});
+        p.waitForFinished(60000);
+        const QByteArray err = p.readAllStandardError();
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() != 0, err.constData());
+        QVERIFY2(err.contains(expected), err.constData());
     }
 
     // A small file made with our writer: the text table lists its tensors and totals.

@@ -212,6 +212,47 @@ private slots:
         QVERIFY(c.checkIntegrity());
     }
 
+    void prefixComputedTwiceKeepsOneCopy() {
+        // Two sequences compute the same 24 tokens (6 pages) side by side; a
+        // caches them first and goes on. The copy b made must not sit beside
+        // the tree's with the tree's pinned by b's lock: behind b's window b
+        // switches to the tree's pages at once; inside it, the tree's copy has
+        // lost its window content (tombstones) and is still used by a, so b
+        // keeps its own there, uncached, until a is gone.
+        HybridKvCache c(smallConfig(64, 64));
+        const auto t = tokens(100, 24);
+        const int32_t a = c.openSequence(1), b = c.openSequence(2);
+        QCOMPARE(c.allocate(a, 24), KvResult::Ok);
+        QCOMPARE(c.allocate(b, 24), KvResult::Ok);
+        QCOMPARE(c.cachePrefix(a, t), int64_t(6));
+        QCOMPARE(c.allocate(a, 8), KvResult::Ok);
+        QCOMPARE(c.releaseOutOfWindow(a), int64_t(6));
+        QCOMPARE(c.releaseOutOfWindow(b), int64_t(4));
+        QCOMPARE(c.evict(PoolKind::Window, 16), int64_t(6));
+        QCOMPARE(c.freePages(PoolKind::Full), int64_t(2));
+
+        QCOMPARE(c.cachePrefix(b, t), int64_t(0));
+        QVERIFY(c.checkIntegrity());
+        QCOMPARE(c.freePages(PoolKind::Full), int64_t(6));  // b's first 4 pages: the tree's now
+        c.closeSequence(a);
+        QVERIFY(c.checkIntegrity());
+        // Everything b does not use can be had: free, or cached and unlocked.
+        QCOMPARE(c.freePages(PoolKind::Full) + c.evictablePages(PoolKind::Full), int64_t(16 - 6));
+        QCOMPARE(c.evictablePages(PoolKind::Full), int64_t(2));
+
+        // b caches again (its next chunk): the unlocked tombstones take b's
+        // pages and window content; one copy is left.
+        QCOMPARE(c.cachePrefix(b, t), int64_t(0));
+        QVERIFY(c.checkIntegrity());
+        QCOMPARE(c.freePages(PoolKind::Full), int64_t(16 - 6));
+        QCOMPARE(c.evictablePages(PoolKind::Full), int64_t(0));
+        QCOMPARE(c.sequenceInfo(b).fullTokens, int64_t(24));
+        c.closeSequence(b);
+        QCOMPARE(c.evictablePages(PoolKind::Full), int64_t(6));
+        QCOMPARE(c.matchPrefix(tokens(100, 25)).reuseTokens, int64_t(24));
+        QVERIFY(c.checkIntegrity());
+    }
+
     void forkCopiesThePartialPage() {
         HybridKvCache c(smallConfig());
         const int32_t p = c.openSequence(1);

@@ -220,24 +220,43 @@ struct Ref {
     int64_t cachePrefix(RefSeq& s) {
         const int64_t pages = s.length / P;
         if (pages == 0) return 0;
-        int64_t created = 0;
+        int64_t created = 0, reached = 0;
         for (int64_t i = 0; i < pages; ++i) {
             Key k = keyOf(s.stream, i + 1);
-            if (tree.count(k)) continue;
-            RefNode n;
-            n.full = s.full[size_t(i)];
-            n.window = s.win[size_t(i)];
-            n.serial = ++serial;
-            tree.emplace(std::move(k), n);
-            ++created;
+            auto it = tree.find(k);
+            if (it == tree.end()) {
+                RefNode n;
+                n.full = s.full[size_t(i)];
+                n.window = s.win[size_t(i)];
+                n.serial = ++serial;
+                tree.emplace(std::move(k), n);
+                ++created;
+            } else if (it->second.full != s.full[size_t(i)]) {
+                // The same tokens computed twice: one copy stays. The sequence
+                // takes the tree's pages, unless it holds window content the
+                // tree lost; then an unlocked node takes the sequence's pages,
+                // and a locked one ends the walk.
+                RefNode& n = it->second;
+                if (s.win[size_t(i)] < 0 || n.window >= 0) {
+                    s.full[size_t(i)] = n.full;
+                    if (s.win[size_t(i)] >= 0) s.win[size_t(i)] = n.window;
+                } else if (!locked(k)) {
+                    n.full = s.full[size_t(i)];
+                    n.window = s.win[size_t(i)];
+                } else {
+                    break;
+                }
+            }
+            reached = i + 1;
         }
-        Key path = keyOf(s.stream, pages);
+        if (reached == 0) return created;
+        Key path = keyOf(s.stream, reached);
         touch(path);
         if (s.lockKey.empty() || path.size() >= s.lockKey.size()) s.lockKey = path;
         // Sequences sharing pages of this path (forks) now use those nodes.
         for (auto& [id, t] : seqs) {
             if (&t == &s) continue;
-            for (int64_t i = std::min<int64_t>(pages, int64_t(t.full.size())) - 1; i >= 0; --i) {
+            for (int64_t i = std::min<int64_t>(reached, int64_t(t.full.size())) - 1; i >= 0; --i) {
                 if (t.full[size_t(i)] != tree.at(keyOf(s.stream, i + 1)).full) continue;
                 if (int64_t(t.lockKey.size()) < (i + 1) * P) t.lockKey = keyOf(s.stream, i + 1);
                 break;

@@ -1,5 +1,5 @@
 // The concurrency-aware floors and the refusal message. Expected numbers come
-// from the formula in shared/reference/kv-pools.md, worked by hand here.
+// from the formula in weir/types/pool_sizing.h, worked by hand here.
 #include <QtTest>
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 // architecture, missing or mis-shaped tensors, bad metadata) that name the problem.
 #include <QtTest>
 
+#include <cmath>
 #include <functional>
 
 #include "engine/gguf/gguf_file.h"
@@ -9,6 +10,7 @@
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "engine/models/synthetic_model.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "weir/base/error.h"
 
 using namespace weir;
@@ -102,7 +104,7 @@ private slots:
         QVERIFY(!f->findTensor("output.weight"));  // tied to token_embd
         auto m = loadModel(f);
         const ModelConfig& c = m->config();
-        // Gemma 3 270M as documented (shared/reference/gemma-gguf.md §4).
+        // Gemma 3 270M as its model card gives it: 18 layers, 640 wide, 4 heads, 1 KV head, 256 per head.
         QCOMPARE(c.architecture, std::string("gemma3"));
         QCOMPARE(c.nLayer, 18);
         QCOMPARE(c.nEmbd, 640);
@@ -190,6 +192,87 @@ private slots:
 
         // The rewrite itself keeps a file loadable.
         QCOMPARE(loadError(rewrite(synth_, Rewrite{})), std::string());
+    }
+
+    // Issue 16: metadata that parses but makes no sense loaded and produced
+    // garbage. Each is refused, naming the key and the value.
+    void refusesCorruptMetadata_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<int>("kind");  // 0: u32, 1: f32, 2: the same number as u32
+        QTest::addColumn<double>("value");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("block_count below the tensors")
+            << "gemma3.block_count" << 0 << 1.0 << "gemma3.block_count = 1: the file has tensors for 4 layers";
+        QTest::newRow("block_count above the tensors")
+            << "gemma3.block_count" << 0 << 6.0 << "gemma3.block_count = 6: the file has tensors for 4 layers";
+        QTest::newRow("epsilon inf") << "gemma3.attention.layer_norm_rms_epsilon" << 1 << double(INFINITY)
+                                     << "gemma3.attention.layer_norm_rms_epsilon = inf: must be a finite positive number";
+        QTest::newRow("epsilon nan") << "gemma3.attention.layer_norm_rms_epsilon" << 1 << double(NAN)
+                                     << "gemma3.attention.layer_norm_rms_epsilon = nan: must be a finite positive number";
+        QTest::newRow("epsilon zero") << "gemma3.attention.layer_norm_rms_epsilon" << 1 << 0.0
+                                      << "gemma3.attention.layer_norm_rms_epsilon = 0: must be a finite positive number";
+        QTest::newRow("epsilon as integer") << "gemma3.attention.layer_norm_rms_epsilon" << 2 << 1.0
+                                            << "gemma3.attention.layer_norm_rms_epsilon = 1: stored as u32, expected a float";
+        QTest::newRow("rope base inf") << "gemma3.rope.freq_base" << 1 << double(INFINITY)
+                                       << "gemma3.rope.freq_base = inf: must be a finite positive number";
+        QTest::newRow("rope base negative") << "gemma3.rope.freq_base" << 1 << -10000.0
+                                            << "gemma3.rope.freq_base = -10000: must be a finite positive number";
+        QTest::newRow("rope base beyond float") << "gemma3.rope.freq_base" << 1 << 1e39
+                                                << "gemma3.rope.freq_base = inf: must be a finite positive number";
+        QTest::newRow("block_count as float")
+            << "gemma3.block_count" << 1 << 4.0 << "gemma3.block_count = 4: stored as f32, expected an integer";
+    }
+
+    void refusesCorruptMetadata() {
+        QFETCH(QString, key);
+        QFETCH(int, kind);
+        QFETCH(double, value);
+        QFETCH(QString, expected);
+        SyntheticModelSpec spec;
+        spec.architecture = "gemma3";
+        spec.nLayer = 4;
+        const auto model = makeSyntheticModel(spec);
+        QCOMPARE(loadError(model), std::string());
+
+        Rewrite r;
+        bool found = false;
+        r.metadata = [&](const std::string& k, gguf::Value& v) {
+            if (k != key.toStdString()) return true;
+            found = true;
+            v = kind == 1 ? gguf::makeF32(float(value)) : gguf::makeU32(uint32_t(value));
+            return true;
+        };
+        const std::string e = loadError(rewrite(model, r));
+        QVERIFY2(found, qPrintable(key));
+        QVERIFY2(e.find(expected.toStdString()) != std::string::npos, e.c_str());
+        QVERIFY2(e.rfind("test.gguf: ", 0) == 0, e.c_str());  // and the file
+    }
+
+    void refusesTokenIdsOutsideTheVocabulary() {
+        for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                                "tokenizer.ggml.padding_token_id"}) {
+            for (const uint32_t id : {uint32_t(4294967295u), uint32_t(512)}) {  // the vocabulary has 512 tokens
+                auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+                gguf::GgufWriter w;
+                for (const auto& kv : f->metadata())
+                    if (kv.key != key) w.add(kv.key, kv.value);
+                w.add(key, gguf::makeU32(id));
+                const auto bytes = w.toBytes();
+                auto corrupt = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "test.gguf");
+                std::string e;
+                try {
+                    Tokenizer::fromGguf(*corrupt);
+                } catch (const Error& err) {
+                    e = err.what();
+                }
+                const std::string expected = std::string(key) + " = " + std::to_string(id) +
+                                             ": must be a token id below the 512 tokens";
+                QVERIFY2(e.find(expected) != std::string::npos, (key + (": " + e)).c_str());
+            }
+        }
+        // In range: loads.
+        auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+        QVERIFY(Tokenizer::fromGguf(*f)->vocabSize() == 512);
     }
 
     void refusesUnsupportedRopeScaling() {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "engine/api/engine_access.h"
 #include "weir/engine.h"
 #include "engine/scheduler/active_request.h"
 #include "engine/scheduler/stop_strings.h"
@@ -96,7 +97,7 @@ private slots:
         engine.submit(request(std::vector<int32_t>(400, 300), 4), longPrompt.sink());
         engine.submit(request({}, 4), empty.sink());
         engine.submit(request({2, 300}, 0), noTokens.sink());
-        engine.submit(request({2, engine.tokenizer().vocabSize() + 5}, 4), outOfVocabulary.sink());
+        engine.submit(request({2, weir::EngineAccess::tokenizer(engine).vocabSize() + 5}, 4), outOfVocabulary.sink());
         engine.submit(request({2, 300, 301}, 3), fine.sink());
         QCOMPARE(longPrompt.wait().error, ErrorCode::TooLong);
         QCOMPARE(empty.wait().error, ErrorCode::BadRequest);
@@ -112,7 +113,7 @@ private slots:
     // like "<start_function_response>" can match), without it hides them.
     void specialTokensInText() {
         Engine engine(options());
-        const Tokenizer& tok = engine.tokenizer();
+        const Tokenizer& tok = weir::EngineAccess::tokenizer(engine);
         const int32_t sot = tok.find("<start_of_turn>");
         QVERIFY(sot >= 0 && tok.isControl(sot));
         const int32_t word = tok.find("\xE2\x96\x81hello");

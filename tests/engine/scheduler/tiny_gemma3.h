@@ -28,6 +28,7 @@ struct TinyGemma3Spec {
     int32_t window = 32;
     int32_t context = 8192;
     uint64_t seed = 7;
+    std::string chatTemplate;  // Jinja source; empty: Gemma 3's from the test data, when there
 };
 
 inline std::vector<std::string> tinyVocabWords() {
@@ -109,7 +110,9 @@ inline void writeTinyGemma3(const std::string& path, const TinyGemma3Spec& spec 
     w.addBool("tokenizer.ggml.add_bos_token", true);
     w.addBool("tokenizer.ggml.add_eos_token", false);
     w.addBool("tokenizer.ggml.add_space_prefix", false);
-    if (const char* data = std::getenv("WEIR_TEST_DATA")) {
+    if (!spec.chatTemplate.empty()) {
+        w.addString("tokenizer.chat_template", spec.chatTemplate);
+    } else if (const char* data = std::getenv("WEIR_TEST_DATA")) {
         const std::string tmpl = readTextFile(std::string(data) + "/templates/gemma3.jinja");
         if (!tmpl.empty()) w.addString("tokenizer.chat_template", tmpl);
     }

@@ -1,0 +1,39 @@
+#pragma once
+// A chat request in OpenAI's shape (Engine::prepareChat's input) and what the
+// engine makes of it: the prompt's token ids and how to run and read the reply.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weir/types/tool_calls.h"
+
+namespace weir {
+
+struct ChatPromptInput {
+    // A JSON array of message objects: role ("system", "user", "assistant",
+    // "tool"), content (a string), and where given tool_calls (id, type,
+    // function {name, arguments as JSON text}), tool_call_id, name.
+    std::string messagesJson;
+    // A JSON array of OpenAI tools ({"type": "function", "function": {"name",
+    // "description", "parameters"}}); empty for none.
+    std::string toolsJson;
+    ToolChoice toolChoice;
+};
+
+struct PreparedChat {
+    // The rendered conversation as token ids, ready for GenerateRequest::prompt:
+    // control tokens only where the template wrote them, exactly one BOS.
+    // Ends with forcedPrefix when there is one.
+    std::vector<int32_t> prompt;
+    // The template's end-of-turn markers and, with tools active, the tool
+    // family's: add them to the client's own stop strings.
+    std::vector<std::string> stop;
+    bool toolsActive = false;        // read the reply with Engine::toolCallReader(toolNames)
+    bool showSpecialTokens = false;  // the family's call markers are control tokens
+    std::vector<std::string> toolNames;
+    // tool_choice "required" or a named function: the start of a call, already
+    // at the end of the prompt; push it into the reader before the reply.
+    std::string forcedPrefix;
+};
+
+} // namespace weir

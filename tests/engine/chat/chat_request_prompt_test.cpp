@@ -1,0 +1,120 @@
+// An OpenAI chat request rendered for the model (what Engine::prepareChat
+// tokenizes): the client's text marked untrusted, the template's and Weir's
+// markers not; the stop strings of the template and the tool family; the
+// forced call of a named tool_choice at the end of the prompt.
+#include <QtTest>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "engine/chat/chat_request_prompt.h"
+#include "weir/base/error.h"
+
+using weir::ChatTemplate;
+using weir::ToolChoice;
+using weir::ToolFormat;
+using weir::jinja::Value;
+
+namespace {
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::unique_ptr<ChatTemplate> gemma3() {
+    const std::string dir = qEnvironmentVariable("WEIR_TEST_DATA").toStdString() + "/templates/";
+    return ChatTemplate::create(readFile(dir + "gemma3.jinja"), "<bos>", "<eos>");
+}
+
+// (\u0022: moc misreads an escaped quote in a raw string.)
+const char* kMessages = R"([
+  {"role": "system", "content": "You are terse."},
+  {"role": "user", "content": "What is the weather in Paris?"},
+  {"content": "", "role": "assistant", "tool_calls": [
+    {"function": {"arguments": "{\u0022city\u0022: \u0022Paris\u0022}", "name": "get_weather"}, "id": "call_1", "type": "function"}]},
+  {"content": "18 C", "role": "tool", "tool_call_id": "call_1"},
+  {"content": "And tomorrow?", "role": "user"}])";
+
+const char* kTools = R"([{"function": {"description": "Weather", "name": "get_weather",
+  "parameters": {"properties": {"city": {"type": "string"}}, "required": ["city"], "type": "object"}},
+  "type": "function"}])";
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+class ChatRequestPromptTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void marksTheClientsTextUntrusted() {
+        const auto chat = gemma3();
+        const ToolFormat format = ToolFormat::detect(*chat);
+        const weir::ChatRequestPrompt p =
+            weir::renderChatRequest(*chat, format, Value::parseJson(kMessages), Value::parseJson(kTools), ToolChoice{});
+        QVERIFY(p.toolsActive);
+        QCOMPARE(p.toolNames, std::vector<std::string>{"get_weather"});
+        QVERIFY(contains(p.stop, "<end_of_turn>"));
+        QVERIFY(p.forcedPrefix.empty());
+        const std::string& text = p.prompt.text;
+        QVERIFY(text.find("```tool_output\n18 C\n```") != std::string::npos);
+        // The client's text is marked untrusted (no control tokens parsed in
+        // it), the template's and Weir's markers are not.
+        const size_t result = text.find("18 C");
+        QVERIFY(p.prompt.untrusted.overlaps(result, result + 4));
+        const size_t fence = text.find("```tool_output");
+        QVERIFY(!p.prompt.untrusted.overlaps(fence, fence + 14));
+        const size_t turn = text.find("<start_of_turn>");
+        QVERIFY(turn != std::string::npos && !p.prompt.untrusted.overlaps(turn, turn + 15));
+        const size_t later = text.find("And tomorrow?");
+        QVERIFY(p.prompt.untrusted.overlaps(later, later + 13));
+    }
+
+    void namedChoiceEndsThePromptWithTheCall() {
+        const auto chat = gemma3();
+        const ToolFormat format = ToolFormat::detect(*chat);
+        ToolChoice choice;
+        choice.mode = ToolChoice::Mode::Function;
+        choice.function = "get_weather";
+        const weir::ChatRequestPrompt p = weir::renderChatRequest(
+            *chat, format, Value::parseJson(R"([{"role": "user", "content": "Paris?"}])"), Value::parseJson(kTools), choice);
+        QVERIFY(!p.forcedPrefix.empty());
+        QCOMPARE(p.prompt.text.substr(p.prompt.text.size() - p.forcedPrefix.size()), p.forcedPrefix);
+        // The function name in it is the client's: untrusted.
+        const size_t name = p.prompt.text.rfind("get_weather");
+        QVERIFY(p.prompt.untrusted.overlaps(name, name + 11));
+        for (const std::string& s : format.stopStrings()) QVERIFY(contains(p.stop, s));
+    }
+
+    void noToolsOrChoiceNoneIsPlainChat() {
+        const auto chat = gemma3();
+        const ToolFormat format = ToolFormat::detect(*chat);
+        const Value messages = Value::parseJson(R"([{"role": "user", "content": "hi"}])");
+        ToolChoice none;
+        none.mode = ToolChoice::Mode::None;
+        const weir::ChatRequestPrompt withNone =
+            weir::renderChatRequest(*chat, format, messages, Value::parseJson(kTools), none);
+        const weir::ChatRequestPrompt without = weir::renderChatRequest(*chat, format, messages, Value(), ToolChoice{});
+        QVERIFY(!withNone.toolsActive && !without.toolsActive);
+        QVERIFY(withNone.toolNames.empty());
+        QCOMPARE(withNone.prompt.text, without.prompt.text);
+        QCOMPARE(without.stop, chat->endOfTurnStrings());
+    }
+
+    void conversationTheTemplateRejectsThrows() {
+        const auto chat = gemma3();
+        const ToolFormat format = ToolFormat::detect(*chat);
+        QVERIFY_THROWS_EXCEPTION(weir::Error, weir::renderChatRequest(
+            *chat, format, Value::parseJson(R"([{"role": "assistant", "content": "first"}])"), Value(), ToolChoice{}));
+    }
+};
+
+QTEST_GUILESS_MAIN(ChatRequestPromptTest)
+#include "chat_request_prompt_test.moc"
