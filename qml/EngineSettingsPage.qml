@@ -29,6 +29,7 @@ Rectangle {
     SizingAdvisor {
         id: advisor
         objectName: "sizingAdvisor"
+        threads: page.draft.threads
         maxRunning: page.draft.maxRunning
         pageSize: page.draft.pageSize
         prefillChunk: page.draft.prefillChunk
@@ -79,22 +80,22 @@ Rectangle {
                         SettingRow {
                             label: qsTr("Threads")
                             help: page.draft.threads === 0 ? qsTr("all %1 hardware threads").arg(App.settings.hardwareThreads) : ""
-                            NumberField { objectName: "threadsField"; from: 0; to: 1024; value: page.draft.threads; onEdited: function(v) { page.set("threads", v) } }
+                            NumberField { objectName: "threadsField"; from: 0; to: App.settings.engineLimits.threadsMax; value: page.draft.threads; onEdited: function(v) { page.set("threads", v) } }
                         }
                         SettingRow {
                             label: qsTr("Max running requests")
                             help: qsTr("Conversations generating at once; more wait in a queue")
-                            NumberField { objectName: "maxRunningField"; from: 1; to: 256; value: page.draft.maxRunning; onEdited: function(v) { page.set("maxRunning", v) } }
+                            NumberField { objectName: "maxRunningField"; from: 1; to: App.settings.engineLimits.maxRunningMax; value: page.draft.maxRunning; onEdited: function(v) { page.set("maxRunning", v) } }
                         }
                         SettingRow {
                             label: qsTr("Prefill chunk")
                             help: qsTr("Prompt tokens processed per step")
-                            NumberField { objectName: "prefillChunkField"; from: 16; to: 65536; value: page.draft.prefillChunk; onEdited: function(v) { page.set("prefillChunk", v) } }
+                            NumberField { objectName: "prefillChunkField"; from: 16; to: App.settings.engineLimits.prefillChunkMax; value: page.draft.prefillChunk; onEdited: function(v) { page.set("prefillChunk", v) } }
                         }
                         SettingRow {
                             label: qsTr("Max context")
                             help: page.draft.maxContext === 0 ? qsTr("the model's (%1 tokens)").arg(App.formatNumber(App.engine.modelInfo.contextLength || 0)) : ""
-                            NumberField { from: 0; to: 1048576; value: page.draft.maxContext; onEdited: function(v) { page.set("maxContext", v) } }
+                            NumberField { from: 0; to: Math.min(1048576, App.settings.engineLimits.maxContextMax); value: page.draft.maxContext; onEdited: function(v) { page.set("maxContext", v) } }
                         }
                     }
                 }
@@ -119,7 +120,7 @@ Rectangle {
                         SettingRow {
                             label: qsTr("Page size")
                             help: qsTr("Tokens per KV page")
-                            NumberField { from: 1; to: 1024; value: page.draft.pageSize; onEdited: function(v) { page.set("pageSize", v) } }
+                            NumberField { from: 1; to: App.settings.engineLimits.pageSizeMax; value: page.draft.pageSize; onEdited: function(v) { page.set("pageSize", v) } }
                         }
                         SettingRow {
                             label: qsTr("Full pool")
@@ -138,7 +139,7 @@ Rectangle {
                         SettingRow {
                             label: qsTr("Release gap")
                             help: qsTr("Decode steps between out-of-window releases")
-                            NumberField { from: 1; to: 1024; value: page.draft.retainGap; onEdited: function(v) { page.set("retainGap", v) } }
+                            NumberField { from: 1; to: App.settings.engineLimits.retainGapMax; value: page.draft.retainGap; onEdited: function(v) { page.set("retainGap", v) } }
                         }
                     }
                 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "app/cli/engine_flags.h"
 #include "weir/base/error.h"
 #include "weir/model_runner.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 namespace {
@@ -30,13 +32,12 @@ int32_t argmax(const float* v, int32_t n) {
 int run(const std::vector<std::string>& argv) {
     Args args(argv);
     const std::string modelPath = args.value("-m", defaultModelPath());
-    const long long pp = args.intValue("--pp", 256);
-    const long long tg = args.intValue("--tg", 64);
-    const int threads = int(args.intValue("--threads", 0));
-    const long long batchSize = args.intValue("--batch", 512);
+    const long long pp = args.intValue("--pp", 256, 1, INT32_MAX);
+    const long long tg = args.intValue("--tg", 64, 0, INT32_MAX);
+    const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    const long long batchSize = args.intValue("--batch", 512, 1, EngineLimits::kMaxPrefillChunk);
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
-    if (pp < 1 || tg < 0 || batchSize < 1) throw Error("--pp and --batch must be >= 1, --tg >= 0");
 
     ModelRunnerOptions ro;
     ro.modelPath = modelPath;

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@
 #include "weir/engine.h"
 #include "weir/soak.h"
 #include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 
 namespace {
 
@@ -126,20 +128,19 @@ LoadResult runLoad(weir::Engine& engine, int32_t requests, int32_t longTokens, i
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
-    const int32_t n = int32_t(args.intValue("--concurrency", 4));
-    eo.maxRunningRequests = std::max(n, 1);
-    const int32_t promptTokens = int32_t(args.intValue("--prompt-tokens", 64));
-    const int32_t genTokens = int32_t(args.intValue("--gen-tokens", 64));
-    const int32_t systemTokens = int32_t(args.intValue("--system-prompt-tokens", 7700));
+    const int32_t n = int32_t(args.intValue("--concurrency", 4, 1, weir::EngineLimits::kMaxRunningRequests));
+    eo.maxRunningRequests = n;
+    const int32_t promptTokens = int32_t(args.intValue("--prompt-tokens", 64, 1, 1 << 20));
+    const int32_t genTokens = int32_t(args.intValue("--gen-tokens", 64, 2, 1 << 20));
+    const int32_t systemTokens = int32_t(args.intValue("--system-prompt-tokens", 7700, 1, 1 << 20));
     eo.maxContext = systemTokens + 1024;
     weir::cli::readEngineFlags(args, eo);
     const bool skipPrefix = args.flag("--no-prefix");
-    const int32_t loadRequests = int32_t(args.intValue("--load-requests", 4 * n));
-    const int32_t loadLong = int32_t(args.intValue("--load-long-tokens", 1024));
-    const int32_t loadShort = int32_t(args.intValue("--load-short-tokens", 64));
-    const int32_t loadGen = int32_t(args.intValue("--load-gen-tokens", 16));
+    const int32_t loadRequests = int32_t(args.intValue("--load-requests", 4 * n, 0, 1 << 20));
+    const int32_t loadLong = int32_t(args.intValue("--load-long-tokens", 1024, 1, 1 << 20));
+    const int32_t loadShort = int32_t(args.intValue("--load-short-tokens", 64, 1, 1 << 20));
+    const int32_t loadGen = int32_t(args.intValue("--load-gen-tokens", 16, 1, 1 << 16));
     args.rejectUnknown();
-    if (n < 1 || genTokens < 2) throw weir::Error("bench-concurrency: --concurrency >= 1 and --gen-tokens >= 2");
 
     weir::Engine engine(eo);
 

@@ -4,6 +4,7 @@
 // Renders a conversation with the model's chat template (or the built-in one
 // it falls back to) and prints the prompt text; what was chosen, the stop
 // strings and the BOS handling go to stderr.
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -36,7 +37,7 @@ int run(const std::vector<std::string>& argv) {
     const std::string system = args.value("--system", "");
     const std::string prompt = args.value("-p", "Hello!");
     const bool noGenerationPrompt = args.flag("--no-generation-prompt");
-    const long long now = args.intValue("--now", -1);
+    const long long now = args.intValue("--now", -1, -1, INT64_MAX);
     args.rejectUnknown();
     if (!args.rest().empty()) throw Error("unexpected argument '" + args.rest()[0] + "'");
 

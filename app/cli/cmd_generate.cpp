@@ -2,6 +2,7 @@
 // JSON with token ids and timings. Runs the model alone (ModelRunner: no
 // scheduler, no pools), so its numbers are the model's.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "app/cli/engine_flags.h"
 #include "weir/base/error.h"
 #include "weir/model_runner.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 namespace {
@@ -23,18 +25,17 @@ int run(const std::vector<std::string>& argv) {
     Args args(argv);
     const std::string modelPath = args.value("-m", defaultModelPath());
     const std::string prompt = args.value("-p", "");
-    const long long nPredict = args.intValue("-n", 64);
+    const long long nPredict = args.intValue("-n", 64, 0, 1 << 20);
     SamplingParams sp;
-    sp.temperature = float(args.floatValue("--temp", sp.temperature));
-    sp.seed = uint64_t(args.intValue("--seed", 0));
-    sp.topK = int32_t(args.intValue("--top-k", sp.topK));
-    sp.topP = float(args.floatValue("--top-p", sp.topP));
-    const int threads = int(args.intValue("--threads", 0));
+    sp.temperature = float(args.floatValue("--temp", sp.temperature, 0.0, 100.0));
+    sp.seed = uint64_t(args.intValue("--seed", 0, 0, INT64_MAX));
+    sp.topK = int32_t(args.intValue("--top-k", sp.topK, 0, INT32_MAX));
+    sp.topP = float(args.floatValue("--top-p", sp.topP, 0.0, 1.0));
+    const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
     const bool json = args.flag("--json");
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
     if (prompt.empty()) throw Error("generate needs a prompt: -p TEXT");
-    if (nPredict < 0 || nPredict > 1 << 20) throw Error("-n must be between 0 and 1048576");
 
     ModelRunnerOptions ro;
     ro.modelPath = modelPath;

@@ -1,6 +1,7 @@
 // weir-cli inspect FILE [--json] [--max-items N]: prints a GGUF file's
 // metadata (long arrays abbreviated) and its tensor table with totals; for a
 // model, then checks it as loading would and fails naming what is wrong.
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,8 +16,7 @@ namespace {
 int run(const std::vector<std::string>& argv) {
     Args args(argv);
     const bool json = args.flag("--json");
-    const long long maxItems = args.intValue("--max-items", 8);
-    if (maxItems < 0) throw Error("--max-items must be >= 0");
+    const long long maxItems = args.intValue("--max-items", 8, 0, INT32_MAX);
     const std::vector<std::string> rest = args.rest();
     if (rest.size() != 1 || (!rest[0].empty() && rest[0][0] == '-'))
         throw Error(rest.empty() ? "usage: weir-cli inspect FILE [--json] [--max-items N]"

@@ -5,6 +5,7 @@
 // --mixed: issue 16's mixed load instead (many clients, near-limit prompts,
 // shared prefixes, cancels, disconnects; see mixed_soak.h), for a number of
 // requests or --duration-seconds; also non-zero on a wrong refusal or a hung request.
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 
@@ -33,21 +34,19 @@ std::unique_ptr<weir::Engine> startEngine(const weir::EngineOptions& eo) {
 
 int runMixed(weir::cli::Args& args, weir::EngineOptions eo) {
     weir::MixedSoakOptions mo;
-    mo.clients = int32_t(args.intValue("--clients", mo.clients));
-    mo.requests = int32_t(args.intValue("--requests", mo.requests));
-    mo.durationSeconds = args.floatValue("--duration-seconds", 0.0);
-    mo.maxTokens = int32_t(args.intValue("--max-tokens", mo.maxTokens));
-    mo.nearLimitFraction = args.floatValue("--near-limit-fraction", mo.nearLimitFraction);
-    mo.sharedPrefixes = int32_t(args.intValue("--shared-prefixes", mo.sharedPrefixes));
-    mo.cancelFraction = args.floatValue("--cancel-fraction", mo.cancelFraction);
-    mo.disconnectFraction = args.floatValue("--disconnect-fraction", mo.disconnectFraction);
-    mo.hangSeconds = args.floatValue("--hang-seconds", mo.hangSeconds);
-    mo.seed = uint64_t(args.intValue("--seed", 1));
-    mo.progressEvery = int32_t(args.intValue("--progress-every", mo.progressEvery));
+    mo.clients = int32_t(args.intValue("--clients", mo.clients, 1, 4096));
+    mo.requests = int32_t(args.intValue("--requests", mo.requests, 0, 1 << 24));
+    mo.durationSeconds = args.floatValue("--duration-seconds", 0.0, 0.0, 7 * 24 * 3600.0);
+    mo.maxTokens = int32_t(args.intValue("--max-tokens", mo.maxTokens, 1, 1 << 16));
+    mo.nearLimitFraction = args.floatValue("--near-limit-fraction", mo.nearLimitFraction, 0.0, 1.0);
+    mo.sharedPrefixes = int32_t(args.intValue("--shared-prefixes", mo.sharedPrefixes, 0, 1 << 16));
+    mo.cancelFraction = args.floatValue("--cancel-fraction", mo.cancelFraction, 0.0, 1.0);
+    mo.disconnectFraction = args.floatValue("--disconnect-fraction", mo.disconnectFraction, 0.0, 1.0);
+    mo.hangSeconds = args.floatValue("--hang-seconds", mo.hangSeconds, 1.0, 7 * 24 * 3600.0);
+    mo.seed = uint64_t(args.intValue("--seed", 1, 0, INT64_MAX));
+    mo.progressEvery = int32_t(args.intValue("--progress-every", mo.progressEvery, 0, 1 << 24));
     mo.progress = [](const std::string& line) { std::fprintf(stderr, "soak: %s\n", line.c_str()); };
     args.rejectUnknown();
-    if (mo.clients < 1 || mo.maxTokens < 1)
-        throw weir::Error("soak --mixed: --clients and --max-tokens must be at least 1");
     if (eo.maxContext == 0) eo.maxContext = 2048;
     if (eo.kvReserveTokens == 0) eo.kvReserveTokens = eo.maxContext;  // the pool at the limit: the hard case
     auto engine = startEngine(eo);
@@ -66,19 +65,18 @@ int run(const std::vector<std::string>& argv) {
     if (args.flag("--mixed")) return runMixed(args, eo);
 
     weir::SoakOptions so;
-    so.conversations = int32_t(args.intValue("--conversations", 4));
-    so.systemPromptTokens = int32_t(args.intValue("--system-prompt-tokens", 7700));
-    so.requests = int32_t(args.intValue("--requests", 300));
-    so.maxTokens = int32_t(args.intValue("--max-tokens", so.maxTokens));
-    so.turnsPerConversation = int32_t(args.intValue("--turns", so.turnsPerConversation));
-    so.toolEvery = int32_t(args.intValue("--tool-every", so.toolEvery));
-    so.cancelFraction = args.floatValue("--cancel-fraction", 0.0);
-    so.seed = uint64_t(args.intValue("--seed", 1));
-    so.progressEvery = int32_t(args.intValue("--progress-every", 10));
+    // Bounded so the context derived below stays far inside 32 bits.
+    so.conversations = int32_t(args.intValue("--conversations", 4, 1, 1024));
+    so.systemPromptTokens = int32_t(args.intValue("--system-prompt-tokens", 7700, 0, 1 << 20));
+    so.requests = int32_t(args.intValue("--requests", 300, 0, 1 << 24));
+    so.maxTokens = int32_t(args.intValue("--max-tokens", so.maxTokens, 1, 1 << 16));
+    so.turnsPerConversation = int32_t(args.intValue("--turns", so.turnsPerConversation, 1, 1024));
+    so.toolEvery = int32_t(args.intValue("--tool-every", so.toolEvery, 0, 1 << 20));
+    so.cancelFraction = args.floatValue("--cancel-fraction", 0.0, 0.0, 1.0);
+    so.seed = uint64_t(args.intValue("--seed", 1, 0, INT64_MAX));
+    so.progressEvery = int32_t(args.intValue("--progress-every", 10, 0, 1 << 24));
     so.progress = [](const std::string& line) { std::fprintf(stderr, "soak: %s\n", line.c_str()); };
     args.rejectUnknown();
-    if (so.conversations < 1 || so.requests < 0 || so.maxTokens < 1)
-        throw weir::Error("soak: --conversations and --max-tokens must be at least 1");
     if (eo.maxContext == 0) {
         // Long enough for the system prompt plus every turn of one conversation.
         eo.maxContext = so.systemPromptTokens + so.turnsPerConversation * (so.maxTokens + 96) + 256;

@@ -25,8 +25,10 @@ public:
     explicit Args(const std::vector<std::string>& args) : args_(args) {}
     bool flag(const std::string& name);                                  // --json
     std::string value(const std::string& name, const std::string& def);  // -p TEXT / --prompt=TEXT
-    long long intValue(const std::string& name, long long def);
-    double floatValue(const std::string& name, double def);
+    // A number given for `name` must parse completely and lie in [lo, hi];
+    // otherwise weir::Error names the option, the range and what was given.
+    long long intValue(const std::string& name, long long def, long long lo, long long hi);
+    double floatValue(const std::string& name, double def, double lo, double hi);  // finite only
     // Whatever was not consumed; an unknown option is an error naming it.
     std::vector<std::string> rest() const;
     void rejectUnknown() const;  // throws weir::Error naming the first unconsumed option

@@ -1,6 +1,10 @@
 #include "app/cli/engine_flags.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 
@@ -12,19 +16,37 @@ KvDtype readKvDtypeFlag(Args& args, KvDtype def) {
     return t;
 }
 
+namespace {
+
+// The option's whole type range here, so nothing is truncated on the way;
+// the real limits are validateEngineOptions' (one place for app and CLI).
+int32_t int32Flag(Args& args, const char* name, int32_t def) {
+    return int32_t(args.intValue(name, def, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+}
+
+int64_t int64Flag(Args& args, const char* name, int64_t def) {
+    return args.intValue(name, def, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+}
+
+} // namespace
+
 void readEngineFlags(Args& args, EngineOptions& o) {
     o.modelPath = args.value("-m", o.modelPath.empty() ? defaultModelPath() : o.modelPath);
-    o.threads = int32_t(args.intValue("--threads", o.threads));
-    o.maxRunningRequests = int32_t(args.intValue("--max-running-requests", o.maxRunningRequests));
-    o.prefillChunk = int32_t(args.intValue("--prefill-chunk", o.prefillChunk));
-    o.pageSize = int32_t(args.intValue("--page-size", o.pageSize));
-    o.kvReserveTokens = args.intValue("--kv-reserve-tokens", o.kvReserveTokens);
-    o.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", o.swaFullTokensRatio);
-    o.swaTokens = args.intValue("--swa-tokens", o.swaTokens);
+    o.threads = int32Flag(args, "--threads", o.threads);
+    o.maxRunningRequests = int32Flag(args, "--max-running-requests", o.maxRunningRequests);
+    o.prefillChunk = int32Flag(args, "--prefill-chunk", o.prefillChunk);
+    o.pageSize = int32Flag(args, "--page-size", o.pageSize);
+    o.kvReserveTokens = int64Flag(args, "--kv-reserve-tokens", o.kvReserveTokens);
+    o.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", o.swaFullTokensRatio,
+                                           -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+    o.swaTokens = int64Flag(args, "--swa-tokens", o.swaTokens);
     o.kvDtype = readKvDtypeFlag(args, o.kvDtype);
-    o.maxContext = int32_t(args.intValue("--max-context", o.maxContext));
-    o.retainGap = int32_t(args.intValue("--retain-gap", o.retainGap));
-    o.maxWaiting = int32_t(args.intValue("--max-waiting", o.maxWaiting));
+    o.maxContext = int32Flag(args, "--max-context", o.maxContext);
+    o.retainGap = int32Flag(args, "--retain-gap", o.retainGap);
+    o.maxWaiting = int32Flag(args, "--max-waiting", o.maxWaiting);
+    // Before the model is loaded: a bad flag is named at once. (What a
+    // subcommand derives later, Engine's constructor checks the same way.)
+    if (const std::string bad = validateEngineOptions(o); !bad.empty()) throw Error(bad);
 }
 
 } // namespace weir::cli

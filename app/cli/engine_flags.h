@@ -6,6 +6,8 @@
 //   --swa-tokens N  --kv-cache-dtype f16|q8_0|fp8_e4m3|f32  --max-context N
 //   --retain-gap N  --max-waiting N
 // Values not given keep what `options` holds (a subcommand's own defaults).
+// A value that is not a number, out of its range (validateEngineOptions) or
+// too large for its type is a weir::Error naming the flag and the value.
 #include <string>
 
 #include "app/cli/command.h"

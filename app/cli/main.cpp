@@ -1,8 +1,11 @@
 // weir-cli entry point: dispatches to the registered subcommands.
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,21 +46,37 @@ std::string Args::value(const std::string& name, const std::string& def) {
     return def;
 }
 
-long long Args::intValue(const std::string& name, long long def) {
-    const std::string v = value(name, "");
-    if (v.empty()) return def;
+static const std::string kNotGiven = "\x01";  // no option can carry this value
+
+long long Args::intValue(const std::string& name, long long def, long long lo, long long hi) {
+    const std::string v = value(name, kNotGiven);
+    if (v == kNotGiven) return def;
+    const std::string range = " from " + std::to_string(lo) + " to " + std::to_string(hi);
     char* end = nullptr;
+    errno = 0;
     const long long r = std::strtoll(v.c_str(), &end, 10);
-    if (*end) throw Error("option " + name + " expects an integer, got '" + v + "'");
+    if (v.empty() || *end || end == v.c_str())
+        throw Error("option " + name + " expects a whole number" + range + ", got '" + v + "'");
+    // strtoll saturates on overflow; the range check below must see the real value.
+    if (errno == ERANGE || r < lo || r > hi) throw Error("option " + name + " must be" + range + " (got " + v + ")");
     return r;
 }
 
-double Args::floatValue(const std::string& name, double def) {
-    const std::string v = value(name, "");
-    if (v.empty()) return def;
+double Args::floatValue(const std::string& name, double def, double lo, double hi) {
+    const std::string v = value(name, kNotGiven);
+    if (v == kNotGiven) return def;
+    auto number = [](double d) {
+        std::ostringstream s;
+        s << d;
+        return s.str();
+    };
+    const std::string range = " from " + number(lo) + " to " + number(hi);
     char* end = nullptr;
     const double r = std::strtod(v.c_str(), &end);
-    if (*end) throw Error("option " + name + " expects a number, got '" + v + "'");
+    if (v.empty() || *end || end == v.c_str())
+        throw Error("option " + name + " expects a number" + range + ", got '" + v + "'");
+    // !(r >= lo) also refuses NaN.
+    if (!std::isfinite(r) || !(r >= lo) || !(r <= hi)) throw Error("option " + name + " must be" + range + " (got " + v + ")");
     return r;
 }
 

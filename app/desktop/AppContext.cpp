@@ -42,11 +42,14 @@ void AppContext::loadModel(const QString& path) {
     parts_.engine->load(path);
 }
 
-void AppContext::applyEngineSettings(const QVariantMap& values) {
-    parts_.settings->setEngine(values);
+QString AppContext::applyEngineSettings(const QVariantMap& values) {
+    // The page is blocked while the advisor reports a problem; this is the
+    // same check for any other caller. Nothing is stored or reloaded then.
+    if (const QString bad = parts_.settings->setEngine(values); !bad.isEmpty()) return bad;
     parts_.engine->setEngineOptions(parts_.settings->engineOptions());
     const QString path = parts_.engine->modelPath();
     if (!path.isEmpty()) parts_.engine->load(path);
+    return {};
 }
 
 QString AppContext::urlToPath(const QUrl& url) const { return url.isLocalFile() ? url.toLocalFile() : url.toString(); }

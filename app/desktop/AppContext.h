@@ -67,8 +67,9 @@ public:
 
     // Loads a model with the saved engine settings and remembers it.
     Q_INVOKABLE void loadModel(const QString& path);
-    // Saves engine settings and reloads the current model with them.
-    Q_INVOKABLE void applyEngineSettings(const QVariantMap& values);
+    // Saves engine settings and reloads the current model with them; returns
+    // "" then, or why the engine would refuse them (nothing saved).
+    Q_INVOKABLE QString applyEngineSettings(const QVariantMap& values);
     Q_INVOKABLE QString urlToPath(const QUrl& url) const;
     Q_INVOKABLE QUrl pathToUrl(const QString& path) const;
     Q_INVOKABLE bool fileExists(const QString& path) const;

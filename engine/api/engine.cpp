@@ -18,6 +18,7 @@
 #include "engine/scheduler/scheduler.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace weir {
@@ -41,6 +42,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     Impl& m = *impl_;
     m.options = options;
     if (options.modelPath.empty()) throw Error("no model file given");
+    if (const std::string bad = validateEngineOptions(options); !bad.empty()) throw Error(bad);
     m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
     m.model = loadModel(m.file);
     m.tokenizer = Tokenizer::fromGguf(*m.file);
@@ -180,7 +182,7 @@ void Engine::cancel(uint64_t id) { impl_->scheduler->cancel(id); }
 
 CacheStatus Engine::cacheStatus() const { return impl_->scheduler->status(); }
 
-void Engine::clearPrefixCache() { impl_->scheduler->clearPrefixCache(); }
+std::string Engine::clearPrefixCache() { return impl_->scheduler->clearPrefixCache(); }
 
 std::string Engine::resizePool(PoolKind pool, int64_t tokens) { return impl_->scheduler->resizePool(pool, tokens); }
 

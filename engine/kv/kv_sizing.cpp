@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir::kv {
 
@@ -63,6 +64,11 @@ bool attentionReadsKvDtype(KvDtype t) {
 static constexpr int32_t kChunksInFlight = 2;
 // Fallback context when the model does not say.
 static constexpr int64_t kDefaultContext = 4096;
+// Sizes are held below this while planning so no sum or product wraps;
+// checkPoolPlan refuses anything over EngineLimits::kMaxPoolTokens anyway.
+static constexpr int64_t kPlanningCap = EngineLimits::kMaxPoolTokens * 4;
+
+static int64_t capped(int64_t tokens) { return std::clamp<int64_t>(tokens, 0, kPlanningCap); }
 
 PoolPlan planPools(const EngineOptions& o, const ModelConfig& model) {
     PoolPlan plan;
@@ -84,14 +90,16 @@ PoolPlan planPools(const EngineOptions& o, const ModelConfig& model) {
     plan.windowFloor = windowFloor(plan.windowInput);
     plan.fullFloor = fullFloorTokens(ctx, o.pageSize);
 
-    plan.fullTokens = o.kvReserveTokens > 0 ? ceilToPage(o.kvReserveTokens, P)
-                                            : int64_t(std::max(o.maxRunningRequests, 1)) * plan.fullFloor;
+    plan.fullTokens = o.kvReserveTokens > 0 ? ceilToPage(capped(o.kvReserveTokens), P)
+                                            : capped(int64_t(std::max(o.maxRunningRequests, 1)) * plan.fullFloor);
     if (plan.window > 0) {
-        if (o.swaTokens > 0)
-            plan.windowTokens = ceilToPage(o.swaTokens, P);
-        else if (o.swaFullTokensRatio > 0)
-            plan.windowTokens = ceilToPage(int64_t(std::ceil(double(plan.fullTokens) * o.swaFullTokensRatio)), P);
-        else
+        if (o.swaTokens > 0) {
+            plan.windowTokens = ceilToPage(capped(o.swaTokens), P);
+        } else if (o.swaFullTokensRatio > 0) {
+            // In double and capped before the conversion: a huge ratio must not overflow int64.
+            const double w = std::ceil(double(plan.fullTokens) * o.swaFullTokensRatio);
+            plan.windowTokens = ceilToPage(w < double(kPlanningCap) ? int64_t(w) : kPlanningCap, P);
+        } else
             plan.windowTokens = plan.windowFloor.tokens;
     }
     plan.fullBytesPerToken = kvBytesPerToken(model, o.kvDtype, false);
@@ -119,6 +127,17 @@ std::string checkPoolPlan(const PoolPlan& plan) {
     if (!msg.empty()) return msg;
 
     const int64_t P = plan.pageSize;
+    const int64_t maxTokens = EngineLimits::kMaxPoolTokens;
+    if (plan.fullTokens > maxTokens)
+        msg += "full KV pool of " + n(plan.fullTokens) + " tokens" +
+               (plan.fromReserve ? " (--kv-reserve-tokens)"
+                                 : " (--max-running-requests x longest context " + n(plan.maxContext) + ")") +
+               " is over the limit of " + n(maxTokens) + " tokens; set --kv-reserve-tokens or lower --max-context\n";
+    if (plan.window > 0 && plan.windowTokens > maxTokens)
+        msg += "window KV pool of " + n(plan.windowTokens) + " tokens is over the limit of " + n(maxTokens) +
+               " tokens; lower --swa-tokens or --swa-full-tokens-ratio\n";
+    if (!msg.empty()) return msg;
+
     if (plan.fullTokens < plan.fullFloor) {
         msg += "full KV pool too small: " + n(plan.fullTokens) + " tokens" +
                (plan.fromReserve ? " (--kv-reserve-tokens)" : "") + ", floor " + n(plan.fullFloor) + " tokens\n";

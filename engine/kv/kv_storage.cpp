@@ -15,6 +15,15 @@ static uint8_t* zeroed(size_t bytes) {
     return static_cast<uint8_t*>(std::calloc(bytes ? bytes : 1, 1));
 }
 
+// rowBytes * pageSize * pages, or false when it does not fit a size_t (a
+// wrapped product would allocate a small buffer that rows are written past).
+static bool layerBytes(size_t rowBytes, int32_t pageSize, int32_t pages, size_t& out) {
+    if (pageSize < 0 || pages < 0) return false;
+    size_t pageBytes = 0;
+    return !__builtin_mul_overflow(rowBytes, size_t(pageSize), &pageBytes) &&
+           !__builtin_mul_overflow(pageBytes, size_t(pages), &out);
+}
+
 KvStorage::KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std::vector<LayerSpec> layers)
     : dtype_(dtype), pageSize_(pageSize), capacityPages_(0) {
     for (const LayerSpec& spec : layers) {
@@ -29,11 +38,14 @@ KvStorage::KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std
         slotOfLayer_[size_t(spec.layer)] = int32_t(layers_.size());
         layers_.push_back(std::move(l));
     }
-    if (!resize(capacityPages))
-        throw Error("kv storage: cannot allocate " + std::to_string(bytesPerToken() * size_t(capacityPages) *
-                                                                    size_t(pageSize) >> 20) +
-                    " MiB for " + std::to_string(capacityPages * int64_t(pageSize)) +
+    if (pageSize <= 0) throw Error("kv storage: page size must be at least 1 (got " + std::to_string(pageSize) + ")");
+    if (!resize(capacityPages)) {
+        // In double: the byte count may be what does not fit.
+        const double mib = double(bytesPerToken()) * double(capacityPages) * double(pageSize) / double(1 << 20);
+        throw Error("kv storage: cannot allocate " + std::to_string(int64_t(mib)) + " MiB for " +
+                    std::to_string(capacityPages * int64_t(pageSize)) +
                     " tokens; lower --kv-reserve-tokens / --swa-tokens or use --kv-cache-dtype q8_0");
+    }
 }
 
 size_t KvStorage::bytesPerToken() const {
@@ -71,7 +83,8 @@ bool KvStorage::resize(int32_t capacityPages) {
     if (capacityPages < 0) return false;
     std::vector<Buffer> fresh;
     for (const Layer& l : layers_) {
-        const size_t bytes = l.rowBytes * size_t(pageSize_) * size_t(capacityPages);
+        size_t bytes = 0;
+        if (!layerBytes(l.rowBytes, pageSize_, capacityPages, bytes)) return false;
         for (int i = 0; i < 2; ++i) {
             fresh.emplace_back(zeroed(bytes));
             if (!fresh.back()) return false;
@@ -80,7 +93,7 @@ bool KvStorage::resize(int32_t capacityPages) {
     const int32_t keep = std::min(capacityPages, capacityPages_);
     for (size_t i = 0; i < layers_.size(); ++i) {
         Layer& l = layers_[i];
-        const size_t keepBytes = l.rowBytes * size_t(pageSize_) * size_t(keep);
+        const size_t keepBytes = l.rowBytes * size_t(pageSize_) * size_t(keep);  // <= the checked size above
         if (keepBytes) {
             std::memcpy(fresh[2 * i].get(), l.k.get(), keepBytes);
             std::memcpy(fresh[2 * i + 1].get(), l.v.get(), keepBytes);

@@ -11,6 +11,7 @@
 #include "engine/models/model.h"
 #include "engine/scheduler/active_request.h"
 #include "engine/scheduler/prefill_share.h"
+#include "weir/base/error.h"
 
 namespace weir {
 
@@ -20,6 +21,27 @@ constexpr size_t kMaxViolationDetails = 32;
 
 std::string poolName(kv::KvResult r) {
     return r == kv::KvResult::OutOfWindowPages ? "window" : "full";
+}
+
+constexpr const char* kShutDown = "engine shut down";
+
+std::string describe(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+
+void deliver(const EventSink& sink, const Event& ev) {
+    if (!sink) return;
+    try {
+        sink(ev);
+    } catch (...) {
+        // A client's exception must not take the engine thread down.
+    }
 }
 
 } // namespace
@@ -39,10 +61,25 @@ Scheduler::~Scheduler() = default;
 
 uint64_t Scheduler::submit(GenerateRequest request, EventSink sink) {
     const uint64_t id = nextId_.fetch_add(1);
+    const int32_t promptTokens = int32_t(request.prompt.size());
     auto r = std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), tokenizer_);
     {
         std::lock_guard<std::mutex> lock(inboxMutex_);
-        incoming_.push_back(std::move(r));
+        if (!stopped_) {
+            incoming_.push_back(std::move(r));
+            r = nullptr;
+        }
+    }
+    if (r) {
+        // No engine thread will ever see it: its one terminal event comes now,
+        // on this thread, the same one the requests running at shutdown got.
+        Event ev;
+        ev.kind = Event::Kind::Cancelled;
+        ev.request = id;
+        ev.text = kShutDown;
+        ev.usage.promptTokens = promptTokens;
+        deliver(r->sink, ev);
+        return id;
     }
     inboxCv_.notify_all();
     return id;
@@ -51,6 +88,7 @@ uint64_t Scheduler::submit(GenerateRequest request, EventSink sink) {
 void Scheduler::cancel(uint64_t id) {
     {
         std::lock_guard<std::mutex> lock(inboxMutex_);
+        if (stopped_) return;  // every request has ended already
         cancels_.push_back(id);
     }
     inboxCv_.notify_all();
@@ -61,51 +99,61 @@ void Scheduler::runOnEngineThread(std::function<void()> fn, bool wait) {
         fn();
         return;
     }
-    if (!wait) {
-        {
-            std::lock_guard<std::mutex> lock(inboxMutex_);
-            commands_.push_back(std::move(fn));
-        }
-        inboxCv_.notify_all();
-        return;
-    }
-    auto done = std::make_shared<std::promise<void>>();
-    std::future<void> f = done->get_future();
+    std::future<void> done;
     {
         std::lock_guard<std::mutex> lock(inboxMutex_);
-        commands_.push_back([fn = std::move(fn), done] {
-            try {
-                fn();
-            } catch (...) {
-            }
-            done->set_value();
-        });
+        if (stopped_) throw Error("the engine has shut down: its thread runs nothing more");
+        if (wait) {
+            auto promise = std::make_shared<std::promise<void>>();
+            done = promise->get_future();
+            commands_.push_back([fn = std::move(fn), promise] {
+                try {
+                    fn();
+                    promise->set_value();
+                } catch (...) {
+                    promise->set_exception(std::current_exception());
+                }
+            });
+        } else {
+            commands_.push_back(std::move(fn));
+        }
     }
     inboxCv_.notify_all();
-    f.wait();
+    // run() executes every command queued before it stops taking them, so this returns.
+    if (wait) done.get();
 }
 
-void Scheduler::clearPrefixCache() {
-    runOnEngineThread(
-        [this] {
-            cache_.evict(kv::PoolKind::Full, cache_.capacityPages(kv::PoolKind::Full));
-            cache_.evict(kv::PoolKind::Window, cache_.capacityPages(kv::PoolKind::Window));
-            publishStatus();
-        },
-        true);
+std::string Scheduler::clearPrefixCache() {
+    try {
+        runOnEngineThread(
+            [this] {
+                cache_.evict(kv::PoolKind::Full, cache_.capacityPages(kv::PoolKind::Full));
+                cache_.evict(kv::PoolKind::Window, cache_.capacityPages(kv::PoolKind::Window));
+                publishStatus();
+            },
+            true);
+    } catch (...) {
+        return "clearing the prefix cache failed: " + describe(std::current_exception());
+    }
+    return {};
 }
 
 std::string Scheduler::resizePool(PoolKind pool, int64_t tokens) {
     std::string message;
-    runOnEngineThread(
-        [&] {
-            const kv::ResizeResult r = cache_.resize(pool, tokens);
-            if (r.result != kv::KvResult::Ok || r.capacityTokens != kv::ceilToPage(tokens, cache_.pageSize()))
-                message = r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")"
-                                            : r.message;
-            publishStatus();
-        },
-        true);
+    try {
+        runOnEngineThread(
+            [&] {
+                const kv::ResizeResult r = cache_.resize(pool, tokens);
+                if (r.result != kv::KvResult::Ok || r.capacityTokens != kv::ceilToPage(tokens, cache_.pageSize()))
+                    message = r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")"
+                                                : r.message;
+                publishStatus();
+            },
+            true);
+    } catch (...) {
+        return std::string("resizing the ") + (pool == kv::PoolKind::Full ? "full" : "window") +
+               " pool failed: " + describe(std::current_exception());
+    }
     return message;
 }
 
@@ -129,12 +177,19 @@ void Scheduler::run(const std::atomic<bool>& stop) {
         }
         if (!worked) idleWait(stop);
     }
-    // Shutting down: every request still known ends with Cancelled.
+    // Shutting down. From here on submit() and runOnEngineThread() answer at
+    // once on their own thread; what reached the inbox before still runs
+    // (commands) or ends (requests) here, so every caller gets its outcome.
+    {
+        std::lock_guard<std::mutex> lock(inboxMutex_);
+        stopped_ = true;
+    }
     drainInbox();
-    for (auto& r : running_) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, "engine shut down");
-    for (auto& r : waiting_) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, "engine shut down");
+    for (auto& r : running_) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, kShutDown);
+    for (auto& r : waiting_) finish(*r, Event::Kind::Cancelled, FinishReason::Stop, kShutDown);
     removeFinished();
     publishStatus();
+    engineThread_.store(std::thread::id());  // a later thread may get this id
 }
 
 void Scheduler::idleWait(const std::atomic<bool>& stop) {
@@ -209,9 +264,15 @@ bool Scheduler::drainInbox() {
     }
     applyCancels(cancels);
     for (auto& fn : commands) {
+        // Waited-for commands hand their exception to the caller; one nobody
+        // waits for is reported in the status, like any other fault.
         try {
             fn();
         } catch (...) {
+            ++schedulerViolations_;
+            schedulerViolationDetails_.push_front("a queued engine-thread command failed: " +
+                                                  describe(std::current_exception()));
+            if (schedulerViolationDetails_.size() > kMaxViolationDetails) schedulerViolationDetails_.pop_back();
         }
     }
     return !in.empty() || !cancels.empty() || !commands.empty();
@@ -567,15 +628,6 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     const std::string text = m.text + flushText(stopped);
     emitToken(r, token, text);
     finish(r, Event::Kind::Done, stopped ? FinishReason::StopString : FinishReason::Length, "");
-}
-
-static void deliver(const EventSink& sink, const Event& ev) {
-    if (!sink) return;
-    try {
-        sink(ev);
-    } catch (...) {
-        // A client's exception must not take the engine thread down.
-    }
 }
 
 void Scheduler::emitToken(ActiveRequest& r, int32_t token, const std::string& text) {

@@ -21,8 +21,10 @@
 // touched with Error and the loop goes on. Every request ends with exactly one
 // terminal event.
 //
-// submit(), cancel(), clearPrefixCache() and status() are safe from any thread;
-// run() is the engine thread's body.
+// submit(), cancel(), clearPrefixCache(), resizePool() and status() are safe
+// from any thread; run() is the engine thread's body. Once run() has ended,
+// submit() ends the request at once (Cancelled, on the caller's thread) and
+// runOnEngineThread() throws: nothing waits for a thread that is gone.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -70,13 +72,20 @@ public:
     Scheduler& operator=(const Scheduler&) = delete;
 
     // --- any thread ---
+    // The sink gets exactly one terminal event, also when the engine has
+    // shut down (then at once, from inside submit).
     uint64_t submit(GenerateRequest request, EventSink sink);
     void cancel(uint64_t id);
     // Runs `fn` on the engine thread between steps (pool maintenance); when
-    // called on the engine thread itself, runs it at once.
+    // called on the engine thread itself, runs it at once. With `wait`, returns
+    // when fn has run and rethrows what fn threw; without, an exception from
+    // fn is counted as a violation in the status. Throws weir::Error at once
+    // when run() has ended.
     void runOnEngineThread(std::function<void()> fn, bool wait);
-    void clearPrefixCache();   // evicts every unreferenced cached page; waits
-    // HybridKvCache::resize on the engine thread; "" when done as asked.
+    // Evicts every unreferenced cached page; waits. "" when done, else why not.
+    std::string clearPrefixCache();
+    // HybridKvCache::resize on the engine thread; "" when done as asked, else
+    // why not (refused, clamped, failed, or the engine has shut down).
     std::string resizePool(PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
@@ -144,6 +153,7 @@ private:
     std::vector<std::unique_ptr<ActiveRequest>> incoming_;
     std::vector<uint64_t> cancels_;
     std::vector<std::function<void()>> commands_;
+    bool stopped_ = false;  // run() has ended: the inbox takes nothing more
     std::atomic<uint64_t> nextId_{1};
     std::atomic<std::thread::id> engineThread_{};
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -35,11 +39,20 @@ bool spinUntil(Done done) {
 } // namespace
 
 ThreadPool::ThreadPool(int threads) {
-    if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    try {
+        for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+    } catch (const std::system_error& e) {
+        // The destructor does not run for a half-built pool: stop what started.
+        stopWorkers();
+        throw std::runtime_error("cannot start " + std::to_string(threads) + " threads (started " +
+                                 std::to_string(workers_.size() + 1) + "): " + e.what());
+    }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stopWorkers(); }
+
+void ThreadPool::stopWorkers() {
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
@@ -55,8 +68,38 @@ static void rangeFor(int64_t n, int parts, int index, int64_t& begin, int64_t& e
     end = begin + chunk + (index < rest ? 1 : 0);
 }
 
+namespace {
+
+// Clears busy_ however parallelFor leaves.
+struct BusyGuard {
+    std::atomic<bool>& busy;
+    ~BusyGuard() { busy.store(false, std::memory_order_release); }
+};
+
+} // namespace
+
+void ThreadPool::keepFirstError(std::exception_ptr e) {
+    std::lock_guard lock(errorMutex_);
+    if (!firstError_) firstError_ = std::move(e);
+}
+
+void ThreadPool::runRange(int64_t n, int index) {
+    int64_t b, e;
+    rangeFor(n, size(), index, b, e);
+    if (b >= e) return;
+    try {
+        (*job_)(b, e, index);
+    } catch (...) {
+        keepFirstError(std::current_exception());
+    }
+}
+
 void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
     if (n <= 0) return;
+    if (busy_.exchange(true, std::memory_order_acq_rel))
+        throw std::logic_error("ThreadPool::parallelFor called while another parallelFor of the same pool runs "
+                               "(nested inside a job, or from a second thread); the pool runs one job at a time");
+    BusyGuard guard{busy_};
     const int parts = size();
     if (parts == 1 || n == 1) {
         fn(0, n, 0);
@@ -72,14 +115,20 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
         generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
-    int64_t b, e;
-    rangeFor(n, parts, 0, b, e);
-    if (b < e) fn(b, e, 0);
+    // The caller's own range: even when it throws, the workers' ranges still
+    // read fn, so wait for them before leaving.
+    runRange(n, 0);
     if (!spinUntil([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
         std::unique_lock lock(mutex_);
         done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     }
     job_ = nullptr;
+    std::exception_ptr error;
+    {
+        std::lock_guard lock(errorMutex_);
+        error = std::exchange(firstError_, nullptr);
+    }
+    if (error) std::rethrow_exception(error);
 }
 
 void ThreadPool::workerLoop(int index) {
@@ -95,11 +144,7 @@ void ThreadPool::workerLoop(int index) {
             if (stop_) return;
         }
         seen = generation_.load(std::memory_order_acquire);
-        const auto* job = job_;
-        const int64_t n = jobSize_;
-        int64_t b, e;
-        rangeFor(n, size(), index, b, e);
-        if (b < e) (*job)(b, e, index);
+        runRange(jobSize_, index);
         if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             std::lock_guard lock(mutex_);  // pairs with the caller's check under the mutex
             done_.notify_one();

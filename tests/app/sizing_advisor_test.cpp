@@ -105,6 +105,25 @@ private slots:
         QVERIFY(a.problems().isEmpty());
     }
 
+    // The engine's own range check (validateEngineOptions), with or without a
+    // model: before, a page size of 24 or 9999 threads passed the page.
+    void optionsOutOfRangeAreTheEnginesRefusal() {
+        SizingAdvisor a;
+        a.setProperty("pageSize", 24);
+        QVERIFY2(a.problems().contains(QStringLiteral("--page-size must be a power of two")), qPrintable(a.problems()));
+        a.setProperty("pageSize", 16);
+        QVERIFY(a.problems().isEmpty());
+        a.setProperty("threads", 9999);
+        QVERIFY2(a.problems().startsWith(QStringLiteral("--threads must be from 0 to")), qPrintable(a.problems()));
+        a.setProperty("threads", -1);
+        QVERIFY(a.problems().contains(QStringLiteral("(got -1)")));
+        a.setProperty("threads", 0);
+        configure(a, 1024, 2048, 4, 0);
+        QVERIFY(a.problems().isEmpty());
+        a.setProperty("retainGap", 0);
+        QVERIFY2(a.problems().startsWith(QStringLiteral("--retain-gap must be from 1")), qPrintable(a.problems()));
+    }
+
     void noModelNoVerdict() {
         SizingAdvisor a;
         QVERIFY(!a.hasModel());

@@ -1,6 +1,7 @@
 // Storage: the database is WAL with foreign keys on; conversations, messages
 // and tool calls round-trip; search covers titles and content; delete is
 // undoable until purged and cascades to messages and tool calls.
+#include <QDir>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -189,6 +190,32 @@ private slots:
         }
         QCOMPARE(s.messages(id).size(), 50);
         QVERIFY(s.checkpoint() >= 0);
+    }
+
+    // The checkpointer thread's failure is its own: the GUI thread's
+    // lastError() keeps the GUI's last error. Before, both threads shared one
+    // unguarded string (a data race, and the GUI showed the checkpoint's error).
+    void checkpointerErrorsDoNotReachTheGuiThread() {
+        QTemporaryDir dir;
+        const QString data = dir.filePath(QStringLiteral("data"));
+        Storage s(data);
+        QVERIFY(s.open());
+        MessageRecord orphan;
+        orphan.conversationId = 4242;
+        orphan.role = QStringLiteral("user");
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("cannot save a message")));
+        QCOMPARE(s.appendMessage(orphan), 0);
+        const QString guiError = s.lastError();
+        QVERIFY(guiError.contains(QStringLiteral("FOREIGN KEY"), Qt::CaseInsensitive));
+        // The checkpointer opens its own connection, which now cannot open the file.
+        QVERIFY(QDir(data).removeRecursively());
+        {
+            StorageCheckpointer checkpointer(&s, 60000);
+            checkpointer.requestNow();
+            // Read while the other thread fails (what ThreadSanitizer watches).
+            while (checkpointer.completed() < 1) QCOMPARE(s.lastError(), guiError);
+        }
+        QCOMPARE(s.lastError(), guiError);
     }
 
     void unwritableFolderIsAClearError() {

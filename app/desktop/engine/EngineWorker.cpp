@@ -84,6 +84,9 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
         requests_.insert(ticket, id);
     } catch (const std::exception& e) {
         fail(QString::fromUtf8(e.what()));
+    } catch (...) {
+        // Whatever the backend throws, the ticket still gets its one failed signal.
+        fail(QStringLiteral("unknown error while submitting the request"));
     }
 }
 

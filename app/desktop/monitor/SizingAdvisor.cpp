@@ -2,6 +2,8 @@
 
 #include <QLocale>
 
+#include "weir/types/engine_limits.h"
+
 namespace weir::desktop {
 namespace {
 
@@ -42,6 +44,7 @@ int SizingAdvisor::largestMaxRunning() const {
 
 void SizingAdvisor::recompute() {
     EngineOptions o;
+    o.threads = threads_;
     o.maxRunningRequests = maxRunning_;
     o.pageSize = pageSize_;
     o.prefillChunk = prefillChunk_;
@@ -51,7 +54,10 @@ void SizingAdvisor::recompute() {
     o.kvReserveTokens = fullPoolTokens_;
     o.kvDtype = dtypeFromName(kvDtype_);
     plan_ = kv::planPools(o, model_);
-    problems_ = hasModel() ? QString::fromStdString(kv::checkPoolPlan(plan_)).trimmed() : QString();
+    if (const std::string bad = validateEngineOptions(o); !bad.empty())
+        problems_ = QString::fromStdString(bad);
+    else
+        problems_ = hasModel() ? QString::fromStdString(kv::checkPoolPlan(plan_)).trimmed() : QString();
 
     terms_.clear();
     if (applicable()) {

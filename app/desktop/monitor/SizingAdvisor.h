@@ -18,6 +18,7 @@ class SizingAdvisor : public QObject {
     Q_OBJECT
     QML_ELEMENT
     // Engine settings being edited (names as in AppSettings::engine()).
+    Q_PROPERTY(int threads MEMBER threads_ NOTIFY inputsChanged)                     // 0 = all hardware threads
     Q_PROPERTY(int maxRunning MEMBER maxRunning_ NOTIFY inputsChanged)
     Q_PROPERTY(int pageSize MEMBER pageSize_ NOTIFY inputsChanged)
     Q_PROPERTY(int prefillChunk MEMBER prefillChunk_ NOTIFY inputsChanged)
@@ -43,7 +44,9 @@ class SizingAdvisor : public QObject {
     Q_PROPERTY(double windowBytes READ windowBytes NOTIFY resultsChanged)
     Q_PROPERTY(double fullBytesPerToken READ fullBytesPerToken NOTIFY resultsChanged)
     Q_PROPERTY(double windowBytesPerToken READ windowBytesPerToken NOTIFY resultsChanged)
-    Q_PROPERTY(QString problems READ problems NOTIFY resultsChanged)  // the engine's refusal, "" if servable
+    // The engine's refusal, "" if servable: an option out of range
+    // (validateEngineOptions, checked with or without a model), else the pool floors.
+    Q_PROPERTY(QString problems READ problems NOTIFY resultsChanged)
 
 public:
     explicit SizingAdvisor(QObject* parent = nullptr);
@@ -78,7 +81,7 @@ private:
     void recompute();
 
     ModelConfig model_;
-    int maxRunning_ = 4, pageSize_ = 16, prefillChunk_ = 512, retainGap_ = 1, maxContext_ = 0;
+    int threads_ = 0, maxRunning_ = 4, pageSize_ = 16, prefillChunk_ = 512, retainGap_ = 1, maxContext_ = 0;
     qint64 windowPoolTokens_ = 0, fullPoolTokens_ = 0;
     QString kvDtype_ = QStringLiteral("f16");
 

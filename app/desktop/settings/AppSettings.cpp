@@ -2,8 +2,10 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <limits>
 #include <thread>
 
+#include "weir/types/engine_limits.h"
 #include "weir/types/kv_dtype.h"
 
 namespace weir::desktop {
@@ -11,6 +13,13 @@ namespace {
 
 const char* kEngineKeys[] = {"threads", "maxRunning", "prefillChunk", "pageSize", "fullPoolTokens",
                              "windowPoolTokens", "kvDtype", "retainGap", "maxContext", "device"};
+
+// A stored number as an int32 option. Out of range saturates (never wraps),
+// so validateEngineOptions sees a value that is out of range too.
+int32_t int32Setting(const QVariant& v) {
+    const qint64 n = v.toLongLong();
+    return int32_t(std::clamp<qint64>(n, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+}
 
 } // namespace
 
@@ -44,7 +53,22 @@ QVariantMap AppSettings::engine() const {
     return out;
 }
 
-void AppSettings::setEngine(const QVariantMap& values) {
+QVariantMap AppSettings::engineLimits() const {
+    using L = EngineLimits;
+    return {{"threadsMax", L::maxThreads()},
+            {"maxRunningMax", L::kMaxRunningRequests},
+            {"prefillChunkMax", L::kMaxPrefillChunk},
+            {"pageSizeMax", L::kMaxPageSize},
+            {"poolTokensMax", qint64(L::kMaxPoolTokens)},
+            {"retainGapMax", L::kMaxRetainGap},
+            {"maxContextMax", qint64(L::kMaxPoolTokens)}};
+}
+
+QString AppSettings::setEngine(const QVariantMap& values) {
+    QVariantMap merged = engine();
+    for (auto it = values.begin(); it != values.end(); ++it) merged[it.key()] = it.value();
+    if (const std::string bad = validateEngineOptions(optionsFrom(merged)); !bad.empty())
+        return QString::fromStdString(bad);
     settings_.beginGroup(QStringLiteral("engine"));
     for (const char* key : kEngineKeys) {
         const QString k = QString::fromLatin1(key);
@@ -53,19 +77,21 @@ void AppSettings::setEngine(const QVariantMap& values) {
     settings_.endGroup();
     settings_.sync();
     emit engineChanged();
+    return {};
 }
 
-EngineOptions AppSettings::engineOptions() const {
-    const QVariantMap e = engine();
+EngineOptions AppSettings::engineOptions() const { return optionsFrom(engine()); }
+
+EngineOptions AppSettings::optionsFrom(const QVariantMap& e) {
     EngineOptions o;
-    o.threads = std::max(0, e.value("threads").toInt());
-    o.maxRunningRequests = std::max(1, e.value("maxRunning").toInt());
-    o.prefillChunk = std::max(16, e.value("prefillChunk").toInt());
-    o.pageSize = std::max(1, e.value("pageSize").toInt());
-    o.kvReserveTokens = std::max<qint64>(0, e.value("fullPoolTokens").toLongLong());
-    o.swaTokens = std::max<qint64>(0, e.value("windowPoolTokens").toLongLong());
-    o.retainGap = std::max(1, e.value("retainGap").toInt());
-    o.maxContext = std::max(0, e.value("maxContext").toInt());
+    o.threads = int32Setting(e.value("threads"));
+    o.maxRunningRequests = int32Setting(e.value("maxRunning"));
+    o.prefillChunk = int32Setting(e.value("prefillChunk"));
+    o.pageSize = int32Setting(e.value("pageSize"));
+    o.kvReserveTokens = e.value("fullPoolTokens").toLongLong();
+    o.swaTokens = e.value("windowPoolTokens").toLongLong();
+    o.retainGap = int32Setting(e.value("retainGap"));
+    o.maxContext = int32Setting(e.value("maxContext"));
     const QString dtype = e.value("kvDtype").toString();
     for (KvDtype t : {KvDtype::F16, KvDtype::Q8_0, KvDtype::F32, KvDtype::FP8_E4M3})
         if (dtype == QLatin1String(kvDtypeName(t))) o.kvDtype = t;

@@ -28,6 +28,10 @@ class AppSettings : public QObject {
     Q_PROPERTY(int sidebarWidth READ sidebarWidth WRITE setSidebarWidth NOTIFY sidebarWidthChanged)
     Q_PROPERTY(int hardwareThreads READ hardwareThreads CONSTANT)
     Q_PROPERTY(QString cpuFeatures READ cpuFeatures CONSTANT)
+    // The engine's ranges (EngineLimits) for the settings page's fields:
+    // threadsMax, maxRunningMax, prefillChunkMax, pageSizeMax, poolTokensMax,
+    // retainGapMax, maxContextMax.
+    Q_PROPERTY(QVariantMap engineLimits READ engineLimits CONSTANT)
 
 public:
     AppSettings(const QString& dataDir, const QString& defaultModel, QObject* parent = nullptr);
@@ -35,8 +39,15 @@ public:
     // Engine settings as a map: threads, maxRunning, prefillChunk, pageSize,
     // fullPoolTokens, windowPoolTokens, kvDtype, retainGap, maxContext, device.
     QVariantMap engine() const;
-    Q_INVOKABLE void setEngine(const QVariantMap& values);
+    // Stores `values` over the current settings when the engine would accept
+    // them (validateEngineOptions) and returns ""; otherwise stores nothing
+    // and returns the problem, naming the option and the value.
+    Q_INVOKABLE QString setEngine(const QVariantMap& values);
     Q_INVOKABLE QVariantMap engineDefaults() const;
+    QVariantMap engineLimits() const;
+    // The stored settings as engine options, unclamped: a value out of range
+    // (a hand-edited settings.ini) reaches the engine, which refuses to load
+    // with a message naming it, instead of being quietly changed here.
     EngineOptions engineOptions() const;
 
     // The HTTP endpoint: on/off, interface, port, API key (group "endpoint").
@@ -69,6 +80,8 @@ signals:
     void sidebarWidthChanged();
 
 private:
+    static EngineOptions optionsFrom(const QVariantMap& engine);
+
     mutable QSettings settings_;
     QString defaultModel_;
 };

@@ -101,9 +101,18 @@ Storage::~Storage() {
 }
 
 bool Storage::fail(const QString& what, const QString& detail) {
-    lastError_ = detail.isEmpty() ? what : what + QStringLiteral(": ") + detail;
-    qWarning("Storage: %s", qPrintable(lastError_));
+    const QString message = detail.isEmpty() ? what : what + QStringLiteral(": ") + detail;
+    {
+        QMutexLocker lock(&lastErrorMutex_);
+        lastError_.insert(QThread::currentThreadId(), message);
+    }
+    qWarning("Storage: %s", qPrintable(message));
     return false;
+}
+
+QString Storage::lastError() const {
+    QMutexLocker lock(&lastErrorMutex_);
+    return lastError_.value(QThread::currentThreadId());
 }
 
 QSqlDatabase Storage::db() {
@@ -415,8 +424,13 @@ void Storage::closeThreadConnection() {
         if (d.isOpen()) d.close();
     }
     QSqlDatabase::removeDatabase(name);
-    QMutexLocker lock(&connectionsMutex_);
-    connections_.remove(name);
+    {
+        QMutexLocker lock(&connectionsMutex_);
+        connections_.remove(name);
+    }
+    // A later thread may get this thread's id.
+    QMutexLocker lock(&lastErrorMutex_);
+    lastError_.remove(QThread::currentThreadId());
 }
 
 qint64 Storage::importConversation(const ConversationRecord& conv, const QList<MessageRecord>& messages,
@@ -460,7 +474,7 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
         if (i < toolCalls.size()) {
             for (ToolCallRecord c : toolCalls[i]) {
                 c.messageId = messageId;
-                if (!addToolCall(c)) return rollback(QStringLiteral("cannot import a tool call"), lastError_);
+                if (!addToolCall(c)) return rollback(QStringLiteral("cannot import a tool call"), lastError());
             }
         }
     }

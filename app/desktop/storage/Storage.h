@@ -2,7 +2,9 @@
 // Storage owns Weir's SQLite database (conversations, messages, tool calls)
 // and is the only code that writes SQL. WAL journal, foreign keys on,
 // numbered schema migrations tracked in PRAGMA user_version. Each thread that
-// uses a Storage gets its own connection.
+// uses a Storage gets its own connection, and its own last error: the
+// checkpointer thread failing must not change what the GUI thread reads.
+#include <QHash>
 #include <QList>
 #include <QMutex>
 #include <QSet>
@@ -27,7 +29,8 @@ public:
     // On failure returns false and lastError() says why.
     bool open(int targetVersion = -1);
     bool isOpen() const { return open_; }
-    QString lastError() const { return lastError_; }
+    // Why the calling thread's last failed call failed ("" if none failed).
+    QString lastError() const;
     QString databasePath() const { return path_; }
 
     static int latestSchemaVersion();
@@ -87,7 +90,8 @@ private:
     QSet<QString> connections_;
     bool open_ = false;
     int interruptedAtOpen_ = 0;
-    QString lastError_;
+    mutable QMutex lastErrorMutex_;
+    QHash<Qt::HANDLE, QString> lastError_;  // by thread, under lastErrorMutex_
 };
 
 } // namespace weir::desktop

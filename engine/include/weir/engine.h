@@ -23,7 +23,8 @@ namespace weir {
 class Engine {
 public:
     // Loads the model and sizes the pools. Throws weir::Error with a clear
-    // message for a bad model file or a pool configuration below its floor.
+    // message for an option out of range (validateEngineOptions), a bad model
+    // file or a pool configuration below its floor.
     explicit Engine(const EngineOptions& options);
     ~Engine();
     Engine(const Engine&) = delete;
@@ -67,6 +68,8 @@ public:
 
     // Queues a request; returns its id (never 0). The sink is called on the
     // engine thread. A request that can never fit ends with an Error event.
+    // Every request gets exactly one terminal event; one submitted while the
+    // engine shuts down ends Cancelled.
     uint64_t submit(GenerateRequest request, EventSink sink);
     // Ends a request with Cancelled (if not already ended) and frees its pages.
     void cancel(uint64_t id);
@@ -75,12 +78,14 @@ public:
 
     // Evicts every cached prefix that no running request uses, freeing its
     // pages, and returns once done (from any thread, event sinks included).
-    void clearPrefixCache();
+    // Returns "" when done, else why it failed.
+    std::string clearPrefixCache();
     // Resizes one pool to `tokens` between two steps
     // (running requests keep their pages; cached pages are evicted first when
     // shrinking; never below the pool's floor). Returns "" on success, else
-    // why it was refused or clamped. Waits for the engine thread; safe from
-    // any thread, event sinks included.
+    // why it was refused, clamped or failed (an exception while resizing is
+    // reported here, never as success). Waits for the engine thread; safe
+    // from any thread, event sinks included.
     std::string resizePool(PoolKind pool, int64_t tokens);
 
     struct Impl;

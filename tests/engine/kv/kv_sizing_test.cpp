@@ -3,6 +3,8 @@
 #include "tests/support/weir_test.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "engine/kv/kv_sizing.h"
@@ -199,4 +201,28 @@ WEIR_TEST(KvSizing, stepNeedIsPageGranular) {
     REQUIRE_EQ(stepNeed(10, 40, 16, true).fullPages, int64_t(3));  // pages(50) - pages(10) = 4 - 1
     REQUIRE_EQ(stepNeed(10, 40, 16, false).windowPages, int64_t(0));
     REQUIRE_EQ(stepNeed(10, 0, 16, true).fullPages, int64_t(0));
+}
+
+// A model claiming a 2^31-token context with the most running requests:
+// the derived full pool is refused with its size, not wrapped or allocated.
+WEIR_TEST(KvSizing, oversizedPoolsAreRefusedNotWrapped) {
+    ModelConfig m = gemma270m();
+    m.nCtxTrain = std::numeric_limits<int32_t>::max();
+    EngineOptions o;
+    o.maxRunningRequests = 1024;
+    const PoolPlan plan = planPools(o, m);
+    REQUIRE(plan.fullTokens > 0);
+    const std::string msg = checkPoolPlan(plan);
+    REQUIRE_MSG(has(msg, "full KV pool of ") && has(msg, "is over the limit of 1073741824 tokens"), msg);
+    REQUIRE_THROWS(Error, planPoolsOrThrow(o, m));
+
+    // A ratio far beyond 1 (not range-checked here; validateEngineOptions is)
+    // must not overflow the conversion to tokens.
+    EngineOptions r;
+    r.kvReserveTokens = 1 << 20;
+    r.swaFullTokensRatio = 1e300;
+    const PoolPlan ratioPlan = planPools(r, gemma270m());
+    REQUIRE(ratioPlan.windowTokens > 0);
+    REQUIRE_MSG(has(checkPoolPlan(ratioPlan), "window KV pool of "), checkPoolPlan(ratioPlan));
+    REQUIRE_EQ(PoolPlan::bytes(int64_t(1) << 62, size_t(1) << 10), SIZE_MAX);
 }

@@ -78,8 +78,13 @@ struct PoolPlan {
     WindowFloorInput windowInput;
     size_t fullBytesPerToken = 0, windowBytesPerToken = 0;
     bool fromReserve = false, fromSwaTokens = false, fromRatio = false;  // which flag set each size
-    size_t fullBytes() const { return size_t(fullTokens) * fullBytesPerToken; }
-    size_t windowBytes() const { return size_t(windowTokens) * windowBytesPerToken; }
+    size_t fullBytes() const { return bytes(fullTokens, fullBytesPerToken); }
+    size_t windowBytes() const { return bytes(windowTokens, windowBytesPerToken); }
+    // tokens * perToken, SIZE_MAX when that does not fit (a plan being edited may be absurd).
+    static size_t bytes(int64_t tokens, size_t perToken) {
+        size_t out = 0;
+        return tokens < 0 || __builtin_mul_overflow(size_t(tokens), perToken, &out) ? SIZE_MAX : out;
+    }
 };
 
 // Sizes both pools from the options (full: --kv-reserve-tokens, else

@@ -1,0 +1,30 @@
+#pragma once
+// The ranges every numeric engine option must fall in (EngineOptions), checked in one place:
+// weir-cli after reading its flags, the app's engine settings before they are
+// applied, and Engine's constructor for everyone else. A value outside them
+// would hang at start (millions of threads), overflow a byte count, or be
+// quietly clamped somewhere deeper; here it is refused with its flag's name.
+#include <cstdint>
+#include <string>
+
+#include "weir/types/engine_options.h"
+
+namespace weir {
+
+struct EngineLimits {
+    static constexpr int32_t kThreadsPerHardwareThread = 4;
+    static constexpr int32_t kMaxRunningRequests = 1024;
+    static constexpr int32_t kMaxPrefillChunk = 65536;
+    static constexpr int32_t kMaxPageSize = 1024;            // and a power of two
+    static constexpr int64_t kMaxPoolTokens = int64_t(1) << 30;  // per pool; keeps pages and bytes in range
+    static constexpr int32_t kMaxRetainGap = 1024;
+    static constexpr int32_t kMaxWaiting = 1000000;
+    // --threads: 0 (all hardware threads) up to this.
+    static int32_t maxThreads();
+};
+
+// "" when every option is in range; otherwise the first problem, naming the
+// flag and the value, e.g. "--page-size must be a power of two from 1 to 1024 (got 24)".
+std::string validateEngineOptions(const EngineOptions& options);
+
+} // namespace weir
