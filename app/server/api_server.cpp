@@ -1,5 +1,8 @@
 #include "app/server/api_server.h"
 
+#include <atomic>
+#include <future>
+
 #include <QHostAddress>
 #include <QThread>
 
@@ -41,7 +44,22 @@ bool ApiServer::start(QString* error, QString* warning) {
     if (isListening()) return true;
     bool ok = false;
     QString e, w;
-    QMetaObject::invokeMethod(d_->service, [&] { ok = d_->service->start(&e, &w); }, Qt::BlockingQueuedConnection);
+    // Run on the service's thread and wait. The hand-off goes through an
+    // atomic and a std::promise as well as Qt's event queue: Qt's own queue
+    // synchronizes in uninstrumented code, which ThreadSanitizer cannot see.
+    std::atomic<bool> posted{false};
+    std::promise<void> done;
+    std::future<void> finished = done.get_future();
+    posted.store(true, std::memory_order_release);
+    QMetaObject::invokeMethod(
+        d_->service,
+        [&] {
+            (void)posted.load(std::memory_order_acquire);
+            ok = d_->service->start(&e, &w);
+            done.set_value();
+        },
+        Qt::QueuedConnection);
+    finished.wait();
     if (error) *error = e;
     if (warning) *warning = w;
     if (ok) emit listeningChanged(true);
