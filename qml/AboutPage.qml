@@ -34,6 +34,19 @@ Rectangle {
                 Label { text: qsTr("%1 threads \u00b7 %2").arg(App.settings.hardwareThreads).arg(App.settings.cpuFeatures || qsTr("baseline")); color: Theme.text }
                 Label { text: qsTr("Conversations"); color: Theme.muted }
                 Label { text: App.databasePath; color: Theme.text; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true }
+                Label { text: qsTr("Log file"); color: Theme.muted }
+                Label {
+                    objectName: "logFileLink"
+                    // A link: opens the log in the desktop's text viewer.
+                    text: "<a href=\"%1\">%2</a>".arg(App.pathToUrl(App.logFilePath)).arg(App.logFilePath)
+                    textFormat: Text.StyledText
+                    linkColor: Theme.accent
+                    color: Theme.text
+                    wrapMode: Text.WrapAnywhere
+                    Layout.fillWidth: true
+                    onLinkActivated: link => Qt.openUrlExternally(link)
+                    HoverHandler { cursorShape: parent.hoveredLink ? Qt.PointingHandCursor : Qt.ArrowCursor }
+                }
                 Label { text: qsTr("Theme"); color: Theme.muted }
                 Label { text: Theme.dark ? qsTr("dark (from the system palette)") : qsTr("light (from the system palette)"); color: Theme.text }
             }

@@ -27,7 +27,7 @@ Rectangle {
         spacing: 10
         Icon { name: banner.info ? "info" : "warning"; size: 16; color: banner.tone }
         Label { Layout.fillWidth: true; text: banner.text; color: Theme.text; wrapMode: Text.Wrap; font.pixelSize: Theme.smallSize + 1 }
-        IconButton { visible: banner.actionText.length > 0; text: banner.actionText; onClicked: banner.action() }
+        IconButton { objectName: banner.objectName + "Action"; visible: banner.actionText.length > 0; text: banner.actionText; onClicked: banner.action() }
         IconButton { iconName: "close"; iconSize: 14; implicitWidth: 26; implicitHeight: 26; tip: qsTr("Dismiss"); onClicked: banner.dismissed() }
     }
 }

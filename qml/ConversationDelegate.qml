@@ -22,6 +22,8 @@ ItemDelegate {
     signal exportRequested(string format)
 
     implicitHeight: 38
+    Accessible.name: row.activity === "waiting" ? qsTr("%1, waiting in the queue").arg(row.title)
+                   : row.activity.length > 0 ? qsTr("%1, generating").arg(row.title) : row.title
     hoverEnabled: true
     leftPadding: 12
     rightPadding: 6
@@ -35,6 +37,7 @@ ItemDelegate {
             anchors.rightMargin: 8
             radius: Theme.smallRadius
             color: row.current ? Theme.selected : row.hovered ? Theme.hover : "transparent"
+            FocusRing { shown: row.visualFocus; radius: Theme.smallRadius + 2 }
         }
     }
 
@@ -80,7 +83,9 @@ ItemDelegate {
             text: row.title
             selectByMouse: true
             onVisibleChanged: if (visible) { text = row.title; forceActiveFocus(); selectAll() }
+            Accessible.name: qsTr("Conversation title")
             onAccepted: row.renameFinished(text)
+            Keys.onShortcutOverride: function(event) { event.accepted = event.key === Qt.Key_Escape }
             Keys.onEscapePressed: row.renameFinished(undefined)
             onActiveFocusChanged: if (!activeFocus && row.renaming) row.renameFinished(text)
         }

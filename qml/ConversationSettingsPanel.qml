@@ -4,7 +4,9 @@ import QtQuick.Layouts
 import Weir
 
 // Per-conversation settings: system prompt and sampling. Changes are saved
-// as they are made and apply to the next reply.
+// as they are made (the prompt a moment after the last keystroke, and at once
+// when another conversation opens) and apply to the next reply. Esc in the
+// prompt leaves the box; it does not stop the reply being written.
 Rectangle {
     id: panel
     objectName: "conversationSettingsPanel"
@@ -13,10 +15,31 @@ Rectangle {
 
     property var values: App.chat.currentSettings
     function save(key, value) {
-        const v = Object.assign({}, App.chat.currentSettings)
+        const v = {}
         v[key] = value
         App.chat.setSettings(v)
     }
+
+    // The conversation the prompt box holds the text of.
+    property real promptOwner: -1
+    function savePrompt() {
+        promptSaver.stop()
+        if (promptOwner > 0) App.chat.setSettingsOf(promptOwner, { systemPrompt: systemPrompt.text })
+    }
+    function showPromptOf(id) {
+        if (id === promptOwner) return
+        if (promptSaver.running) savePrompt()
+        promptOwner = id
+        systemPrompt.text = App.chat.currentSettings.systemPrompt
+        systemPrompt.cursorPosition = systemPrompt.length  // typing goes on at the end
+    }
+    Connections {
+        target: App.chat
+        function onCurrentChanged() { panel.showPromptOf(App.chat.currentId) }
+    }
+    Component.onCompleted: showPromptOf(App.chat.currentId)
+    Component.onDestruction: if (promptSaver.running) savePrompt()
+    Timer { id: promptSaver; interval: 300; onTriggered: panel.savePrompt() }
 
     Rectangle { width: 1; height: parent.height; color: Theme.border }
 
@@ -34,7 +57,7 @@ Rectangle {
                 Layout.margins: 16
                 Layout.bottomMargin: 0
                 Label { text: qsTr("Conversation settings"); font.weight: Font.DemiBold; color: Theme.text; Layout.fillWidth: true }
-                IconButton { iconName: "close"; tip: qsTr("Close"); onClicked: panel.closeRequested() }
+                IconButton { iconName: "close"; tip: qsTr("Close settings"); onClicked: panel.closeRequested() }
             }
 
             SettingLabel { text: qsTr("System prompt") }
@@ -50,14 +73,21 @@ Rectangle {
                     anchors.fill: parent
                     TextArea {
                         id: systemPrompt
-                        text: panel.values.systemPrompt
+                        objectName: "systemPromptInput"
                         wrapMode: TextEdit.Wrap
                         selectByMouse: true
                         color: Theme.text
                         placeholderText: qsTr("You are a helpful assistant.")
                         placeholderTextColor: Theme.faint
                         background: null
-                        onEditingFinished: if (text !== panel.values.systemPrompt) panel.save("systemPrompt", text)
+                        Accessible.name: qsTr("System prompt")
+                        onTextChanged: if (App.chat.currentId === panel.promptOwner
+                                           && text !== panel.values.systemPrompt) promptSaver.restart()
+                        // Esc belongs to the box here (the window's Esc stops a reply).
+                        Keys.onShortcutOverride: function(event) { event.accepted = event.key === Qt.Key_Escape }
+                        Keys.onEscapePressed: { panel.savePrompt(); panel.forceActiveFocus() }
+                        Keys.onTabPressed: function(event) { event.accepted = true; nextItemInFocusChain(true).forceActiveFocus(Qt.TabFocusReason) }
+                        Keys.onBacktabPressed: function(event) { event.accepted = true; nextItemInFocusChain(false).forceActiveFocus(Qt.BacktabFocusReason) }
                     }
                 }
             }
@@ -95,6 +125,7 @@ Rectangle {
                     CheckBox {
                         id: randomSeed
                         text: qsTr("random")
+                        Accessible.name: qsTr("Random seed")
                         checked: panel.values.seed < 0
                         onToggled: panel.save("seed", checked ? -1 : 42)
                     }
@@ -105,7 +136,8 @@ Rectangle {
                     text: panel.values.seed < 0 ? "" : String(panel.values.seed)
                     placeholderText: qsTr("a new seed for every reply")
                     validator: RegularExpressionValidator { regularExpression: /[0-9]{1,18}/ }
-                    onEditingFinished: if (text.length > 0) panel.save("seed", Number(text))
+                    Accessible.name: qsTr("Seed")
+                    onTextEdited: if (text.length > 0 && acceptableInput) panel.save("seed", Number(text))
                 }
                 Label {
                     Layout.fillWidth: true
@@ -125,7 +157,7 @@ Rectangle {
                     iconName: "undo"
                     onClicked: {
                         const d = App.chat.defaultSettings()
-                        d.systemPrompt = panel.values.systemPrompt
+                        delete d.systemPrompt   // the prompt is kept
                         App.chat.setSettings(d)
                     }
                 }
@@ -161,6 +193,7 @@ Rectangle {
         Slider {
             id: slider
             Layout.fillWidth: true
+            Accessible.name: ss.label
             value: ss.value
             onMoved: delay.restart()
             Timer { id: delay; interval: 250; onTriggered: ss.moved(Math.round(slider.value * 100) / 100) }
@@ -184,6 +217,7 @@ Rectangle {
         SpinBox {
             id: spin
             editable: true
+            Accessible.name: sp.label
             value: sp.value
             implicitWidth: 120
             onValueModified: sp.edited(value)

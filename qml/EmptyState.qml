@@ -45,11 +45,13 @@ ColumnLayout {
                 Layout.preferredWidth: 1
                 hoverEnabled: true
                 padding: 12
+                Accessible.name: qsTr("Suggestion: %1").arg(chip.modelData)
                 contentItem: Label { text: chip.modelData; color: Theme.text; font.pixelSize: Theme.smallSize + 1; wrapMode: Text.Wrap }
                 background: Rectangle {
                     radius: Theme.radius
                     color: chip.hovered ? Theme.hover : Theme.surface
                     border.color: Theme.border
+                    FocusRing { shown: chip.visualFocus; radius: Theme.radius + 2 }
                 }
                 onClicked: root.suggestionPicked(modelData)
             }

@@ -44,6 +44,7 @@ AbstractButton {
         radius: 15
         color: chip.hovered || popup.opened ? Theme.hover : "transparent"
         border.color: chip.ep.listening ? Theme.success : Theme.border
+        FocusRing { shown: chip.visualFocus; radius: 17 }
     }
     ToolTip.visible: hovered && !popup.opened
     ToolTip.delay: 600

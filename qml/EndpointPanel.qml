@@ -104,6 +104,7 @@ ColumnLayout {
         Label { text: qsTr("Port"); color: Theme.text }
         SpinBox {
             objectName: "endpointPortField"
+            Accessible.name: qsTr("Port")
             from: 0; to: 65535; editable: true
             value: panel.ep.port
             implicitWidth: 160
@@ -115,15 +116,40 @@ ColumnLayout {
         Label { text: qsTr("API key"); color: Theme.text }
         TextField {
             objectName: "endpointKeyField"
+            Accessible.name: qsTr("API key")
+            Accessible.description: qsTr("API key")  // what a password field is called
             Layout.fillWidth: true
             placeholderText: qsTr("none: any local program may call it")
             echoMode: TextInput.PasswordEchoOnEdit
             text: panel.ep.apiKey
             onEditingFinished: panel.ep.apiKey = text
         }
+        Label { text: qsTr("Web pages"); color: Theme.text }
+        ColumnLayout {
+            Layout.fillWidth: true
+            spacing: 2
+            TextField {
+                objectName: "endpointCorsField"
+                Layout.fillWidth: true
+                placeholderText: qsTr("none: no web page may call it (e.g. https://app.example, or *)")
+                text: panel.ep.corsOrigins
+                onEditingFinished: panel.ep.corsOrigins = text
+                Accessible.name: qsTr("Web page origins allowed to call the endpoint")
+            }
+            Label {
+                objectName: "endpointCorsError"
+                Layout.fillWidth: true
+                visible: text.length > 0
+                wrapMode: Text.Wrap
+                text: panel.ep.corsError
+                color: Theme.danger
+                font.pixelSize: Theme.smallSize
+            }
+        }
         Label { text: qsTr("Network"); color: Theme.text }
         CheckBox {
             objectName: "endpointNetworkBox"
+            Accessible.name: text
             text: qsTr("Accept connections from other computers")
             checked: panel.ep.allowNetwork
             onToggled: panel.ep.allowNetwork = checked

@@ -170,7 +170,8 @@ Rectangle {
                     text: App.engine.modelPath.length > 0 ? qsTr("Apply and reload") : qsTr("Apply")
                     primary: true
                     enabled: page.dirty && !page.blocked
-                    onClicked: App.applyEngineSettings(page.draft)
+                    // Reloading ends the replies in progress: ask first when there are any.
+                    onClicked: App.engine.activeRequests > 0 ? confirmApply.open() : App.applyEngineSettings(page.draft)
                 }
             }
 
@@ -204,6 +205,10 @@ Rectangle {
             implicitWidth: children.length > 0 ? children[0].implicitWidth : 0
             implicitHeight: children.length > 0 ? children[0].implicitHeight : 0
         }
+        // The field is named by its row's label for screen readers.
+        Component.onCompleted: {
+            for (let i = 0; i < holder.children.length; ++i) holder.children[i].Accessible.name = sr.label
+        }
     }
 
     component NumberField: SpinBox {
@@ -211,5 +216,36 @@ Rectangle {
         editable: true
         implicitWidth: 160
         onValueModified: edited(value)
+    }
+
+    Dialog {
+        id: confirmApply
+        objectName: "applyConfirmDialog"
+        anchors.centerIn: parent
+        modal: true
+        title: qsTr("Reload the model now?")
+        Label {
+            objectName: "applyConfirmText"
+            width: 380
+            wrapMode: Text.WordWrap
+            text: App.engine.activeRequests === 1
+                  ? qsTr("One reply is still being written. Reloading the model with the new settings ends it where it is.")
+                  : qsTr("%1 replies are still being written. Reloading the model with the new settings ends them where they are.").arg(App.engine.activeRequests)
+        }
+        footer: DialogButtonBox {
+            Button {
+                objectName: "applyConfirmReload"
+                text: qsTr("Reload and end them")
+                DialogButtonBox.buttonRole: DialogButtonBox.AcceptRole
+                Accessible.name: text
+            }
+            Button {
+                objectName: "applyConfirmCancel"
+                text: qsTr("Keep writing")
+                DialogButtonBox.buttonRole: DialogButtonBox.RejectRole
+                Accessible.name: text
+            }
+        }
+        onAccepted: App.applyEngineSettings(page.draft)
     }
 }

@@ -46,8 +46,7 @@ AbstractButton {
         radius: Theme.smallRadius
         color: control.primary ? (control.enabled ? (control.down ? Qt.darker(Theme.accent, 1.15) : control.hovered ? Qt.lighter(Theme.accent, 1.08) : Theme.accent) : Theme.border)
              : control.down ? Theme.selected : control.hovered || control.checked ? Theme.hover : "transparent"
-        border.width: control.visualFocus ? 2 : 0
-        border.color: Theme.accent
+        FocusRing { shown: control.visualFocus; radius: Theme.smallRadius + 2 }
     }
 
     ToolTip.visible: tip.length > 0 && hovered

@@ -4,8 +4,8 @@ import QtQuick.Layouts
 import Weir
 
 // The main window: conversations on the left, the current page on the right
-// (chat, pool monitor, engine settings, model, about), banners for engine
-// pressure on top, notices at the bottom.
+// (chat, pool monitor, engine settings, model, about), banners for storage
+// trouble and engine pressure on top, notices at the bottom.
 ApplicationWindow {
     id: window
     objectName: "mainWindow"
@@ -17,7 +17,7 @@ ApplicationWindow {
     title: App.chat.currentId > 0 ? App.chat.currentTitle + " \u2014 Weir" : "Weir"
     color: Theme.window
 
-    property string page: "chat"
+    property string page: App.startPage
     property alias sidebar: sidebar
     property alias chatView: chatView
 
@@ -49,7 +49,23 @@ ApplicationWindow {
     onVisibilityChanged: geometrySaver.restart()
     onClosing: saveGeometry()
 
-    Shortcut { sequence: "Ctrl+N"; onActivated: { window.navigate("chat"); App.chat.newConversation() } }
+    // Ctrl+N opens an empty conversation when one exists (without a draft)
+    // rather than adding another to the pile.
+    function startConversation() {
+        navigate("chat")
+        chatView.composer.saveDraft()
+        const empty = App.chat.emptyConversations()
+        for (let i = 0; i < empty.length; ++i) {
+            if (App.settings.draft(empty[i]).length === 0) {
+                App.chat.select(empty[i])
+                return
+            }
+        }
+        App.chat.newConversation()
+    }
+
+    Shortcut { sequence: "Ctrl+N"; onActivated: window.startConversation() }
+    Shortcut { sequences: [StandardKey.Quit, "Ctrl+Q"]; context: Qt.ApplicationShortcut; onActivated: window.close() }
     Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Ctrl+,"; onActivated: window.navigate(window.page === "settings" ? "chat" : "settings") }
     Shortcut {
@@ -58,6 +74,16 @@ ApplicationWindow {
         onActivated: App.chat.stop()
     }
 
+    Connections {
+        target: App.storage
+        function onNotice(text, error) { toast.show(text, error) }
+    }
+    Connections {
+        target: App.engine
+        function onLoadRefused(path, message) {
+            toast.show(qsTr("%1 was not loaded; the model in use stays: %2").arg(path.split("/").pop()).arg(message), true)
+        }
+    }
     Connections {
         target: App.chat
         function onNotice(text, error) { toast.show(text, error) }
@@ -74,6 +100,7 @@ ApplicationWindow {
             Layout.fillHeight: true
             page: window.page
             onNavigate: function(p) { window.navigate(p) }
+            onNewConversationRequested: window.startConversation()
         }
 
         ColumnLayout {
@@ -81,6 +108,26 @@ ApplicationWindow {
             Layout.fillHeight: true
             spacing: 0
 
+            // Storage trouble stays on screen while it lasts (a toast would go).
+            // Dismissing hides one message; a new one shows again.
+            Banner {
+                objectName: "storageBanner"
+                property string dismissedText
+                Layout.fillWidth: true
+                text: App.storage && App.storage.problem !== dismissedText ? App.storage.problem : ""
+                error: true
+                actionText: App.storage && App.storage.canRestore ? qsTr("Restore backup") : ""
+                onAction: App.storage.restoreBackup()
+                onDismissed: dismissedText = App.storage.problem
+            }
+            Banner {
+                objectName: "saveProblemBanner"
+                property string dismissedText
+                Layout.fillWidth: true
+                text: App.chat.saveProblem !== dismissedText ? App.chat.saveProblem : ""
+                error: true
+                onDismissed: dismissedText = App.chat.saveProblem
+            }
             Banner {
                 objectName: "pressureBanner"
                 Layout.fillWidth: true

@@ -1,10 +1,15 @@
 import QtQuick
 import Weir
 
-// A text part of a reply, rendered as Markdown (selectable, links open).
+// A text part of a reply, rendered from Markdown (selectable, links open).
+// Single newlines stay line breaks; tables have one border and a header row,
+// blocks have room between them, code spans use the fixed-pitch family
+// (MarkdownStyler turns the Markdown into styled rich text).
 TextEdit {
     id: edit
-    textFormat: TextEdit.MarkdownText
+    property string markdown: ""
+    text: { styler.revision; return styler.html(markdown) }
+    textFormat: TextEdit.RichText
     wrapMode: TextEdit.Wrap
     readOnly: true
     selectByMouse: true
@@ -14,4 +19,14 @@ TextEdit {
     font.pixelSize: Theme.baseSize
     onLinkActivated: function(link) { Qt.openUrlExternally(link) }
     HoverHandler { cursorShape: edit.hoveredLink.length > 0 ? Qt.PointingHandCursor : Qt.IBeamCursor }
+
+    MarkdownStyler {
+        id: styler
+        objectName: "markdownStyler"
+        borderColor: Theme.strongBorder
+        headerBackground: Theme.raised
+        codeBackground: Theme.inlineCode
+        monospaceFamily: Theme.monoFamily
+        blockSpacing: Math.round(Theme.baseSize * 0.75)
+    }
 }

@@ -22,12 +22,18 @@ Item {
     required property string activity
     required property int queuePosition
     required property bool isLast
+    required property bool saved      // false: the database has not taken this text yet
     property real columnWidth: 800
     signal editRequested(real messageId, string text)
 
     readonly property bool isUser: role === "user"
     readonly property bool streaming: state === "streaming"
     property bool editing: false
+    function submitEdit() {
+        if (editArea.text.trim().length === 0) return
+        editing = false
+        editRequested(messageId, editArea.text)
+    }
 
     implicitHeight: column.implicitHeight + 16
     HoverHandler { id: hover }
@@ -91,20 +97,36 @@ Item {
                 anchors.margins: 10
                 TextArea {
                     id: editArea
+                    objectName: "editArea"
                     Layout.fillWidth: true
                     wrapMode: TextEdit.Wrap
                     selectByMouse: true
                     color: Theme.text
                     background: null
+                    Accessible.name: qsTr("Edit message")
+                    // Esc cancels the edit here; it does not stop a reply.
+                    Keys.onShortcutOverride: function(event) { event.accepted = event.key === Qt.Key_Escape }
                     Keys.onEscapePressed: root.editing = false
+                    // Ctrl+Enter submits, as in the peers; Enter alone is a new line.
+                    Keys.onPressed: function(event) {
+                        if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter)
+                                && (event.modifiers & Qt.ControlModifier)) {
+                            event.accepted = true
+                            root.submitEdit()
+                        }
+                    }
+                    Keys.onTabPressed: function(event) { event.accepted = true; nextItemInFocusChain(true).forceActiveFocus(Qt.TabFocusReason) }
+                    Keys.onBacktabPressed: function(event) { event.accepted = true; nextItemInFocusChain(false).forceActiveFocus(Qt.BacktabFocusReason) }
                 }
                 RowLayout {
                     Layout.alignment: Qt.AlignRight
+                    Label { text: qsTr("Ctrl+Enter to resend"); color: Theme.faint; font.pixelSize: Theme.smallSize - 1 }
                     IconButton { text: qsTr("Cancel"); onClicked: root.editing = false }
                     IconButton {
+                        objectName: "resendButton"
                         text: qsTr("Save and resend"); primary: true
                         enabled: editArea.text.trim().length > 0
-                        onClicked: { root.editing = false; root.editRequested(root.messageId, editArea.text) }
+                        onClicked: root.submitEdit()
                     }
                 }
             }
@@ -126,6 +148,17 @@ Item {
                 color: Theme.text
             }
             Label {
+                objectName: "notSavedLabel"
+                visible: !root.saved
+                text: qsTr("not saved")
+                color: Theme.danger
+                font.pixelSize: Theme.smallSize
+                font.weight: Font.DemiBold
+                ToolTip.visible: notSavedHover.hovered
+                ToolTip.text: qsTr("Kept on screen; Weir saves it as soon as the database accepts writes again.")
+                HoverHandler { id: notSavedHover }
+            }
+            Label {
                 visible: root.streaming
                 text: root.activity === "waiting"
                       ? (root.queuePosition > 0 ? qsTr("waiting in queue \u2014 #%1").arg(root.queuePosition) : qsTr("waiting for a free slot"))
@@ -144,10 +177,15 @@ Item {
                 required property bool closed
                 Layout.fillWidth: true
                 Layout.leftMargin: 32
-                sourceComponent: kind === "code" ? codeComponent : kind === "thinking" ? thinkingComponent : textComponent
+                sourceComponent: kind === "code" ? codeComponent : kind === "thinking" ? thinkingComponent
+                               : kind === "quote" ? quoteComponent : textComponent
                 Component {
                     id: textComponent
-                    MarkdownText { text: parent ? parent.text : "" }
+                    MarkdownText { markdown: parent ? parent.text : "" }
+                }
+                Component {
+                    id: quoteComponent
+                    QuoteBlock { text: parent ? parent.text : "" }
                 }
                 Component {
                     id: codeComponent

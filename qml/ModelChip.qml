@@ -42,9 +42,11 @@ AbstractButton {
             }
         }
     }
+    Accessible.name: qsTr("Model: %1").arg(App.engine.modelInfo.name || App.engine.modelInfo.fileName || qsTr("none"))
     background: Rectangle {
         radius: 15
         color: chip.hovered ? Theme.hover : "transparent"
         border.color: Theme.border
+        FocusRing { shown: chip.visualFocus; radius: 17 }
     }
 }

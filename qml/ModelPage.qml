@@ -12,6 +12,8 @@ Rectangle {
     objectName: "modelPage"
     color: Theme.window
     readonly property var info: App.engine.modelInfo
+    readonly property var bundled: App.bundledModels
+    readonly property var missing: bundled.filter(m => m.path === "")
 
     FileDialog {
         id: openDialog
@@ -101,6 +103,44 @@ Rectangle {
                         model: App.settings.recentModels.filter(p => p !== App.settings.defaultModel)
                         ModelRow { required property string modelData; path: modelData; tag: qsTr("recent") }
                     }
+                    // The catalogue's models that are installed and not listed above.
+                    Repeater {
+                        model: page.bundled.filter(m => m.path !== "" && m.path !== App.settings.defaultModel
+                                                        && App.settings.recentModels.indexOf(m.path) < 0)
+                        ModelRow { required property var modelData; path: modelData.path; tag: qsTr("bundled") }
+                    }
+                }
+            }
+
+            // The catalogue's models that are not installed, and where to put them.
+            Card {
+                objectName: "bundledModelsCard"
+                Layout.fillWidth: true
+                Layout.bottomMargin: 24
+                visible: page.missing.length > 0
+                ColumnLayout {
+                    spacing: 6
+                    Label { text: qsTr("Models Weir can install"); font.weight: Font.DemiBold; color: Theme.text }
+                    Label {
+                        Layout.fillWidth: true
+                        wrapMode: Text.Wrap
+                        color: Theme.muted
+                        font.pixelSize: Theme.smallSize
+                        text: qsTr("Run install-models.py (in /usr/share/weir, or packaging/ in the source tree) to put them in %1, or copy any GGUF file there.")
+                              .arg(App.modelFolders[0] || "")
+                    }
+                    Repeater {
+                        model: page.missing
+                        Label {
+                            required property var modelData
+                            Layout.fillWidth: true
+                            elide: Text.ElideRight
+                            color: Theme.text
+                            font.pixelSize: Theme.smallSize
+                            text: qsTr("%1 · %2, %3 · %4 · %5").arg(modelData.name).arg(modelData.architecture)
+                                  .arg(modelData.quantization).arg(modelData.licence).arg(modelData.file)
+                        }
+                    }
                 }
             }
         }
@@ -119,15 +159,23 @@ Rectangle {
         id: mr
         property string path
         property string tag
-        readonly property bool loaded: App.engine.modelPath === path && App.engine.state !== EngineHost.NoModel
+        readonly property bool current: App.engine.modelPath === path
+        // A file that failed to load is not "in use": it is marked as failed.
+        readonly property bool loaded: current && (App.engine.state === EngineHost.Ready || App.engine.state === EngineHost.Loading)
+        readonly property bool failed: current && App.engine.state === EngineHost.Failed
         Layout.fillWidth: true
         hoverEnabled: true
-        onClicked: if (!loaded || App.engine.state === EngineHost.Failed) App.loadModel(path)
+        onClicked: if (!loaded) App.loadModel(path)
         contentItem: RowLayout {
             spacing: 10
             Icon { name: "chip"; size: 16; color: Theme.muted }
             Label { text: mr.path.split("/").pop(); color: Theme.text; Layout.fillWidth: true; elide: Text.ElideMiddle }
-            Label { text: mr.loaded ? qsTr("in use") : mr.tag; color: mr.loaded ? Theme.success : Theme.faint; font.pixelSize: Theme.smallSize - 1 }
+            Label {
+                text: mr.loaded ? (App.engine.state === EngineHost.Loading ? qsTr("loading") : qsTr("in use"))
+                                : mr.failed ? qsTr("failed to load") : mr.tag
+                color: mr.loaded ? Theme.success : mr.failed ? Theme.danger : Theme.faint
+                font.pixelSize: Theme.smallSize - 1
+            }
         }
         background: Rectangle { radius: Theme.smallRadius; color: mr.hovered ? Theme.hover : "transparent" }
     }

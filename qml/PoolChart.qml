@@ -6,13 +6,23 @@ import Weir
 // A live stacked-area chart of one KV pool over the last minute: tokens in
 // use (bottom), cached for reuse (on top of it), free (the rest), with the
 // pool's concurrency-aware floor as a dashed line. Redrawn on every status
-// snapshot (4 per second). When a large pool stays nearly empty the chart
+// snapshot that changes the picture (up to 4 per second) while visible. When a large pool stays nearly empty the chart
 // zooms in (the axis then counts tokens instead of percent).
 Item {
     id: chart
     property string pool: "full"
     readonly property var current: pool === "window" ? App.pools.window : App.pools.full
-    readonly property int revision: App.pools.revision
+    // Follows the model only while the chart can be seen: a hidden monitor
+    // page costs nothing; shown again, it catches up at once.
+    property int revision: 0
+    function follow() { if (chart.visible) chart.revision = App.pools.revision }
+    onVisibleChanged: follow()
+    Component.onCompleted: follow()
+    Connections {
+        target: App.pools
+        enabled: chart.visible
+        function onUpdated() { chart.follow() }
+    }
     readonly property real plotWidth: width - axis.width - 6
     readonly property real plotHeight: height - 18
     readonly property real viewTop: { revision; return App.pools.viewTop(pool) }

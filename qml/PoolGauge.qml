@@ -38,7 +38,12 @@ AbstractButton {
             }
         }
     }
-    background: Rectangle { radius: Theme.smallRadius; color: gauge.hovered ? Theme.hover : "transparent" }
+    Accessible.name: qsTr("KV pools: open the pool monitor")
+    background: Rectangle {
+        radius: Theme.smallRadius
+        color: gauge.hovered ? Theme.hover : "transparent"
+        FocusRing { shown: gauge.visualFocus; radius: Theme.smallRadius + 2 }
+    }
     ToolTip.visible: hovered
     ToolTip.delay: 400
     ToolTip.text: qsTr("KV pools \u2014 full: %1 of %2 tokens in use, window: %3 of %4. Click for the pool monitor.")

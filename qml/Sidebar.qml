@@ -12,6 +12,7 @@ Rectangle {
 
     property string page: "chat"
     signal navigate(string page)
+    signal newConversationRequested()
     property alias searchField: search
 
     function focusSearch() { search.forceActiveFocus(); search.selectAll() }
@@ -50,7 +51,7 @@ Rectangle {
                 objectName: "newConversationButton"
                 iconName: "plus"
                 tip: qsTr("New conversation (Ctrl+N)")
-                onClicked: { sidebar.navigate("chat"); App.chat.newConversation() }
+                onClicked: sidebar.newConversationRequested()
             }
         }
 
@@ -79,6 +80,9 @@ Rectangle {
                 anchors.verticalCenter: parent.verticalCenter
             }
             onTextChanged: searchDelay.restart()
+            Accessible.name: qsTr("Search conversations")
+            // Esc clears the search here, whatever else it does in the window.
+            Keys.onShortcutOverride: function(event) { event.accepted = event.key === Qt.Key_Escape }
             Keys.onEscapePressed: { text = ""; list.forceActiveFocus() }
             Timer { id: searchDelay; interval: 180; onTriggered: App.chat.searchText = search.text }
         }
@@ -182,6 +186,7 @@ Rectangle {
         background: Rectangle {
             radius: Theme.smallRadius
             color: nav.highlighted ? Theme.selected : nav.hovered ? Theme.hover : "transparent"
+            FocusRing { shown: nav.visualFocus; radius: Theme.smallRadius + 2 }
         }
     }
 

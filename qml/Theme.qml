@@ -68,5 +68,6 @@ QtObject {
     readonly property real baseSize: Qt.application.font.pixelSize > 0 ? Qt.application.font.pixelSize : 14
     readonly property real smallSize: Math.round(baseSize * 0.86)
     readonly property real titleSize: Math.round(baseSize * 1.3)
-    readonly property string monoFamily: "DejaVu Sans Mono, Noto Sans Mono, Liberation Mono, monospace"
+    // One resolved family name: QML does not split a comma-joined list.
+    readonly property string monoFamily: App.monospaceFamily
 }

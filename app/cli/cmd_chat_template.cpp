@@ -67,7 +67,11 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-static Command reg{"chat-template", "render a conversation with the model's chat template", &run};
+static Command reg{"chat-template", "render a conversation with the model's chat template", &run,
+                   "  weir-cli chat-template [-m MODEL] [--template FILE] [--builtin gemma|llama3|chatml]\n"
+                   "      [--messages FILE.json | --system TEXT -p PROMPT] [--tools FILE.json]\n"
+                   "      [--no-generation-prompt] [--now EPOCH_SECONDS]\n"
+                   "  prints the prompt text; what was chosen, the stop strings and the BOS handling go to stderr"};
 
 }  // namespace
 }  // namespace weir::cli

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,14 +36,26 @@ int run(const std::vector<std::string>& argv) {
     const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
     const bool json = args.flag("--json");
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
+    const std::string schemaFile = args.value("--json-schema", "");
+    const bool jsonObject = args.flag("--json-object");
     args.rejectUnknown();
     if (prompt.empty()) throw Error("generate needs a prompt: -p TEXT");
+    OutputConstraint constraint;
+    if (!schemaFile.empty() && jsonObject) throw Error("--json-schema and --json-object exclude each other");
+    if (jsonObject) constraint.kind = OutputConstraint::Kind::JsonObject;
+    if (!schemaFile.empty()) {
+        std::ifstream in(schemaFile, std::ios::binary);
+        if (!in) throw Error("--json-schema: cannot read " + schemaFile);
+        constraint.kind = OutputConstraint::Kind::JsonSchema;
+        constraint.schema.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
 
     ModelRunnerOptions ro;
     ro.modelPath = modelPath;
     ro.threads = threads;
     ro.kvDtype = kvType;
     ro.sampling = sp;
+    ro.constraint = constraint;
     const auto t0 = Clock::now();
     ModelRunner runner(ro);
     const double loadMs = msSince(t0);
@@ -71,7 +85,7 @@ int run(const std::vector<std::string>& argv) {
             std::fwrite(piece.data(), 1, piece.size(), stdout);
             std::fflush(stdout);
         }
-        if (i + 1 == nPredict) break;
+        if (i + 1 == nPredict || runner.constraintFinished()) break;
         runner.feed({next});
     }
     const std::string rest = runner.flushText();
@@ -97,7 +111,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"generate", "generate text from a prompt: -p TEXT [-m FILE] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] [--threads T] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--json]", &run};
+Command reg{"generate", "generate text from a prompt: -p TEXT [-m FILE] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] [--threads T] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--json-schema FILE | --json-object] [--json]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -29,7 +29,10 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-static Command reg{"inspect", "show a GGUF file's metadata and tensor table (--json)", &run};
+static Command reg{"inspect", "show a GGUF file's metadata and tensor table, then check it as loading would", &run,
+                   "  weir-cli inspect FILE [--json] [--max-items N]\n"
+                   "    --json          the same as one JSON document\n"
+                   "    --max-items N   show at most N items of each metadata array (8)"};
 
 } // namespace
 } // namespace weir::cli

@@ -1,7 +1,10 @@
 #pragma once
 // Subcommand registry for weir-cli. A subcommand file defines
 //   static weir::cli::Command reg{"name", "one-line help", &run};
-// and weir-cli dispatches on argv[1].
+// (optionally with a fourth argument: usage lines shown by --help) and
+// weir-cli dispatches on argv[1]. `weir-cli NAME --help` (or -h, or
+// `weir-cli help NAME`) prints the command's help and exits 0 without
+// running it.
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,10 +14,11 @@ namespace weir::cli {
 using CommandFn = int (*)(const std::vector<std::string>& args);  // args after the subcommand
 
 struct Command {
-    Command(const char* name, const char* help, CommandFn fn);
+    Command(const char* name, const char* help, CommandFn fn, const char* usage = nullptr);
     const char* name;
     const char* help;
     CommandFn fn;
+    const char* usage;  // extra lines for --help, or nullptr
 };
 
 const std::vector<const Command*>& commands();
@@ -37,7 +41,9 @@ private:
     std::vector<bool> used_ = std::vector<bool>(args_.size(), false);
 };
 
-// The model weir-cli uses when no -m is given.
+// The model weir-cli uses when no -m is given: $WEIR_MODEL, else the default
+// model in $XDG_DATA_HOME/weir/models or the build folder's models/
+// (app/locations/model_locations.h).
 std::string defaultModelPath();
 
 } // namespace weir::cli

@@ -8,6 +8,10 @@
 
 namespace weir::cli {
 
+bool takesEngineFlags(std::string_view command) {
+    return command == "serve" || command == "soak" || command == "bench-concurrency";
+}
+
 KvDtype readKvDtypeFlag(Args& args, KvDtype def) {
     const std::string name = args.value("--kv-cache-dtype", kvDtypeName(def));
     KvDtype t = def;

@@ -9,6 +9,7 @@
 // A value that is not a number, out of its range (validateEngineOptions) or
 // too large for its type is a weir::Error naming the flag and the value.
 #include <string>
+#include <string_view>
 
 #include "app/cli/command.h"
 #include "weir/engine.h"
@@ -19,6 +20,10 @@ inline constexpr const char* kEngineFlagsHelp =
     "[-m FILE] [--threads N] [--max-running-requests N] [--prefill-chunk N] [--page-size N] "
     "[--kv-reserve-tokens N] [--swa-full-tokens-ratio R | --swa-tokens N] "
     "[--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--max-context N] [--retain-gap N] [--max-waiting N]";
+
+// The subcommands that read the engine flags (their --help lists them).
+inline constexpr const char* kEngineFlagsCommands = "serve, soak, bench-concurrency";
+bool takesEngineFlags(std::string_view command);
 
 void readEngineFlags(Args& args, EngineOptions& options);
 // --kv-cache-dtype alone (for subcommands that use the model directly).

@@ -1,4 +1,5 @@
 // weir-cli entry point: dispatches to the registered subcommands.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "app/locations/model_locations.h"
 #include "weir/base/error.h"
 
 namespace weir::cli {
@@ -19,7 +21,7 @@ static std::vector<const Command*>& registry() {
     static std::vector<const Command*> r;
     return r;
 }
-Command::Command(const char* n, const char* h, CommandFn f) : name(n), help(h), fn(f) {
+Command::Command(const char* n, const char* h, CommandFn f, const char* u) : name(n), help(h), fn(f), usage(u) {
     registry().push_back(this);
 }
 const std::vector<const Command*>& commands() { return registry(); }
@@ -91,35 +93,91 @@ void Args::rejectUnknown() const {
         if (!used_[i]) throw Error("unknown argument '" + args_[i] + "'");
 }
 
-std::string defaultModelPath() {
-    if (const char* env = std::getenv("WEIR_MODEL"); env && *env) return env;
-    return WEIR_DEFAULT_MODEL;
-}
+std::string defaultModelPath() { return locations::defaultModelPath(); }
 
 } // namespace weir::cli
 
-static void usage() {
-    std::fprintf(stderr, "usage: weir-cli COMMAND [options]\n\ncommands:\n");
-    for (const auto* c : weir::cli::commands()) std::fprintf(stderr, "  %-10s %s\n", c->name, c->help);
-    std::fprintf(stderr, "\nengine flags (serve, soak, bench-concurrency):\n  %s\n", weir::cli::kEngineFlagsHelp);
+// Prints `text` wrapped at 78 columns, each line indented by two spaces.
+static void printWrapped(std::FILE* out, const std::string& text) {
+    std::istringstream words(text);
+    std::string word, line;
+    while (words >> word) {
+        if (!line.empty() && line.size() + 1 + word.size() > 76) {
+            std::fprintf(out, "  %s\n", line.c_str());
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) std::fprintf(out, "  %s\n", line.c_str());
+}
+
+static void usage(std::FILE* out) {
+    std::fprintf(out, "usage: weir-cli COMMAND [options]\n       weir-cli COMMAND --help\n\ncommands:\n");
+    for (const auto* c : weir::cli::commands()) {
+        // The summary: the help up to its list of options.
+        const std::string help = c->help;
+        std::fprintf(out, "  %-17s %s\n", c->name, help.substr(0, help.find(": ")).c_str());
+    }
+    std::fprintf(out, "\nengine flags (%s):\n", weir::cli::kEngineFlagsCommands);
+    printWrapped(out, weir::cli::kEngineFlagsHelp);
+    std::fprintf(out, "\nmodels are looked for in:\n");
+    for (const auto& dir : weir::locations::modelSearchDirs()) std::fprintf(out, "  %s\n", dir.c_str());
+    std::fprintf(out, "without -m: %s ($WEIR_MODEL overrides)\n", weir::cli::defaultModelPath().c_str());
+}
+
+static void commandHelp(const weir::cli::Command& c) {
+    std::printf("usage: weir-cli %s [options]\n\n", c.name);
+    printWrapped(stdout, c.help);
+    if (c.usage) std::printf("\n%s\n", c.usage);
+    if (weir::cli::takesEngineFlags(c.name)) {
+        std::printf("\nengine flags:\n");
+        printWrapped(stdout, weir::cli::kEngineFlagsHelp);
+    }
+}
+
+static bool isHelp(const std::string& a) { return a == "--help" || a == "-h"; }
+
+static const weir::cli::Command* findCommand(const std::string& name) {
+    for (const auto* c : weir::cli::commands())
+        if (name == c->name) return c;
+    return nullptr;
 }
 
 int main(int argc, char** argv) {
-    if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
-        usage();
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
+    const std::string name = argv[1];
     std::vector<std::string> args(argv + 2, argv + argc);
-    for (const auto* c : weir::cli::commands()) {
-        if (std::strcmp(c->name, argv[1]) != 0) continue;
-        try {
-            return c->fn(args);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "weir-cli %s: error: %s\n", argv[1], e.what());
-            return 1;
-        }
+    if (isHelp(name) || (name == "help" && args.empty())) {
+        usage(stdout);
+        return 0;
     }
-    std::fprintf(stderr, "weir-cli: unknown command '%s'\n", argv[1]);
-    usage();
-    return 2;
+    if (name == "help") {
+        const auto* c = findCommand(args[0]);
+        if (!c) {
+            std::fprintf(stderr, "weir-cli: unknown command '%s'\n", args[0].c_str());
+            return 2;
+        }
+        commandHelp(*c);
+        return 0;
+    }
+    const auto* c = findCommand(name);
+    if (!c) {
+        std::fprintf(stderr, "weir-cli: unknown command '%s'\n", name.c_str());
+        usage(stderr);
+        return 2;
+    }
+    // --help anywhere among the options, as most parsers read it.
+    if (std::any_of(args.begin(), args.end(), isHelp)) {
+        commandHelp(*c);
+        return 0;
+    }
+    try {
+        return c->fn(args);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "weir-cli %s: error: %s\n", name.c_str(), e.what());
+        return 1;
+    }
 }

@@ -4,7 +4,10 @@
 #include <QLocale>
 #include <QtGlobal>
 
+#include "app/locations/model_locations.h"
 #include "highlight/CodeHighlighter.h"
+#include "settings/ModelCatalogue.h"
+#include "theme/MonospaceFont.h"
 
 namespace weir::desktop {
 namespace {
@@ -27,8 +30,19 @@ AppContext::~AppContext() {
 }
 
 QString AppContext::highlighterName() const { return CodeHighlighter::backendName(); }
+QString AppContext::monospaceFamily() const {
+    if (monospaceFamily_.isEmpty()) monospaceFamily_ = weir::desktop::monospaceFamily();
+    return monospaceFamily_;
+}
 QString AppContext::version() const { return QStringLiteral(WEIR_VERSION); }
 QString AppContext::qtVersion() const { return QString::fromLatin1(qVersion()); }
+QString AppContext::startPage() const {
+    const QString page = qEnvironmentVariable("WEIR_START_PAGE");
+    static const QStringList pages{QStringLiteral("chat"), QStringLiteral("monitor"), QStringLiteral("settings"),
+                                   QStringLiteral("model"), QStringLiteral("about")};
+    return pages.contains(page) ? page : QStringLiteral("chat");
+}
+
 void AppContext::setThemeOverride(const QString& theme) {
     if (theme == themeOverride_) return;
     themeOverride_ = theme;
@@ -54,6 +68,14 @@ QString AppContext::applyEngineSettings(const QVariantMap& values) {
 
 QString AppContext::urlToPath(const QUrl& url) const { return url.isLocalFile() ? url.toLocalFile() : url.toString(); }
 QUrl AppContext::pathToUrl(const QString& path) const { return QUrl::fromLocalFile(path); }
+QVariantList AppContext::bundledModels() const { return weir::desktop::bundledModels(); }
+
+QStringList AppContext::modelFolders() const {
+    QStringList out;
+    for (const auto& dir : weir::locations::modelSearchDirs()) out << QString::fromStdString(dir.string());
+    return out;
+}
+
 bool AppContext::fileExists(const QString& path) const { return QFileInfo::exists(path); }
 
 QString AppContext::formatBytes(double bytes) const {

@@ -12,6 +12,7 @@
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
+#include "storage/StorageStatus.h"
 
 namespace weir::desktop {
 
@@ -24,14 +25,26 @@ class AppContext : public QObject {
     Q_PROPERTY(PoolStatusModel* pools READ pools CONSTANT)
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
     Q_PROPERTY(ApiEndpoint* endpoint READ endpoint CONSTANT)
+    Q_PROPERTY(StorageStatus* storage READ storage CONSTANT)
     Q_PROPERTY(QString highlighterName READ highlighterName CONSTANT)
+    // An installed fixed-pitch family for code and numbers (theme/MonospaceFont.h).
+    Q_PROPERTY(QString monospaceFamily READ monospaceFamily CONSTANT)
     Q_PROPERTY(QString version READ version CONSTANT)
     Q_PROPERTY(QString qtVersion READ qtVersion CONSTANT)
     Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
     Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
+    // The log file being written (DATA/logs/weir.log; older ones beside it as weir.log.1 ...).
+    Q_PROPERTY(QString logFilePath READ logFilePath CONSTANT)
+    // The catalogue's models (settings/ModelCatalogue.h), each with where it was found.
+    Q_PROPERTY(QVariantList bundledModels READ bundledModels CONSTANT)
+    // Where the app looks for models, first to last.
+    Q_PROPERTY(QStringList modelFolders READ modelFolders CONSTANT)
     // "dark", "light" or "" (follow the system palette); starts from $WEIR_THEME.
     Q_PROPERTY(QString themeOverride READ themeOverride WRITE setThemeOverride NOTIFY themeOverrideChanged)
     Q_PROPERTY(int interruptedAtStart READ interruptedAtStart CONSTANT)
+    // The page the window opens on: $WEIR_START_PAGE (chat, monitor, settings,
+    // model, about), else "chat". For measuring a page left alone (tests/bench).
+    Q_PROPERTY(QString startPage READ startPage CONSTANT)
 
 public:
     struct Parts {
@@ -40,7 +53,8 @@ public:
         PoolStatusModel* pools = nullptr;
         AppSettings* settings = nullptr;
         ApiEndpoint* endpoint = nullptr;
-        QString dataDir, databasePath;
+        StorageStatus* storage = nullptr;
+        QString dataDir, databasePath, logFilePath;
         int interruptedAtStart = 0;
     };
 
@@ -56,14 +70,20 @@ public:
     PoolStatusModel* pools() const { return parts_.pools; }
     AppSettings* settings() const { return parts_.settings; }
     ApiEndpoint* endpoint() const { return parts_.endpoint; }
+    StorageStatus* storage() const { return parts_.storage; }
     QString highlighterName() const;
+    QString monospaceFamily() const;
     QString version() const;
     QString qtVersion() const;
     QString dataDir() const { return parts_.dataDir; }
     QString databasePath() const { return parts_.databasePath; }
+    QString logFilePath() const { return parts_.logFilePath; }
+    QVariantList bundledModels() const;
+    QStringList modelFolders() const;
     QString themeOverride() const { return themeOverride_; }
     void setThemeOverride(const QString& theme);
     int interruptedAtStart() const { return parts_.interruptedAtStart; }
+    QString startPage() const;
 
     // Loads a model with the saved engine settings and remembers it.
     Q_INVOKABLE void loadModel(const QString& path);
@@ -83,6 +103,7 @@ signals:
 private:
     Parts parts_;
     QString themeOverride_;
+    mutable QString monospaceFamily_;  // resolved on first use (needs the font database)
 };
 
 } // namespace weir::desktop

@@ -6,12 +6,18 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "engine/EngineBackend.h"
 
 class QQmlApplicationEngine;
 class QQuickWindow;
+
+namespace weir::logging {
+class RotatingLogFile;
+}
 
 namespace weir::desktop {
 
@@ -23,6 +29,7 @@ class EngineHost;
 class PoolStatusModel;
 class Storage;
 class StorageCheckpointer;
+class StorageStatus;
 
 // Registers the Weir QML module's types (call once before loading QML).
 void registerQmlTypes();
@@ -30,17 +37,24 @@ void registerQmlTypes();
 class DesktopApp : public QObject {
     Q_OBJECT
 public:
-    explicit DesktopApp(EngineFactory factory, QObject* parent = nullptr);
+    // fileCheck: run on a model file before it replaces the one in use
+    // (EngineHost::setFileCheck); none in tests with a fake engine.
+    explicit DesktopApp(EngineFactory factory, QObject* parent = nullptr,
+                        std::function<void(const std::string&)> fileCheck = {});
     ~DesktopApp() override;
 
-    // Command line: [--model FILE] [--no-model] [--data-dir DIR]. Data lives
-    // in --data-dir, else $WEIR_DATA_DIR, else the standard per-user data
-    // folder. Without --model, the last model used or the default model is
-    // loaded. Returns false (after printing why) if the app cannot start.
+    // Command line (CommandLine.h): [--model] FILE, --no-model, --data-dir
+    // DIR, --quit-after SECONDS. Data (and logs/weir.log) live in --data-dir,
+    // else $WEIR_DATA_DIR, else $XDG_DATA_HOME/weir. Without a model named,
+    // the last model used or the default model is loaded. A database that
+    // cannot be opened for writing does not stop the app: it opens
+    // read-only, or on a temporary database, with a banner. Returns false
+    // (after printing why) if the app cannot start.
     bool start(const QStringList& arguments);
 
     QString dataDir() const { return dataDir_; }
     Storage* storage() const { return storage_.get(); }
+    StorageStatus* storageStatus() const { return storageStatus_; }
     EngineHost* engineHost() const { return engine_; }
     ChatController* chat() const { return chat_; }
     PoolStatusModel* pools() const { return pools_; }
@@ -52,11 +66,19 @@ public:
 
 private:
     void shutdown();
+    // Opens the database read-write, else read-only, else a temporary one,
+    // and says which in storageStatus_. False only if none of them opens.
+    bool openStorage();
+    // The banner's "Restore backup": the newest sound copy replaces the damaged file.
+    void restoreBackup();
 
     EngineFactory factory_;
+    std::function<void(const std::string&)> fileCheck_;
     QString dataDir_;
+    std::unique_ptr<logging::RotatingLogFile> logFile_;
     std::unique_ptr<Storage> storage_;
     std::unique_ptr<StorageCheckpointer> checkpointer_;
+    StorageStatus* storageStatus_ = nullptr;
     EngineHost* engine_ = nullptr;
     ChatController* chat_ = nullptr;
     PoolStatusModel* pools_ = nullptr;

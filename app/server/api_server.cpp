@@ -68,7 +68,18 @@ bool ApiServer::start(QString* error, QString* warning) {
 
 void ApiServer::stop() {
     const bool was = isListening();
-    QMetaObject::invokeMethod(d_->service, [this] { d_->service->stop(); }, Qt::BlockingQueuedConnection);
+    // Waited for through a std::promise, as start() is (not a blocking queued
+    // call, whose semaphore ThreadSanitizer cannot see).
+    std::promise<void> done;
+    std::future<void> finished = done.get_future();
+    QMetaObject::invokeMethod(
+        d_->service,
+        [service = d_->service, &done] {
+            service->stop();
+            done.set_value();
+        },
+        Qt::QueuedConnection);
+    finished.wait();
     if (was) emit listeningChanged(false);
 }
 

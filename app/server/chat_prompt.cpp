@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <exception>
 
+#include "app/server/forced_tool_call.h"
+
 namespace weir::server {
 
 namespace {
@@ -18,6 +20,9 @@ bool buildChatPrompt(const ChatRequest& request, const Engine& engine, PreparedC
     input.messagesJson = compactJson(request.messages);
     if (!request.tools.isEmpty()) input.toolsJson = compactJson(request.tools);
     input.toolChoice = request.toolChoice;
+    // A call that must come is constrained as JSON (forced_tool_call.h): the
+    // family's call opening would not fit that form.
+    input.openForcedCall = !forcesToolCall(request.toolChoice);
     try {
         out = engine.prepareChat(input);
     } catch (const std::exception& e) {

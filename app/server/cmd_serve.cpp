@@ -12,7 +12,9 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "app/logging/engine_log_bridge.h"
 #include "app/server/api_server.h"
+#include "app/server/cors_policy.h"
 #include "app/server/quit_on_signal.h"
 #include "weir/engine.h"
 #include "weir/base/error.h"
@@ -46,6 +48,14 @@ int run(const std::vector<std::string>& argv) {
     // --allowed-host may be repeated or hold a comma-separated list.
     for (std::string h; !(h = args.value("--allowed-host", "")).empty();)
         so.allowedHosts += QString::fromStdString(h).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    // --cors-origins ORIGIN[,ORIGIN] ("*": any web page); none by default.
+    for (std::string o; !(o = args.value("--cors-origins", "")).empty();)
+        so.corsOrigins += QString::fromStdString(o).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    for (const QString& o : so.corsOrigins)
+        if (auto why = weir::server::CorsPolicy::invalidOrigin(o)) {
+            std::fprintf(stderr, "serve: --cors-origins: %s\n", qPrintable(*why));
+            return 1;
+        }
     args.rejectUnknown();
     so.port = quint16(port);
 
@@ -53,6 +63,8 @@ int run(const std::vector<std::string>& argv) {
     char name[] = "weir-cli";
     char* qargv[] = {name, nullptr};
     QCoreApplication app(qargc, qargv);
+    // The engine's lines and one line per answered request go to stderr.
+    weir::logging::routeEngineLogToQt();
     // Hooked before the model loads: a signal during the load ends the
     // program as soon as the event loop runs.
     if (!weir::server::quitOnTerminationSignals(app))
@@ -91,7 +103,8 @@ weir::cli::Command reg{"serve",
                        "OpenAI-compatible HTTP endpoint: [--host H] [--port P (8719)] [--api-key K] "
                        "[--max-body-bytes N] [--model-id ID] [--default-max-tokens N] [--check-integrity] "
                        "[--max-connections N (256)] [--header-timeout S (15)] [--body-timeout S (30)] "
-                       "[--idle-timeout S (15)] [--allowed-host NAME[,NAME]] and the engine flags",
+                       "[--idle-timeout S (15)] [--allowed-host NAME[,NAME]] [--cors-origins ORIGIN[,ORIGIN] | '*'] "
+                       "and the engine flags",
                        &run};
 
 } // namespace

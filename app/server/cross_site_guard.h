@@ -6,7 +6,9 @@
 // machine. So, like FastAPI (vLLM's server) for the first and Jupyter for the
 // second:
 //   - a POST must say Content-Type: application/json (415 otherwise), which a
-//     browser only sends cross-site after a CORS preflight this server denies;
+//     browser only sends cross-site after a CORS preflight, and this server
+//     answers preflights only for the origins the user listed (CorsPolicy):
+//     a listed origin may call it cross-site, any other may not;
 //   - without an API key, the Host header must name this machine: an IP
 //     address, "localhost" or a *.localhost name, the host the server was
 //     told to listen on, or one of ServerOptions::allowedHosts (403 otherwise).

@@ -102,12 +102,16 @@ void HttpConnection::deliver() {
     keepAlive_ = request.keepAlive() && !closeAfterAnswer_ && served_ < limits_.maxRequestsPerConnection;
     headOnly_ = request.method == "HEAD";
     chunked_ = request.minorVersion >= 1;
+    answerHeaders_.clear();
+    answer_ = AnsweredRequest{request.method, request.path};
+    answerClock_.start();
     emit requestReceived(this, request);
 }
 
 // ---------------------------------------------------------------- answering
 
 HttpHeaders HttpConnection::framing(HttpHeaders headers, bool streamed) const {
+    headers.insert(headers.end(), answerHeaders_.begin(), answerHeaders_.end());
     if (!keepAlive_) headers.emplace_back(QByteArrayLiteral("Connection"), QByteArrayLiteral("close"));
     else if (!chunked_) headers.emplace_back(QByteArrayLiteral("Connection"), QByteArrayLiteral("keep-alive"));
     if (streamed && chunked_) headers.emplace_back(QByteArrayLiteral("Transfer-Encoding"), QByteArrayLiteral("chunked"));
@@ -116,7 +120,10 @@ HttpHeaders HttpConnection::framing(HttpHeaders headers, bool streamed) const {
 
 void HttpConnection::respond(int status, HttpHeaders headers, const QByteArray& body) {
     if (phase_ != Phase::Answering) return;
-    headers.emplace_back(QByteArrayLiteral("Content-Length"), QByteArray::number(body.size()));
+    answer_.status = status;
+    // 204 and 304 have no body, and so no length (RFC 9110).
+    if (status != 204 && status != 304)
+        headers.emplace_back(QByteArrayLiteral("Content-Length"), QByteArray::number(body.size()));
     write(responseHead(status, framing(std::move(headers), false)));
     if (!headOnly_) write(body);
     answerDone();
@@ -128,6 +135,8 @@ void HttpConnection::respondFailure(const HttpFailure& failure, bool close, Http
         phase_ = Phase::Answering;
         headOnly_ = false;
         chunked_ = true;
+        answer_ = AnsweredRequest{};
+        answerClock_.start();
     }
     if (close) keepAlive_ = false;
     const HttpErrorBody e = formatError_(failure);
@@ -135,11 +144,14 @@ void HttpConnection::respondFailure(const HttpFailure& failure, bool close, Http
     respond(failure.status, std::move(extra), e.body);
 }
 
+void HttpConnection::setAnswerHeaders(HttpHeaders headers) { answerHeaders_ = std::move(headers); }
+
 void HttpConnection::beginStream(int status, HttpHeaders headers) {
     if (phase_ != Phase::Answering) return;
     // HTTP/1.0 has no chunks: the end of the connection ends the stream.
     if (!chunked_) keepAlive_ = false;
     phase_ = Phase::Streaming;
+    answer_.status = status;
     write(responseHead(status, framing(std::move(headers), true)));
 }
 
@@ -155,6 +167,8 @@ void HttpConnection::endStream() {
 }
 
 void HttpConnection::answerDone() {
+    answer_.ms = double(answerClock_.nsecsElapsed()) / 1e6;
+    logAnsweredRequest(answer_);
     if (!keepAlive_ || closeAfterAnswer_) return startClosing();
     phase_ = Phase::Reading;
     timer_.start(limits_.idleTimeoutMs);
@@ -224,6 +238,9 @@ void HttpConnection::refuse(const HttpFailure& failure, HttpHeaders extra) {
 void HttpConnection::onDisconnected() {
     const bool owed = phase_ == Phase::Answering || phase_ == Phase::Streaming;
     if (owed) {
+        answer_.status = 499;  // the client closed the request (nginx's code)
+        answer_.ms = double(answerClock_.nsecsElapsed()) / 1e6;
+        logAnsweredRequest(answer_);
         phase_ = Phase::Closing;  // nobody to answer any more
         emit clientGone(this);
     }

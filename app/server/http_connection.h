@@ -18,6 +18,7 @@
 // in a QPointer across event-loop turns.
 #include <QByteArray>
 #include <QDeadlineTimer>
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 
@@ -25,6 +26,7 @@
 #include "app/server/http_limits.h"
 #include "app/server/http_request.h"
 #include "app/server/http_request_reader.h"
+#include "app/server/request_log.h"
 
 class QTcpSocket;
 
@@ -46,6 +48,9 @@ public:
     // An error answer with the installed formatter's body; `close` ends the
     // connection after it.
     void respondFailure(const HttpFailure& failure, bool close = false, HttpHeaders extra = {});
+    // Headers every answer to the request last handed out carries, whichever
+    // way it is answered (CORS headers for an allowed origin).
+    void setAnswerHeaders(HttpHeaders headers);
     // A streamed answer: the head now, data as it comes, then the end.
     void beginStream(int status, HttpHeaders headers);
     void streamData(const QByteArray& data);
@@ -63,6 +68,8 @@ public:
     void flushAndClose(QDeadlineTimer deadline);
     // Over the connection limit: the failure as the whole answer, then closed.
     void refuse(const HttpFailure& failure, HttpHeaders extra);
+    // The completion tokens the answer in progress carries, for its log line.
+    void setAnswerTokens(qint64 tokens) { answer_.tokens = tokens; }
 
 signals:
     void requestReceived(weir::server::HttpConnection* connection, const weir::server::HttpRequest& request);
@@ -97,6 +104,7 @@ private:
     HttpErrorFormatter formatError_;
     HttpRequestReader reader_;
     QByteArray inbox_;          // read from the socket, not yet taken by the reader
+    HttpHeaders answerHeaders_; // added to the answer of the request being answered
     QTimer timer_;
     Phase phase_ = Phase::Reading;
     quint64 id_;
@@ -108,6 +116,8 @@ private:
     bool chunked_ = false;      // the stream in progress uses chunked framing
     bool closeAfterAnswer_ = false;
     bool sendingShut_ = false;
+    AnsweredRequest answer_;    // the access-log line of the answer in progress
+    QElapsedTimer answerClock_;
 };
 
 } // namespace weir::server

@@ -1,5 +1,6 @@
 #include "app/server/openai_service.h"
 
+#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QHostAddress>
@@ -11,6 +12,8 @@
 #include <exception>
 
 #include "app/server/api_client_tag.h"
+#include "app/server/forced_tool_call.h"
+#include "app/server/request_parser.h"
 #include "app/server/response_json.h"
 
 namespace weir::server {
@@ -62,31 +65,67 @@ int64_t contextLimitOf(const Engine& e) {
 
 } // namespace
 
-// One request in the engine: its connection, what was asked, what the
-// tool-call reader holds.
+// One choice of a request: its own sequence in the engine.
+struct Choice {
+    int index = 0;
+    int prompt = 0;
+    uint64_t requestId = 0;
+    bool ended = false;           // its terminal event came
+    bool callsComplete = false;   // the reply's calls are all read: generation was stopped
+    std::unique_ptr<ToolCallReader> reader;
+    bool forcedCall = false;      // the reply is a call as JSON, read at its end (forced_tool_call.h)
+    std::string heldCall;         // forcedCall: the reply so far
+    std::string echo;             // completions with echo: the prompt, before the reply
+    std::string text;             // non-streaming: everything so far
+    std::vector<ToolCall> calls;  // non-streaming: every call so far
+    int callCount = 0;
+    std::vector<TokenLogprobs> logprobs;  // non-streaming: all of them; streaming: not yet sent
+    qint64 textOffset = 0;        // completions' text_offset of the next token
+    QString finish;
+    Usage usage;
+};
+
+// One request in the engine: its connection, what was asked, its choices.
 struct Job {
     quint64 key = 0;
-    uint64_t requestId = 0;
     QString client, endpoint;
-    bool chat = true, stream = false, includeUsage = false;
-    QString id, model;
-    qint64 created = 0;
+    bool chat = true, stream = false, includeUsage = false, logprobs = false, parallelToolCalls = true;
+    AnswerHeader header;
     QPointer<HttpConnection> conn;
     bool headersSent = false;
     bool clientGone = false;
-    bool callsComplete = false;   // the reader has the whole reply: generation was stopped
-    std::unique_ptr<ToolCallReader> reader;
-    std::string text;             // non-streaming: everything so far; completions: the echo
-    std::vector<ToolCall> calls;  // non-streaming: every call so far
-    int callCount = 0;
+    bool failed = false;          // a choice failed: the answer was an error
+    int failStatus = 0;
+    std::vector<Choice> choices;
+    int open = 0;                 // choices still in the engine
     ServerStats::Clock::time_point start = ServerStats::Clock::now();
 };
+
+namespace {
+
+// Engine events name the choice: the request's key and the choice's index.
+constexpr int kChoiceBits = 8;
+static_assert(kMaxPrompts * kMaxChoicesPerPrompt <= (1 << kChoiceBits), "choices must fit the event key");
+quint64 eventKey(quint64 key, int index) { return (key << kChoiceBits) | quint64(index); }
+quint64 jobOf(quint64 eventKey) { return eventKey >> kChoiceBits; }
+int choiceOf(quint64 eventKey) { return int(eventKey & ((1u << kChoiceBits) - 1)); }
+
+// The same for every answer of this server while it serves this model: what
+// the model and the KV cache's number format are.
+QString fingerprintOf(const QString& modelId, const Engine& e) {
+    const QByteArray what = modelId.toUtf8() + '|' + kvDtypeName(e.options().kvDtype);
+    return QStringLiteral("fp_") +
+           QString::fromLatin1(QCryptographicHash::hash(what, QCryptographicHash::Sha256).toHex().left(10));
+}
+
+} // namespace
 
 OpenAiService::OpenAiService(Engine& engine, ServerOptions options)
     : engine_(engine), opt_(std::move(options)),
       model_{opt_.modelId.isEmpty() ? ServedModel::idForFile(QString::fromStdString(engine.options().modelPath))
                                     : opt_.modelId},
-      guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), pool_(this) {
+      guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), cors_(opt_.corsOrigins),
+      fingerprint_(fingerprintOf(model_.id, engine)), pool_(this) {
     context_.engine = &engine_;
     context_.model = model_;
     context_.contextLimit = contextLimitOf(engine_);
@@ -157,8 +196,8 @@ void OpenAiService::stop() {
         auto it = jobs_.find(k);
         if (it == jobs_.end()) continue;
         Job& j = *it->second;
-        engine_.cancel(j.requestId);
-        if (writable(j)) endWithError(j, shuttingDownError());
+        cancelChoices(j);
+        if (writable(j) && !j.failed) endWithError(j, shuttingDownError());
         finishJob(j, QStringLiteral("cancelled"), Usage{});
     }
     // The engine's late events for them have nobody to go to.
@@ -224,7 +263,11 @@ void OpenAiService::onRequest(HttpConnection* c, const HttpRequest& request) {
 }
 
 void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
-    const QString path = req.path;
+    QString path = req.path;
+    // Clients configured with the server's root as their base URL leave out /v1.
+    if (path == QLatin1String("/chat/completions") || path == QLatin1String("/completions") ||
+        path == QLatin1String("/models") || path.startsWith(QLatin1String("/models/")))
+        path.prepend(QLatin1String("/v1"));
     const QByteArray& method = req.method;
     const bool get = method == "GET" || method == "HEAD";
     auto wrongMethod = [&](const char* allowed) {
@@ -236,7 +279,11 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
         fail(c, e);
     };
 
+    // An allowed page's answers say so, whatever the answer is.
+    c->setAnswerHeaders(cors_.answerHeaders(req.header("origin")));
     if (auto refused = guard_.check(req)) return fail(c, *refused);
+    // A browser's preflight never carries the key: answered before authentication.
+    if (method == "OPTIONS") return preflight(c, req);
     if (path == QLatin1String("/health") || path == QLatin1String("/v1/health")) {
         if (!get) return wrongMethod("GET");
         return respondJson(c, 200, {{QStringLiteral("status"), QStringLiteral("ok")}, {QStringLiteral("model"), model_.id}});
@@ -280,6 +327,23 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
     fail(c, e);
 }
 
+void OpenAiService::preflight(HttpConnection* c, const HttpRequest& req) {
+    const QByteArray origin = req.header("origin");
+    if (!origin.isEmpty() && !cors_.allows(origin)) {
+        ApiError e;
+        e.status = 403;
+        e.type = QStringLiteral("permission_error");
+        e.code = QStringLiteral("origin_not_allowed");
+        e.message = QStringLiteral("Requests from the web page origin '%1' are not allowed; list it with "
+                                   "--cors-origins (or in the app's endpoint settings).")
+                        .arg(QString::fromLatin1(origin.left(200)));
+        return fail(c, e);
+    }
+    HttpHeaders headers = cors_.preflightHeaders(req);
+    headers.emplace_back(QByteArrayLiteral("Allow"), QByteArrayLiteral("GET, POST, OPTIONS"));
+    c->respond(204, std::move(headers), {});
+}
+
 bool OpenAiService::authorized(HttpConnection* c, const HttpRequest& req) {
     if (opt_.apiKey.isEmpty()) return true;
     const QByteArray auth = req.header("authorization");
@@ -289,8 +353,10 @@ bool OpenAiService::authorized(HttpConnection* c, const HttpRequest& req) {
         e.message = QStringLiteral("You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY'.");
         e.code = QStringLiteral("missing_api_key");
     } else {
-        const QByteArray prefix = QByteArrayLiteral("Bearer ");
-        const QByteArray given = auth.startsWith(prefix) ? auth.mid(prefix.size()).trimmed() : QByteArray();
+        // The scheme is case-insensitive (RFC 7235): "bearer KEY" is fine.
+        const QByteArray scheme = auth.left(auth.indexOf(' ') < 0 ? auth.size() : auth.indexOf(' '));
+        const QByteArray given =
+            scheme.compare("Bearer", Qt::CaseInsensitive) == 0 ? auth.mid(scheme.size()).trimmed() : QByteArray();
         if (!given.isEmpty() && sameSecret(given, opt_.apiKey.toUtf8())) return true;
         e.message = QStringLiteral("Incorrect API key provided.");
         e.code = QStringLiteral("invalid_api_key");
@@ -332,22 +398,34 @@ void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, bool 
     const PreparationContext context = context_;
     const QByteArray body = request.body;
     pool_.start([this, key, chat, body, context] {
-        auto result = std::make_shared<PreparedRequest>();
+        PreparedRequest result;
         try {
-            *result = chat ? prepareChatCompletion(body, context) : prepareCompletion(body, context);
+            result = chat ? prepareChatCompletion(body, context) : prepareCompletion(body, context);
         } catch (const std::exception& e) {
             ApiError err;
             err.status = 500;
             err.type = QStringLiteral("server_error");
             err.message = QStringLiteral("Internal error: %1").arg(QString::fromUtf8(e.what()));
-            result->error = err;
+            result = PreparedRequest{};
+            result.error = err;
         }
-        QMetaObject::invokeMethod(this, [this, key, result] { onPrepared(key, std::move(*result)); },
-                                  Qt::QueuedConnection);
+        {
+            std::lock_guard lock(preparedMutex_);
+            prepared_.insert_or_assign(key, std::move(result));
+        }
+        QMetaObject::invokeMethod(this, [this, key] { onPrepared(key); }, Qt::QueuedConnection);
     });
 }
 
-void OpenAiService::onPrepared(quint64 key, PreparedRequest prepared) {
+void OpenAiService::onPrepared(quint64 key) {
+    PreparedRequest prepared;
+    {
+        std::lock_guard lock(preparedMutex_);
+        const auto done = prepared_.find(key);
+        if (done == prepared_.end()) return;
+        prepared = std::move(done->second);
+        prepared_.erase(done);
+    }
     const auto it = preparing_.find(key);
     if (it == preparing_.end()) return;  // the client left, or the server stopped
     QPointer<HttpConnection> c = it->second;
@@ -385,7 +463,12 @@ void OpenAiService::onClientGone(HttpConnection* c) {
     Job& j = *it->second;
     if (j.clientGone) return;
     j.clientGone = true;
-    engine_.cancel(j.requestId);  // pages come back now; the Cancelled event ends the job
+    cancelChoices(j);  // pages come back now; the Cancelled events end the job
+}
+
+void OpenAiService::cancelChoices(Job& j) {
+    for (Choice& ch : j.choices)
+        if (!ch.ended) engine_.cancel(ch.requestId);
 }
 
 // ---------------------------------------------------------------- the engine
@@ -396,103 +479,145 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
     job->chat = p.chat;
     job->stream = p.stream;
     job->includeUsage = p.includeUsage;
-    job->id = (p.chat ? QStringLiteral("chatcmpl-") : QStringLiteral("cmpl-")) + randomId(24);
+    job->logprobs = p.logprobs;
+    job->parallelToolCalls = p.parallelToolCalls;
+    job->header.id = (p.chat ? QStringLiteral("chatcmpl-") : QStringLiteral("cmpl-")) + randomId(24);
+    job->header.created = QDateTime::currentSecsSinceEpoch();
+    job->header.model = p.model;
+    job->header.fingerprint = fingerprint_;
     job->endpoint = p.chat ? QStringLiteral("chat.completions") : QStringLiteral("completions");
-    job->model = p.model;
-    job->created = QDateTime::currentSecsSinceEpoch();
     job->client = QStringLiteral("api:%1").arg(key);
     job->conn = c;
-    job->reader = std::move(p.reader);
-    job->text = std::move(p.echo);  // a stream sends it first, with the headers
-    p.generate.tag = ClientTag{kApiRequestTagKind, key};
+    job->choices.resize(p.choices.size());
+    job->open = int(p.choices.size());
+    for (size_t i = 0; i < p.choices.size(); ++i) {
+        Choice& ch = job->choices[i];
+        ch.index = int(i);
+        ch.prompt = p.choices[i].prompt;
+        ch.reader = std::move(p.choices[i].reader);
+        ch.forcedCall = p.choices[i].forcedCall;
+        ch.echo = std::move(p.choices[i].echo);  // a stream sends it first, with the headers
+        ch.textOffset = textLength(ch.echo);
+        if (!job->stream) ch.text = ch.echo;
+    }
     Job* raw = job.get();
     jobs_.emplace(key, std::move(job));
     keyOf_[c] = key;
     ++activeJobs_;
-
-    std::shared_ptr<EngineEventQueue> queue = events_;
-    EventSink sink = [queue, key](const Event& ev) { queue->push(key, ev); };
     {
         std::lock_guard<std::mutex> lock(statsMutex_);
         stats_.accepted();
     }
-    raw->requestId = engine_.submit(std::move(p.generate), std::move(sink));
-    emit sessionStarted(raw->requestId, raw->client, raw->endpoint);
+    std::shared_ptr<EngineEventQueue> queue = events_;
+    for (size_t i = 0; i < p.choices.size(); ++i) {
+        GenerateRequest& g = p.choices[i].generate;
+        g.tag = ClientTag{kApiRequestTagKind, key};
+        const quint64 ek = eventKey(key, int(i));
+        EventSink sink = [queue, ek](const Event& ev) { queue->push(ek, ev); };
+        // The engine may answer at once (a refusal): the job must be complete before.
+        raw->choices[i].requestId = engine_.submit(std::move(g), std::move(sink));
+    }
+    emit sessionStarted(raw->choices.empty() ? 0 : raw->choices[0].requestId, raw->client, raw->endpoint);
 }
 
 void OpenAiService::drainEvents() {
     if (!events_) return;
     const EngineEventQueue::Batch batch = events_->take();
-    // A request's tokens in one batch go out as one delta: one write, one
+    // A choice's tokens in one batch go out as one delta: one write, one
     // SSE event, however many tokens the engine produced since the last turn.
     struct Pending {
         quint64 key;
         std::string text;
         int count = 0;
+        std::vector<TokenLogprobs> logprobs;
     };
     std::vector<Pending> pending;
+    auto find = [this](quint64 ek) -> std::pair<Job*, Choice*> {
+        const auto j = jobs_.find(jobOf(ek));
+        if (j == jobs_.end() || choiceOf(ek) >= int(j->second->choices.size())) return {nullptr, nullptr};
+        return {j->second.get(), &j->second->choices[size_t(choiceOf(ek))]};
+    };
     auto flush = [&](quint64 key) {
         for (auto it = pending.begin(); it != pending.end(); ++it) {
             if (it->key != key) continue;
-            const Pending p = std::move(*it);
+            Pending p = std::move(*it);
             pending.erase(it);
-            if (auto j = jobs_.find(key); j != jobs_.end()) onTokens(*j->second, p.text, p.count);
+            if (auto [j, ch] = find(key); j) onTokens(*j, *ch, p.text, p.count, std::move(p.logprobs));
             return;
         }
     };
     for (const auto& [key, ev] : batch) {
         if (ev.kind == Event::Kind::Token) {
             auto it = std::find_if(pending.begin(), pending.end(), [key = key](const Pending& p) { return p.key == key; });
-            if (it == pending.end()) it = pending.insert(pending.end(), Pending{key, {}, 0});
+            if (it == pending.end()) it = pending.insert(pending.end(), Pending{key, {}, 0, {}});
             it->text += ev.text;
             ++it->count;
+            if (ev.logprobs) it->logprobs.push_back(*ev.logprobs);
             continue;
         }
         flush(key);
-        if (auto j = jobs_.find(key); j != jobs_.end()) onTerminal(*j->second, ev);
+        if (auto [j, ch] = find(key); j) onTerminal(*j, *ch, ev);
     }
     while (!pending.empty()) flush(pending.front().key);
 }
 
-void OpenAiService::onTokens(Job& j, const std::string& text, int count) {
+void OpenAiService::onTokens(Job& j, Choice& ch, const std::string& text, int count,
+                             std::vector<TokenLogprobs> logprobs) {
     {
         std::lock_guard<std::mutex> lock(statsMutex_);
         for (int i = 0; i < count; ++i) stats_.token();
     }
-    if (j.clientGone || j.callsComplete) return;
+    if (j.clientGone || j.failed || ch.callsComplete) return;
+    if (j.logprobs) ch.logprobs.insert(ch.logprobs.end(), logprobs.begin(), logprobs.end());
     try {
-        deliverText(j, text, false);
+        deliverText(j, ch, text, false);
     } catch (const std::exception&) {
         // A broken client connection must not take the server down.
         j.clientGone = true;
-        engine_.cancel(j.requestId);
+        cancelChoices(j);
         return;
     }
-    if (j.reader && j.reader->done()) {
+    if (ch.reader && ch.reader->done() && !ch.callsComplete) {
         // The reply's calls are complete: nothing after them is part of it,
         // so stop generating now.
-        j.callsComplete = true;
-        engine_.cancel(j.requestId);
+        ch.callsComplete = true;
+        engine_.cancel(ch.requestId);
     }
 }
 
-void OpenAiService::onTerminal(Job& j, const Event& ev) {
+void OpenAiService::onTerminal(Job& j, Choice& ch, const Event& ev) {
+    if (ch.ended) return;
+    ch.ended = true;
+    --j.open;
+    ch.usage = ev.usage;
     try {
         switch (ev.kind) {
-        case Event::Kind::Done: return done(j, ev);
-        case Event::Kind::Error: return failed(j, ev);
-        case Event::Kind::Cancelled: return cancelled(j, ev);
-        case Event::Kind::Token: return;
+        case Event::Kind::Done: choiceDone(j, ch, ev.finish); break;
+        case Event::Kind::Error: choiceFailed(j, ev); break;
+        case Event::Kind::Cancelled:
+            // Stopped by us after the calls: a normal end.
+            if (ch.callsComplete) choiceDone(j, ch, FinishReason::Stop);
+            else choiceCancelled(j, ev);
+            break;
+        case Event::Kind::Token: break;
         }
     } catch (const std::exception&) {
-        finishJob(j, QStringLiteral("error"), ev.usage);
+        j.failed = true;
     }
+    if (j.open == 0) complete(j);
 }
 
 bool OpenAiService::writable(const Job& j) const { return !j.clientGone && j.conn && j.conn->owesAnswer(); }
 
 void OpenAiService::writeEvent(Job& j, const QJsonObject& o) {
     if (writable(j)) j.conn->streamData(sseEvent(o));
+}
+
+QJsonObject OpenAiService::textChunk(const Job& j, const Choice& ch, const std::string& text, const QString& finish,
+                                     const QJsonValue& logprobs) const {
+    QJsonObject o = textCompletionJson(j.header, {TextChoice{text, finish, logprobs}}, nullptr, ch.index);
+    if (j.includeUsage) o.insert(QStringLiteral("usage"), QJsonValue::Null);
+    return o;
 }
 
 void OpenAiService::startStream(Job& j) {
@@ -502,96 +627,83 @@ void OpenAiService::startStream(Job& j) {
                               {QByteArrayLiteral("Cache-Control"), QByteArrayLiteral("no-cache")},
                               // nginx in front: pass each event on at once
                               {QByteArrayLiteral("X-Accel-Buffering"), QByteArrayLiteral("no")}});
-    if (j.chat) {
-        QJsonObject delta{{QStringLiteral("role"), QStringLiteral("assistant")}, {QStringLiteral("content"), QString()}};
-        writeEvent(j, chatChunkJson(j.id, j.created, j.model, delta, {}, j.includeUsage));
-    } else if (!j.text.empty()) {
-        QJsonObject o = textCompletionJson(j.id, j.created, j.model, j.text, {}, nullptr);  // echo
-        if (j.includeUsage) o.insert(QStringLiteral("usage"), QJsonValue::Null);
-        writeEvent(j, o);
-        j.text.clear();
+    for (Choice& ch : j.choices) {
+        if (j.chat) {
+            QJsonObject delta{{QStringLiteral("role"), QStringLiteral("assistant")}, {QStringLiteral("content"), QString()}};
+            writeEvent(j, chatChunkJson(j.header, ch.index, delta, {}, QJsonValue::Null, j.includeUsage));
+        } else if (!ch.echo.empty()) {
+            writeEvent(j, textChunk(j, ch, ch.echo, {}, QJsonValue::Null));
+        }
+        ch.echo.clear();
     }
 }
 
-void OpenAiService::deliverText(Job& j, const std::string& delta, bool final) {
+void OpenAiService::deliverText(Job& j, Choice& ch, const std::string& delta, bool final) {
     std::string text;
     std::vector<ToolCall> calls;
-    if (j.reader) {
-        ToolCallReader::Output out = final ? j.reader->finish() : j.reader->push(delta);
+    if (ch.reader) {
+        ToolCallReader::Output out = final ? ch.reader->finish() : ch.reader->push(delta);
         text = std::move(out.text);
         calls = std::move(out.calls);
+    } else if (ch.forcedCall) {
+        // Held until the reply ends; one that is not a call (cut short) is shown as text.
+        ch.heldCall += delta;
+        if (final) {
+            if (std::optional<ToolCall> call = readForcedCall(ch.heldCall)) calls.push_back(std::move(*call));
+            else text = std::move(ch.heldCall);
+            ch.heldCall.clear();
+        }
     } else {
         text = delta;
     }
+    if (!j.parallelToolCalls && !calls.empty()) {
+        // One call at most: the first ends the reply.
+        calls.resize(size_t(std::max(0, 1 - ch.callCount)));
+        if (!ch.callsComplete) {
+            ch.callsComplete = true;
+            if (!ch.ended) engine_.cancel(ch.requestId);
+        }
+    }
     for (ToolCall& c : calls) c.id = (QStringLiteral("call_") + randomId(24)).toStdString();
     if (!j.stream) {
-        j.text += text;
-        j.calls.insert(j.calls.end(), calls.begin(), calls.end());
-        j.callCount += int(calls.size());
+        ch.text += text;
+        ch.calls.insert(ch.calls.end(), calls.begin(), calls.end());
+        ch.callCount += int(calls.size());
         return;
     }
-    if (text.empty() && calls.empty()) return;
+    if (text.empty() && calls.empty() && ch.logprobs.empty()) return;
     startStream(j);
-    if (!text.empty()) {
-        if (j.chat) {
-            writeEvent(j, chatChunkJson(j.id, j.created, j.model,
-                                        QJsonObject{{QStringLiteral("content"), QString::fromStdString(text)}}, {},
-                                        j.includeUsage));
-        } else {
-            QJsonObject o = textCompletionJson(j.id, j.created, j.model, text, {}, nullptr);
-            if (j.includeUsage) o.insert(QStringLiteral("usage"), QJsonValue::Null);
-            writeEvent(j, o);
+    if (!text.empty() || !ch.logprobs.empty()) {
+        // Log probabilities go with the text of their tokens, or as soon as
+        // they come when the text is held back (a possible stop string).
+        QJsonValue logprobs = QJsonValue::Null;
+        if (j.logprobs) {
+            logprobs = j.chat ? chatLogprobsJson(ch.logprobs) : completionLogprobsJson(ch.logprobs, ch.textOffset);
+            for (const TokenLogprobs& t : ch.logprobs) ch.textOffset += textLength(t.chosen.bytes);
+            ch.logprobs.clear();
         }
+        if (j.chat)
+            writeEvent(j, chatChunkJson(j.header, ch.index,
+                                        QJsonObject{{QStringLiteral("content"), QString::fromStdString(text)}}, {},
+                                        logprobs, j.includeUsage));
+        else
+            writeEvent(j, textChunk(j, ch, text, {}, logprobs));
     }
     if (!calls.empty()) {
-        QJsonObject delta{{QStringLiteral("tool_calls"), toolCallsJson(calls, j.callCount, true)}};
-        writeEvent(j, chatChunkJson(j.id, j.created, j.model, delta, {}, j.includeUsage));
-        j.callCount += int(calls.size());
+        QJsonObject delta{{QStringLiteral("tool_calls"), toolCallsJson(calls, ch.callCount, true)}};
+        writeEvent(j, chatChunkJson(j.header, ch.index, delta, {}, QJsonValue::Null, j.includeUsage));
+        ch.callCount += int(calls.size());
     }
 }
 
-void OpenAiService::endStream(Job& j) {
-    if (!writable(j)) return;
-    j.conn->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
-    j.conn->endStream();
-}
-
-void OpenAiService::done(Job& j, const Event& ev) {
-    if (!j.clientGone) deliverText(j, {}, true);
-    const QString finish = j.callCount > 0 ? QStringLiteral("tool_calls") : finishReasonName(ev.finish);
-    // The app hears of the end before the client does.
-    QPointer<HttpConnection> c = j.clientGone ? nullptr : j.conn;
-    const bool stream = j.stream, chat = j.chat, includeUsage = j.includeUsage;
-    if (writable(j) && stream) {
-        startStream(j);
-        if (chat) {
-            writeEvent(j, chatChunkJson(j.id, j.created, j.model, QJsonObject{}, finish, includeUsage));
-        } else {
-            QJsonObject o = textCompletionJson(j.id, j.created, j.model, {}, finish, nullptr);
-            if (includeUsage) o.insert(QStringLiteral("usage"), QJsonValue::Null);
-            writeEvent(j, o);
-        }
-        if (includeUsage)
-            writeEvent(j, usageChunkJson(j.id, j.created, j.model,
-                                         chat ? QStringLiteral("chat.completion.chunk") : QStringLiteral("text_completion"),
-                                         ev.usage));
-    }
-    QJsonObject whole;
-    if (!stream)
-        whole = chat ? chatCompletionJson(j.id, j.created, j.model, j.text, j.calls, finish, ev.usage)
-                     : textCompletionJson(j.id, j.created, j.model, j.text, finish, &ev.usage);
-    const bool canWrite = writable(j);
-    const bool headersSent = j.headersSent;
-    finishJob(j, finish, ev.usage);  // j is gone from here on
-    if (!c || !canWrite) return;
-    if (stream) {
-        if (headersSent) {
-            c->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
-            c->endStream();
-        }
-    } else {
-        respondJson(c, 200, whole);
-    }
+void OpenAiService::choiceDone(Job& j, Choice& ch, FinishReason reason) {
+    if (j.clientGone || j.failed) return;
+    deliverText(j, ch, {}, true);
+    ch.finish = ch.callCount > 0 ? QStringLiteral("tool_calls") : finishReasonName(reason);
+    if (!j.stream || !writable(j)) return;
+    startStream(j);
+    if (j.chat) writeEvent(j, chatChunkJson(j.header, ch.index, QJsonObject{}, ch.finish, QJsonValue::Null, j.includeUsage));
+    else writeEvent(j, textChunk(j, ch, {}, ch.finish, QJsonValue::Null));
 }
 
 ApiError OpenAiService::errorOf(const Event& ev) const {
@@ -616,34 +728,95 @@ void OpenAiService::endWithError(Job& j, const ApiError& e) {
     if (!writable(j)) return;
     if (!j.headersSent) return respondError(j.conn, e);
     writeEvent(j, e.toJson());
-    endStream(j);
+    j.conn->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
+    j.conn->endStream();
 }
 
-void OpenAiService::failed(Job& j, const Event& ev) {
+// One choice failed: the whole answer is that error; the other choices stop.
+void OpenAiService::choiceFailed(Job& j, const Event& ev) {
+    if (j.failed || j.clientGone) return;
+    j.failed = true;
     const ApiError e = errorOf(ev);
-    if (e.status == 503) {
+    j.failStatus = e.status;
+    endWithError(j, e);
+    cancelChoices(j);
+}
+
+void OpenAiService::choiceCancelled(Job& j, const Event& ev) {
+    if (j.failed || j.clientGone) return;
+    // Not the client's doing: the engine is going away (a reload, the app quitting).
+    j.failed = true;
+    ApiError e = shuttingDownError();
+    e.code = QStringLiteral("cancelled");
+    e.message = QStringLiteral("The request was cancelled: %1").arg(QString::fromStdString(ev.text));
+    endWithError(j, e);
+    cancelChoices(j);
+}
+
+// Every choice has ended: the answer's end, then the bookkeeping.
+void OpenAiService::complete(Job& j) {
+    // Usage over the choices: each prompt's tokens once, every completion token.
+    Usage usage;
+    std::vector<bool> counted;
+    for (const Choice& ch : j.choices) {
+        if (size_t(ch.prompt) >= counted.size()) counted.resize(size_t(ch.prompt) + 1, false);
+        usage.completionTokens += ch.usage.completionTokens;
+        if (!counted[size_t(ch.prompt)]) {
+            counted[size_t(ch.prompt)] = true;
+            usage.promptTokens += ch.usage.promptTokens;
+            // The first choice's hit is what the cache held before this request.
+            usage.cachedPromptTokens += ch.usage.cachedPromptTokens;
+        }
+    }
+    if (!j.choices.empty()) {
+        usage.timeToFirstTokenMs = j.choices[0].usage.timeToFirstTokenMs;
+        usage.decodeTokensPerSecond = j.choices[0].usage.decodeTokensPerSecond;
+    }
+    QString outcome;
+    if (j.clientGone) outcome = QStringLiteral("cancelled");
+    else if (j.failed) outcome = j.failStatus == 503 ? QString() : QStringLiteral("error");
+    else outcome = j.choices.size() == 1 ? j.choices[0].finish : QStringLiteral("stop");
+    if (j.failed && j.failStatus == 503) {
         std::lock_guard<std::mutex> lock(statsMutex_);
         stats_.rejected(503);
     }
-    endWithError(j, e);
-    finishJob(j, e.status == 503 ? QString() : QStringLiteral("error"), ev.usage);
-}
-
-void OpenAiService::cancelled(Job& j, const Event& ev) {
-    if (j.callsComplete) {
-        // Stopped by us after the calls: a normal end.
-        Event end = ev;
-        end.kind = Event::Kind::Done;
-        return done(j, end);
+    // The app hears of the end before the client does.
+    QPointer<HttpConnection> c = writable(j) && !j.failed ? j.conn : nullptr;
+    QByteArray streamEnd;
+    QJsonObject whole;
+    if (c && j.stream) {
+        startStream(j);
+        if (j.includeUsage)
+            writeEvent(j, usageChunkJson(j.header,
+                                         j.chat ? QStringLiteral("chat.completion.chunk") : QStringLiteral("text_completion"),
+                                         usage));
+    } else if (c) {
+        if (j.chat) {
+            std::vector<ChatChoice> choices;
+            for (const Choice& ch : j.choices)
+                choices.push_back({ch.text, ch.calls, ch.finish,
+                                   j.logprobs ? QJsonValue(chatLogprobsJson(ch.logprobs)) : QJsonValue(QJsonValue::Null)});
+            whole = chatCompletionJson(j.header, choices, usage);
+        } else {
+            std::vector<TextChoice> choices;
+            for (const Choice& ch : j.choices)
+                choices.push_back({ch.text, ch.finish,
+                                   j.logprobs ? QJsonValue(completionLogprobsJson(ch.logprobs, textLength(ch.echo)))
+                                              : QJsonValue(QJsonValue::Null)});
+            whole = textCompletionJson(j.header, choices, &usage);
+        }
     }
-    if (writable(j)) {
-        // Not the client's doing: the engine is going away (a reload, the app quitting).
-        ApiError e = shuttingDownError();
-        e.code = QStringLiteral("cancelled");
-        e.message = QStringLiteral("The request was cancelled: %1").arg(QString::fromStdString(ev.text));
-        endWithError(j, e);
+    const bool stream = j.stream, headersSent = j.headersSent;
+    finishJob(j, outcome, usage);  // j is gone from here on
+    if (!c) return;
+    if (stream) {
+        if (headersSent) {
+            c->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
+            c->endStream();
+        }
+    } else {
+        respondJson(c, 200, whole);
     }
-    finishJob(j, QStringLiteral("cancelled"), ev.usage);
 }
 
 // The request's last step: stats, the app's session list, the job itself.
@@ -653,9 +826,10 @@ void OpenAiService::finishJob(Job& j, const QString& outcome, const Usage& usage
         std::lock_guard<std::mutex> lock(statsMutex_);
         stats_.finished(outcome, usage, ms);
     }
-    const quint64 requestId = j.requestId;
+    const quint64 requestId = j.choices.empty() ? 0 : j.choices[0].requestId;
     const QString client = j.client;
     if (j.conn) {
+        j.conn->setAnswerTokens(usage.completionTokens);  // for its access-log line
         const auto k = keyOf_.find(j.conn.data());
         if (k != keyOf_.end() && k->second == j.key) keyOf_.erase(k);
     }

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "app/server/api_error.h"
+#include "app/server/cors_policy.h"
 #include "app/server/cross_site_guard.h"
 #include "app/server/engine_event_queue.h"
 #include "app/server/http_server.h"
@@ -27,6 +28,7 @@
 namespace weir::server {
 
 struct Job;
+struct Choice;
 
 class OpenAiService : public QObject {
     Q_OBJECT
@@ -53,10 +55,11 @@ signals:
 private:
     // Requests.
     void onRequest(HttpConnection* c, const HttpRequest& request);
+    void preflight(HttpConnection* c, const HttpRequest& request);
     void route(HttpConnection* c, const HttpRequest& request);
     bool authorized(HttpConnection* c, const HttpRequest& request);
     void prepare(HttpConnection* c, const HttpRequest& request, bool chat);
-    void onPrepared(quint64 key, PreparedRequest prepared);
+    void onPrepared(quint64 key);
     void clearCache(HttpConnection* c);
     void onClientGone(HttpConnection* c);
     void fail(HttpConnection* c, const ApiError& e);
@@ -67,17 +70,20 @@ private:
 
     // Engine events.
     void submit(HttpConnection* c, quint64 key, PreparedRequest prepared);
+    void cancelChoices(Job& j);
     void drainEvents();
-    void onTokens(Job& j, const std::string& text, int count);
-    void onTerminal(Job& j, const Event& ev);
-    void deliverText(Job& j, const std::string& delta, bool final);
+    void onTokens(Job& j, Choice& ch, const std::string& text, int count, std::vector<TokenLogprobs> logprobs);
+    void onTerminal(Job& j, Choice& ch, const Event& ev);
+    void deliverText(Job& j, Choice& ch, const std::string& delta, bool final);
     void startStream(Job& j);
     void writeEvent(Job& j, const QJsonObject& o);
-    void endStream(Job& j);
+    QJsonObject textChunk(const Job& j, const Choice& ch, const std::string& text, const QString& finish,
+                          const QJsonValue& logprobs) const;
     bool writable(const Job& j) const;
-    void done(Job& j, const Event& ev);
-    void failed(Job& j, const Event& ev);
-    void cancelled(Job& j, const Event& ev);
+    void choiceDone(Job& j, Choice& ch, FinishReason reason);
+    void choiceFailed(Job& j, const Event& ev);
+    void choiceCancelled(Job& j, const Event& ev);
+    void complete(Job& j);
     void endWithError(Job& j, const ApiError& e);
     void finishJob(Job& j, const QString& outcome, const Usage& usage);
     ApiError errorOf(const Event& ev) const;
@@ -86,12 +92,19 @@ private:
     const ServerOptions opt_;
     const ServedModel model_;
     const CrossSiteGuard guard_;
+    const CorsPolicy cors_;
+    const QString fingerprint_;
     PreparationContext context_;
     QThreadPool pool_;
     HttpServer* http_ = nullptr;
     std::shared_ptr<EngineEventQueue> events_;
     std::map<quint64, std::unique_ptr<Job>> jobs_;          // in the engine
     std::map<quint64, QPointer<HttpConnection>> preparing_;  // on the worker pool
+    // Finished preparations, handed from the pool under a std::mutex rather
+    // than inside the queued call: the sanitizers cannot see the futex-based
+    // locking of an uninstrumented Qt, and would report the hand-off as a race.
+    std::mutex preparedMutex_;
+    std::map<quint64, PreparedRequest> prepared_;
     std::unordered_map<HttpConnection*, quint64> keyOf_;     // a connection's request in either map
     quint64 nextKey_ = 1;
     mutable std::mutex statsMutex_;

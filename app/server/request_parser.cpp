@@ -116,11 +116,9 @@ bool parseObject(const QByteArray& body, QJsonObject& out, ApiError& err) {
     return true;
 }
 
+// Optional, as in llama.cpp's and vLLM's servers: the served model when absent.
 bool readModel(const QJsonObject& o, QString& model, ApiError& err) {
-    if (!o.contains(QLatin1String("model"))) {
-        err = missing(QStringLiteral("model"));
-        return false;
-    }
+    if (!present(o, "model")) return true;
     const QJsonValue v = o.value(QLatin1String("model"));
     if (!v.isString()) {
         err = wrongType(QStringLiteral("model"), QStringLiteral("a string"), v);
@@ -130,16 +128,69 @@ bool readModel(const QJsonObject& o, QString& model, ApiError& err) {
     return true;
 }
 
-bool readGeneration(const QJsonObject& o, GenerationFields& g, ApiError& err) {
+// logit_bias: {"token id": bias in [-100, 100]}; the ids are checked against
+// the vocabulary later, where the model is known.
+bool readLogitBias(const QJsonObject& o, std::vector<LogitBias>& out, ApiError& err) {
+    if (!present(o, "logit_bias")) return true;
+    const QJsonValue v = o.value(QLatin1String("logit_bias"));
+    if (!v.isObject()) {
+        err = wrongType(QStringLiteral("logit_bias"), QStringLiteral("an object of token ids to numbers"), v);
+        return false;
+    }
+    const QJsonObject map = v.toObject();
+    if (map.size() > kMaxLogitBias) {
+        err = badValue(QStringLiteral("logit_bias"),
+                       QStringLiteral("at most %1 tokens may be biased, got %2.").arg(kMaxLogitBias).arg(map.size()));
+        return false;
+    }
+    for (auto it = map.begin(); it != map.end(); ++it) {
+        bool ok = false;
+        const qlonglong id = it.key().toLongLong(&ok);
+        if (!ok || id < 0 || id > std::numeric_limits<int32_t>::max() || QString::number(id) != it.key()) {
+            err = badValue(QStringLiteral("logit_bias"),
+                           QStringLiteral("'%1' is not a token id (a non-negative integer).").arg(it.key().left(64)));
+            return false;
+        }
+        const QJsonValue b = it.value();
+        if (!b.isDouble() || !std::isfinite(b.toDouble()) || b.toDouble() < -100 || b.toDouble() > 100) {
+            err = badValue(QStringLiteral("logit_bias"),
+                           QStringLiteral("the bias of token %1 must be a number between -100 and 100.").arg(id));
+            return false;
+        }
+        out.push_back(LogitBias{int32_t(id), float(b.toDouble())});
+    }
+    return true;
+}
+
+// Chat: "logprobs": bool and "top_logprobs": 0..20; completions: "logprobs": 0..5.
+bool readLogprobs(const QJsonObject& o, bool chat, GenerationFields& g, ApiError& err) {
+    if (chat) {
+        if (!boolean(o, "logprobs", g.logprobs, err)) return false;
+        std::optional<int64_t> top;
+        if (!integer(o, "top_logprobs", 0, kMaxTopLogprobs, top, err)) return false;
+        if (top && !g.logprobs) {
+            err = badValue(QStringLiteral("top_logprobs"), QStringLiteral("top_logprobs needs 'logprobs': true."));
+            return false;
+        }
+        g.topLogprobs = int(top.value_or(0));
+        return true;
+    }
+    std::optional<int64_t> n;
+    if (!integer(o, "logprobs", 0, kMaxCompletionLogprobs, n, err)) return false;
+    g.logprobs = n.has_value();
+    g.topLogprobs = int(n.value_or(0));
+    return true;
+}
+
+bool readGeneration(const QJsonObject& o, bool chat, GenerationFields& g, ApiError& err) {
     std::optional<int64_t> maxTokens, maxCompletion, n, seed, topK;
     if (!integer(o, "max_tokens", 1, std::numeric_limits<int32_t>::max(), maxTokens, err)) return false;
     if (!integer(o, "max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), maxCompletion, err)) return false;
     g.maxTokens = maxCompletion ? maxCompletion : maxTokens;
-    if (!integer(o, "n", 1, 128, n, err)) return false;
-    if (n && *n != 1) {
-        err = badValue(QStringLiteral("n"), QStringLiteral("only n = 1 is supported."));
-        return false;
-    }
+    if (!integer(o, "n", 1, kMaxChoicesPerPrompt, n, err)) return false;
+    g.n = int(n.value_or(1));
+    if (!readLogprobs(o, chat, g, err)) return false;
+    if (!readLogitBias(o, g.sampling.logitBias, err)) return false;
     std::optional<double> temperature, topP, minP, presence, frequency, repeat;
     if (!number(o, "temperature", 0.0, 2.0, temperature, err)) return false;
     if (!number(o, "top_p", 0.0, 1.0, topP, err)) return false;
@@ -206,17 +257,6 @@ bool readGeneration(const QJsonObject& o, GenerationFields& g, ApiError& err) {
                 return false;
             }
             g.includeUsage = iu.toBool();
-        }
-    }
-    if (present(o, "logprobs")) {
-        const QJsonValue lp = o.value(QLatin1String("logprobs"));
-        if (!lp.isBool() && !lp.isDouble()) {
-            err = wrongType(QStringLiteral("logprobs"), QStringLiteral("a boolean"), lp);
-            return false;
-        }
-        if ((lp.isBool() && lp.toBool()) || (lp.isDouble() && lp.toDouble() != 0)) {
-            err = badValue(QStringLiteral("logprobs"), QStringLiteral("log probabilities are not supported."));
-            return false;
         }
     }
     return true;
@@ -511,12 +551,13 @@ bool readTools(const QJsonObject& o, ChatRequest& out, ApiError& err) {
             return false;
         }
     }
-    bool parallel = true;  // accepted; a model may still make one call per turn
-    if (!boolean(o, "parallel_tool_calls", parallel, err)) return false;
+    if (!boolean(o, "parallel_tool_calls", out.parallelToolCalls, err)) return false;
     return true;
 }
 
-bool readResponseFormat(const QJsonObject& o, ApiError& err) {
+// response_format: free text, any JSON object, or JSON Schema (strict or
+// not, the output is constrained either way, as llama.cpp and vLLM do).
+bool readResponseFormat(const QJsonObject& o, OutputConstraint& out, ApiError& err) {
     if (!present(o, "response_format")) return true;
     const QJsonValue rf = o.value(QLatin1String("response_format"));
     if (!rf.isObject()) {
@@ -524,8 +565,41 @@ bool readResponseFormat(const QJsonObject& o, ApiError& err) {
         return false;
     }
     const QJsonValue type = rf.toObject().value(QLatin1String("type"));
-    if (type != QJsonValue(QStringLiteral("text"))) {
-        err = badValue(QStringLiteral("response_format.type"), QStringLiteral("only 'text' is supported."));
+    if (!type.isString()) {
+        err = type.isUndefined() ? missing(QStringLiteral("response_format.type"))
+                                 : wrongType(QStringLiteral("response_format.type"), QStringLiteral("a string"), type);
+        return false;
+    }
+    const QString t = type.toString();
+    if (t == QLatin1String("text")) {
+        out = {};
+    } else if (t == QLatin1String("json_object")) {
+        out = {OutputConstraint::Kind::JsonObject, {}};
+    } else if (t == QLatin1String("json_schema")) {
+        const QJsonValue js = rf.toObject().value(QLatin1String("json_schema"));
+        if (!js.isObject()) {
+            err = js.isUndefined() ? missing(QStringLiteral("response_format.json_schema"))
+                                   : wrongType(QStringLiteral("response_format.json_schema"), QStringLiteral("an object"), js);
+            return false;
+        }
+        const QJsonValue name = js.toObject().value(QLatin1String("name"));
+        if (!name.isUndefined() && !name.isString()) {
+            err = wrongType(QStringLiteral("response_format.json_schema.name"), QStringLiteral("a string"), name);
+            return false;
+        }
+        const QJsonValue schema = js.toObject().value(QLatin1String("schema"));
+        if (schema.isUndefined() || schema.isNull()) {
+            out = {OutputConstraint::Kind::JsonObject, {}};  // no schema: any object
+        } else if (schema.isObject()) {
+            out = {OutputConstraint::Kind::JsonSchema,
+                   QJsonDocument(schema.toObject()).toJson(QJsonDocument::Compact).toStdString()};
+        } else {
+            err = wrongType(QStringLiteral("response_format.json_schema.schema"), QStringLiteral("an object"), schema);
+            return false;
+        }
+    } else {
+        err = badValue(QStringLiteral("response_format.type"),
+                       QStringLiteral("expected 'text', 'json_object' or 'json_schema', but got '%1'.").arg(t.left(64)));
         return false;
     }
     return true;
@@ -537,7 +611,7 @@ bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& err) {
     QJsonObject o;
     if (!parseObject(body, o, err)) return false;
     return readModel(o, out.model, err) && readMessages(o, out.messages, err) && readTools(o, out, err) &&
-           readGeneration(o, out.gen, err) && readResponseFormat(o, err);
+           readGeneration(o, true, out.gen, err) && readResponseFormat(o, out.responseFormat, err);
 }
 
 bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiError& err) {
@@ -549,45 +623,53 @@ bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiE
         return false;
     }
     const QJsonValue pv = o.value(QLatin1String("prompt"));
-    const QString expected = QStringLiteral("a string, an array of one string, or an array of token ids");
+    const QString expected = QStringLiteral("a string, an array of strings, an array of token ids or an array of those");
     auto tokens = [&](const QJsonArray& a, const QString& param) -> bool {
-        out.promptIsTokens = true;
+        CompletionPrompt p;
+        p.isTokens = true;
         for (qsizetype i = 0; i < a.size(); ++i) {
             const double d = a[i].toDouble(-1);
             if (!a[i].isDouble() || d != std::floor(d) || d < 0 || d > double(std::numeric_limits<int32_t>::max())) {
                 err = wrongType(QStringLiteral("%1[%2]").arg(param).arg(i), QStringLiteral("a token id (an integer >= 0)"), a[i]);
                 return false;
             }
-            out.promptTokens.push_back(int32_t(d));
+            p.tokens.push_back(int32_t(d));
         }
-        if (out.promptTokens.empty()) {
+        if (p.tokens.empty()) {
             err = badValue(param, QStringLiteral("the prompt has no tokens."));
             return false;
         }
+        out.prompts.push_back(std::move(p));
         return true;
     };
     if (pv.isString()) {
-        out.prompt = pv.toString().toStdString();
-    } else if (pv.isArray()) {
+        out.prompts.push_back(CompletionPrompt{pv.toString().toStdString(), {}, false});
+    } else if (pv.isArray() && !pv.toArray().isEmpty() && pv.toArray()[0].isDouble()) {
+        if (!tokens(pv.toArray(), QStringLiteral("prompt"))) return false;
+    } else if (pv.isArray() && !pv.toArray().isEmpty()) {
+        // Several prompts: strings or token-id arrays.
         const QJsonArray a = pv.toArray();
-        if (a.size() == 1 && a[0].isString()) out.prompt = a[0].toString().toStdString();
-        else if (a.size() == 1 && a[0].isArray()) {
-            if (!tokens(a[0].toArray(), QStringLiteral("prompt[0]"))) return false;
-        } else if (!a.isEmpty() && a[0].isDouble()) {
-            if (!tokens(a, QStringLiteral("prompt"))) return false;
-        } else if (a.size() > 1 && (a[0].isString() || a[0].isArray())) {
-            err = badValue(QStringLiteral("prompt"), QStringLiteral("only one prompt per request is supported."));
+        if (a.size() > kMaxPrompts) {
+            err = badValue(QStringLiteral("prompt"),
+                           QStringLiteral("at most %1 prompts per request are allowed, got %2.").arg(kMaxPrompts).arg(a.size()));
             return false;
-        } else {
-            err = wrongType(QStringLiteral("prompt"), expected, pv);
-            return false;
+        }
+        for (qsizetype i = 0; i < a.size(); ++i) {
+            const QString param = QStringLiteral("prompt[%1]").arg(i);
+            if (a[i].isString()) out.prompts.push_back(CompletionPrompt{a[i].toString().toStdString(), {}, false});
+            else if (a[i].isArray()) {
+                if (!tokens(a[i].toArray(), param)) return false;
+            } else {
+                err = wrongType(param, QStringLiteral("a string or an array of token ids"), a[i]);
+                return false;
+            }
         }
     } else {
         err = wrongType(QStringLiteral("prompt"), expected, pv);
         return false;
     }
     if (!boolean(o, "echo", out.echo, err)) return false;
-    if (!readGeneration(o, out.gen, err)) return false;
+    if (!readGeneration(o, false, out.gen, err)) return false;
     if (!out.gen.maxTokens) out.gen.maxTokens = 16;  // OpenAI's default for completions
     if (present(o, "suffix")) {
         err = badValue(QStringLiteral("suffix"), QStringLiteral("suffix is not supported."));

@@ -13,15 +13,23 @@
 #include <vector>
 
 #include "app/server/api_error.h"
+#include "weir/types/output_constraint.h"
 #include "weir/types/sampling_params.h"
+#include "weir/types/token_logprobs.h"
 #include "weir/types/tool_calls.h"
 
 namespace weir::server {
 
 // Fields shared by both endpoints.
 struct GenerationFields {
+    int n = 1;                             // choices per prompt, each its own sequence
+    // Log probabilities: chat's logprobs (true) with top_logprobs, or
+    // completions' logprobs (an integer: that many alternatives).
+    bool logprobs = false;
+    int topLogprobs = 0;
     std::optional<int64_t> maxTokens;      // max_tokens / max_completion_tokens
-    SamplingParams sampling;               // Weir's defaults where the request is silent
+    SamplingParams sampling;               // Weir's defaults where the request is silent; logit_bias
+                                           // ids are checked against the vocabulary by the preparation
     bool seedGiven = false;
     std::vector<std::string> stop;
     bool stream = false;
@@ -30,7 +38,7 @@ struct GenerationFields {
 };
 
 struct ChatRequest {
-    QString model;
+    QString model;                         // empty: not given (the served model)
     // Objects: role ("system", "user", "assistant", "tool"; "developer"
     // reads as "system"), content (a string; text parts joined), and, where
     // given, tool_calls (id, type, function {name, arguments as JSON text}),
@@ -38,14 +46,20 @@ struct ChatRequest {
     QJsonArray messages;
     QJsonArray tools;                      // OpenAI's tool list; empty for none
     ToolChoice toolChoice;
+    bool parallelToolCalls = true;         // false: at most one call per reply
+    OutputConstraint responseFormat;       // response_format (schema as compact JSON text)
     GenerationFields gen;
 };
 
+struct CompletionPrompt {
+    std::string text;                      // text prompt, or
+    std::vector<int32_t> tokens;           // token ids when the prompt was given as ids
+    bool isTokens = false;
+};
+
 struct CompletionRequest {
-    QString model;
-    std::string prompt;                    // text prompt, or
-    std::vector<int32_t> promptTokens;     // token ids when the prompt was given as ids
-    bool promptIsTokens = false;
+    QString model;                         // empty: not given (the served model)
+    std::vector<CompletionPrompt> prompts; // one or more: each gets n choices
     bool echo = false;
     GenerationFields gen;
 };
@@ -55,6 +69,10 @@ inline constexpr int kMaxStopStrings = 16;
 inline constexpr int kMaxStopBytes = 1024;
 inline constexpr int kMaxMessages = 100000;
 inline constexpr int kMaxTools = 512;
+inline constexpr int kMaxChoicesPerPrompt = 8;  // n
+inline constexpr int kMaxPrompts = 16;          // prompts in one completions request
+inline constexpr int kMaxCompletionLogprobs = 5;
+inline constexpr int kMaxLogitBias = 1024;      // entries in logit_bias
 
 // True and `out` filled, or false and `error` filled (status 400).
 bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& error);

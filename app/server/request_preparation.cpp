@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "app/server/chat_prompt.h"
+#include "app/server/forced_tool_call.h"
 #include "app/server/request_parser.h"
 
 namespace weir::server {
@@ -17,26 +18,90 @@ PreparedRequest failed(ApiError e) {
     return p;
 }
 
-std::optional<ApiError> checkContext(size_t promptTokens, const PreparationContext& c, const char* param) {
+// A prompt that leaves no room for one generated token. The wording is
+// OpenAI's and vLLM's, which clients (LiteLLM's context-window fallback) look
+// for; the completion's share is what was asked for (at least one token).
+std::optional<ApiError> checkContext(size_t promptTokens, std::optional<int64_t> maxTokens,
+                                     const PreparationContext& c, bool chat) {
     if (int64_t(promptTokens) < c.contextLimit) return std::nullopt;
-    return ApiError::invalid(QString::fromLatin1(param),
-                             QStringLiteral("The prompt is %1 tokens; this server's context limit is %2 tokens.")
+    const int64_t completion = maxTokens.value_or(1);
+    const QString where = chat ? QStringLiteral("messages") : QStringLiteral("prompt");
+    return ApiError::invalid(where,
+                             QStringLiteral("This model's maximum context length is %1 tokens. However, you requested "
+                                            "%2 tokens (%3 in the %4, %5 in the completion). Please reduce the length "
+                                            "of the %4 or completion.")
+                                 .arg(c.contextLimit)
+                                 .arg(int64_t(promptTokens) + completion)
                                  .arg(promptTokens)
-                                 .arg(c.contextLimit),
+                                 .arg(where)
+                                 .arg(completion),
                              QStringLiteral("context_length_exceeded"));
 }
 
-int32_t defaultMaxTokens(size_t promptTokens, const PreparationContext& c) {
-    if (c.defaultMaxTokens > 0) return int32_t(std::min<qint64>(c.defaultMaxTokens, INT32_MAX));
-    return int32_t(std::max<int64_t>(1, c.contextLimit - int64_t(promptTokens)));
+// What the engine may generate: what was asked (or the default), never past
+// the context, so prompt + completion tokens stay within the limit.
+int32_t maxTokensFor(size_t promptTokens, std::optional<int64_t> asked, const PreparationContext& c) {
+    const int64_t room = std::max<int64_t>(1, c.contextLimit - int64_t(promptTokens));
+    int64_t n = room;
+    if (asked) n = *asked;
+    else if (c.defaultMaxTokens > 0) n = c.defaultMaxTokens;
+    return int32_t(std::min<int64_t>({n, room, INT32_MAX}));
+}
+
+std::optional<ApiError> checkLogitBias(const GenerationFields& gen, const PreparationContext& c) {
+    const int32_t vocab = c.engine->vocabSize();
+    for (const LogitBias& b : gen.sampling.logitBias)
+        if (b.token >= vocab)
+            return ApiError::invalid(QStringLiteral("logit_bias"),
+                                     QStringLiteral("Invalid value for 'logit_bias': token id %1 is outside the "
+                                                    "vocabulary (%2 tokens).")
+                                         .arg(b.token)
+                                         .arg(vocab),
+                                     QStringLiteral("invalid_value"));
+    return std::nullopt;
+}
+
+// What the reply is held to: a call when one must come, else the
+// response_format. Compiled here, off the engine thread, so that a schema
+// the engine would refuse is a 400 naming the keyword before anything runs.
+std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint& out) {
+    const bool call = forcesToolCall(cr.toolChoice);
+    out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema, forcedCallSchema(cr.tools, cr.toolChoice)}
+               : cr.responseFormat;
+    const std::string problem = Engine::outputConstraintProblem(out);
+    if (problem.empty()) return std::nullopt;
+    if (call)
+        return ApiError::invalid(QStringLiteral("tools"),
+                                 QStringLiteral("The tool_choice asks for a call, which is constrained to the tool's "
+                                                "parameters, and they cannot be: %1")
+                                     .arg(QString::fromStdString(problem)),
+                                 QStringLiteral("invalid_value"));
+    return ApiError::invalid(QStringLiteral("response_format"),
+                             QStringLiteral("Invalid schema for response_format: %1").arg(QString::fromStdString(problem)),
+                             QStringLiteral("invalid_value"));
 }
 
 void copyGeneration(const GenerationFields& gen, PreparedRequest& p) {
-    p.generate.sampling = gen.sampling;
-    if (!gen.seedGiven) p.generate.sampling.seed = QRandomGenerator::global()->generate64();
-    p.generate.stopAtEndOfGeneration = !gen.ignoreEos;
     p.stream = gen.stream;
     p.includeUsage = gen.stream && gen.includeUsage;
+    p.logprobs = gen.logprobs;
+}
+
+// The n choices of one prompt: the same request, each with its own seed
+// (consecutive from the client's seed, so a seeded request repeats).
+void addChoices(GenerateRequest base, int prompt, const std::string& echo, const GenerationFields& gen,
+                PreparedRequest& p) {
+    base.stopAtEndOfGeneration = !gen.ignoreEos;
+    base.topLogprobs = gen.logprobs ? gen.topLogprobs : -1;
+    for (int i = 0; i < gen.n; ++i) {
+        PreparedChoice choice;
+        choice.generate = base;
+        choice.generate.sampling.seed =
+            gen.seedGiven ? gen.sampling.seed + uint64_t(i) : QRandomGenerator::global()->generate64();
+        choice.prompt = prompt;
+        choice.echo = echo;
+        p.choices.push_back(std::move(choice));
+    }
 }
 
 } // namespace
@@ -45,21 +110,33 @@ PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationC
     ChatRequest cr;
     ApiError err;
     if (!parseChatRequest(body, cr, err)) return failed(err);
-    if (!c.model.matches(cr.model)) return failed(c.model.unknown(cr.model));
+    if (!cr.model.isEmpty() && !c.model.matches(cr.model)) return failed(c.model.unknown(cr.model));
+    if (auto e = checkLogitBias(cr.gen, c)) return failed(*e);
+    OutputConstraint constraint;
+    if (auto e = chooseConstraint(cr, constraint)) return failed(*e);
     PreparedChat prompt;
     if (!buildChatPrompt(cr, *c.engine, prompt, err)) return failed(err);
+    if (auto e = checkContext(prompt.prompt.size(), cr.gen.maxTokens, c, true)) return failed(*e);
     PreparedRequest p;
     p.chat = true;
-    p.model = cr.model;
-    p.generate.prompt = std::move(prompt.prompt);
-    if (auto e = checkContext(p.generate.prompt.size(), c, "messages")) return failed(*e);
+    p.model = cr.model.isEmpty() ? c.model.id : cr.model;
+    p.parallelToolCalls = cr.parallelToolCalls;
     copyGeneration(cr.gen, p);
-    p.generate.maxTokens = cr.gen.maxTokens ? int32_t(*cr.gen.maxTokens) : defaultMaxTokens(p.generate.prompt.size(), c);
-    p.generate.stop = prompt.stop;
-    p.generate.showSpecialTokens = prompt.showSpecialTokens;
-    if (prompt.toolsActive) {
-        p.reader = c.engine->toolCallReader(prompt.toolNames);
-        p.reader->push(prompt.forcedPrefix);  // held: it opens a call
+    GenerateRequest base;
+    base.sampling = cr.gen.sampling;
+    base.maxTokens = maxTokensFor(prompt.prompt.size(), cr.gen.maxTokens, c);
+    base.prompt = std::move(prompt.prompt);
+    base.stop = prompt.stop;
+    base.showSpecialTokens = prompt.showSpecialTokens;
+    base.constraint = std::move(constraint);
+    addChoices(std::move(base), 0, {}, cr.gen, p);
+    if (forcesToolCall(cr.toolChoice)) {
+        for (PreparedChoice& choice : p.choices) choice.forcedCall = true;
+    } else if (prompt.toolsActive) {
+        for (PreparedChoice& choice : p.choices) {
+            choice.reader = c.engine->toolCallReader(prompt.toolNames);
+            choice.reader->push(prompt.forcedPrefix);  // held: it opens a call
+        }
     }
     return p;
 }
@@ -68,29 +145,40 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
     CompletionRequest cr;
     ApiError err;
     if (!parseCompletionRequest(body, cr, err)) return failed(err);
-    if (!c.model.matches(cr.model)) return failed(c.model.unknown(cr.model));
+    if (!cr.model.isEmpty() && !c.model.matches(cr.model)) return failed(c.model.unknown(cr.model));
+    if (auto e = checkLogitBias(cr.gen, c)) return failed(*e);
     PreparedRequest p;
     p.chat = false;
-    p.model = cr.model;
-    if (cr.promptIsTokens) {
-        const int32_t vocab = c.engine->vocabSize();
-        for (int32_t t : cr.promptTokens)
-            if (t >= vocab)
-                return failed(ApiError::invalid(
-                    QStringLiteral("prompt"),
-                    QStringLiteral("Token id %1 is outside the vocabulary (%2 tokens).").arg(t).arg(vocab),
-                    QStringLiteral("invalid_value")));
-        p.generate.prompt = cr.promptTokens;
-        if (cr.echo) p.echo = c.engine->detokenize(cr.promptTokens);
-    } else {
-        // A raw prompt is the client's own template: its special tokens count.
-        p.generate.prompt = c.engine->tokenizePrompt(cr.prompt);
-        if (cr.echo) p.echo = cr.prompt;
-    }
-    if (auto e = checkContext(p.generate.prompt.size(), c, "prompt")) return failed(*e);
+    p.model = cr.model.isEmpty() ? c.model.id : cr.model;
     copyGeneration(cr.gen, p);
-    p.generate.maxTokens = int32_t(cr.gen.maxTokens.value_or(16));
-    p.generate.stop = cr.gen.stop;
+    const int32_t vocab = c.engine->vocabSize();
+    for (size_t i = 0; i < cr.prompts.size(); ++i) {
+        const CompletionPrompt& prompt = cr.prompts[i];
+        const QString param = cr.prompts.size() > 1 ? QStringLiteral("prompt[%1]").arg(i) : QStringLiteral("prompt");
+        GenerateRequest base;
+        std::string echo;
+        if (prompt.isTokens) {
+            for (int32_t t : prompt.tokens)
+                if (t >= vocab)
+                    return failed(ApiError::invalid(
+                        param, QStringLiteral("Token id %1 is outside the vocabulary (%2 tokens).").arg(t).arg(vocab),
+                        QStringLiteral("invalid_value")));
+            base.prompt = prompt.tokens;
+            if (cr.echo) echo = c.engine->detokenize(prompt.tokens);
+        } else {
+            // A raw prompt is the client's own template: its special tokens count.
+            base.prompt = c.engine->tokenizePrompt(prompt.text);
+            if (cr.echo) echo = prompt.text;
+        }
+        if (auto e = checkContext(base.prompt.size(), cr.gen.maxTokens, c, false)) {
+            e->param = param;
+            return failed(*e);
+        }
+        base.sampling = cr.gen.sampling;
+        base.maxTokens = maxTokensFor(base.prompt.size(), cr.gen.maxTokens.value_or(16), c);
+        base.stop = cr.gen.stop;
+        addChoices(std::move(base), int(i), echo, cr.gen, p);
+    }
     return p;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/server/api_error.h"
 #include "app/server/served_model.h"
@@ -23,19 +24,30 @@ namespace weir::server {
 struct PreparationContext {
     const Engine* engine = nullptr;
     ServedModel model;
-    int64_t contextLimit = 0;       // prompt tokens must stay below it
+    int64_t contextLimit = 0;       // prompt + completion tokens stay within it
     qint64 defaultMaxTokens = 0;    // chat without max_tokens; 0: up to the context limit
+};
+
+// One choice of the answer: its own sequence in the engine. The choices of
+// one prompt share its tokens, so all but the first find them in the prefix
+// cache.
+struct PreparedChoice {
+    GenerateRequest generate;
+    int prompt = 0;                          // which prompt (completions with several)
+    std::string echo;                        // completions with echo: the prompt text, sent first
+    std::unique_ptr<ToolCallReader> reader;  // chat with tools: reads calls out of the reply
+    bool forcedCall = false;                 // the reply is held to a call as JSON (forced_tool_call.h)
 };
 
 struct PreparedRequest {
     std::optional<ApiError> error;  // set: answer with it, nothing else is filled
-    GenerateRequest generate;
+    std::vector<PreparedChoice> choices;  // prompt-major: prompt i's n choices are i*n .. i*n+n-1
     bool chat = true;
     bool stream = false;
     bool includeUsage = false;
-    QString model;                  // as the client named it
-    std::string echo;               // completions with echo: the prompt text, sent first
-    std::unique_ptr<ToolCallReader> reader;  // chat with tools: reads calls out of the reply
+    bool logprobs = false;          // the answer carries log probabilities
+    bool parallelToolCalls = true;  // false: a reply ends after its first call
+    QString model;                  // as the client named it, else the served model's id
 };
 
 PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationContext& context);

@@ -3,6 +3,7 @@
 #include "app/server/api_client_tag.h"
 
 #include <QJsonDocument>
+#include <cmath>
 
 namespace weir::server {
 
@@ -60,70 +61,127 @@ QString finishReasonName(FinishReason reason) {
     return reason == FinishReason::Length ? QStringLiteral("length") : QStringLiteral("stop");
 }
 
-QJsonObject chatCompletionJson(const QString& id, qint64 created, const QString& model, const std::string& content,
-                               const std::vector<ToolCall>& calls, const QString& finishReason, const Usage& usage) {
-    QJsonObject message;
-    message.insert(QStringLiteral("role"), QStringLiteral("assistant"));
-    message.insert(QStringLiteral("content"),
-                   content.empty() && !calls.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(qs(content)));
-    if (!calls.empty()) message.insert(QStringLiteral("tool_calls"), toolCallsJson(calls, 0, false));
-    QJsonObject choice;
-    choice.insert(QStringLiteral("index"), 0);
-    choice.insert(QStringLiteral("message"), message);
-    choice.insert(QStringLiteral("logprobs"), QJsonValue::Null);
-    choice.insert(QStringLiteral("finish_reason"), finishReason);
+namespace {
+
+// OpenAI writes an impossible token's log probability as -9999.0 (JSON has no -inf).
+double finiteLogprob(float lp) { return std::isfinite(lp) ? double(lp) : -9999.0; }
+
+QString tokenString(const std::string& bytes) { return QString::fromUtf8(bytes.data(), qsizetype(bytes.size())); }
+
+QJsonArray bytesJson(const std::string& bytes) {
+    QJsonArray a;
+    for (unsigned char b : bytes) a.append(int(b));
+    return a;
+}
+
+QJsonObject tokenJson(const TokenLogprob& t) {
+    return {{QStringLiteral("token"), tokenString(t.bytes)},
+            {QStringLiteral("logprob"), finiteLogprob(t.logprob)},
+            {QStringLiteral("bytes"), bytesJson(t.bytes)}};
+}
+
+void addHeader(QJsonObject& o, const AnswerHeader& h, const QString& object) {
+    o.insert(QStringLiteral("id"), h.id);
+    o.insert(QStringLiteral("object"), object);
+    o.insert(QStringLiteral("created"), h.created);
+    o.insert(QStringLiteral("model"), h.model);
+    o.insert(QStringLiteral("system_fingerprint"), h.fingerprint);
+}
+
+} // namespace
+
+QJsonObject chatLogprobsJson(const std::vector<TokenLogprobs>& tokens) {
+    QJsonArray content;
+    for (const TokenLogprobs& t : tokens) {
+        QJsonObject o = tokenJson(t.chosen);
+        QJsonArray top;
+        for (const TokenLogprob& alt : t.top) top.append(tokenJson(alt));
+        o.insert(QStringLiteral("top_logprobs"), top);
+        content.append(o);
+    }
+    return {{QStringLiteral("content"), content}, {QStringLiteral("refusal"), QJsonValue::Null}};
+}
+
+qint64 textLength(const std::string& bytes) { return tokenString(bytes).toUcs4().size(); }
+
+QJsonObject completionLogprobsJson(const std::vector<TokenLogprobs>& tokens, qint64 textOffset) {
+    QJsonArray names, logprobs, tops, offsets;
+    for (const TokenLogprobs& t : tokens) {
+        names.append(tokenString(t.chosen.bytes));
+        logprobs.append(finiteLogprob(t.chosen.logprob));
+        // The alternatives and, as OpenAI's legacy API does, the chosen token.
+        QJsonObject top;
+        for (const TokenLogprob& alt : t.top) top.insert(tokenString(alt.bytes), finiteLogprob(alt.logprob));
+        top.insert(tokenString(t.chosen.bytes), finiteLogprob(t.chosen.logprob));
+        tops.append(top);
+        offsets.append(textOffset);
+        textOffset += textLength(t.chosen.bytes);
+    }
+    return {{QStringLiteral("tokens"), names},
+            {QStringLiteral("token_logprobs"), logprobs},
+            {QStringLiteral("top_logprobs"), tops},
+            {QStringLiteral("text_offset"), offsets}};
+}
+
+QJsonObject chatCompletionJson(const AnswerHeader& h, const std::vector<ChatChoice>& choices, const Usage& usage) {
+    QJsonArray list;
+    for (size_t i = 0; i < choices.size(); ++i) {
+        const ChatChoice& c = choices[i];
+        QJsonObject message;
+        message.insert(QStringLiteral("role"), QStringLiteral("assistant"));
+        message.insert(QStringLiteral("content"), c.content.empty() && !c.calls.empty() ? QJsonValue(QJsonValue::Null)
+                                                                                        : QJsonValue(qs(c.content)));
+        if (!c.calls.empty()) message.insert(QStringLiteral("tool_calls"), toolCallsJson(c.calls, 0, false));
+        QJsonObject choice;
+        choice.insert(QStringLiteral("index"), int(i));
+        choice.insert(QStringLiteral("message"), message);
+        choice.insert(QStringLiteral("logprobs"), c.logprobs);
+        choice.insert(QStringLiteral("finish_reason"), c.finishReason);
+        list.append(choice);
+    }
     QJsonObject o;
-    o.insert(QStringLiteral("id"), id);
-    o.insert(QStringLiteral("object"), QStringLiteral("chat.completion"));
-    o.insert(QStringLiteral("created"), created);
-    o.insert(QStringLiteral("model"), model);
-    o.insert(QStringLiteral("choices"), QJsonArray{choice});
+    addHeader(o, h, QStringLiteral("chat.completion"));
+    o.insert(QStringLiteral("choices"), list);
     o.insert(QStringLiteral("usage"), usageJson(usage));
     return o;
 }
 
-QJsonObject chatChunkJson(const QString& id, qint64 created, const QString& model, const QJsonObject& delta,
-                          const QString& finishReason, bool withUsageNull) {
+QJsonObject chatChunkJson(const AnswerHeader& h, int index, const QJsonObject& delta, const QString& finishReason,
+                          const QJsonValue& logprobs, bool withUsageNull) {
     QJsonObject choice;
-    choice.insert(QStringLiteral("index"), 0);
+    choice.insert(QStringLiteral("index"), index);
     choice.insert(QStringLiteral("delta"), delta);
-    choice.insert(QStringLiteral("logprobs"), QJsonValue::Null);
+    choice.insert(QStringLiteral("logprobs"), logprobs);
     choice.insert(QStringLiteral("finish_reason"), nullOr(finishReason));
     QJsonObject o;
-    o.insert(QStringLiteral("id"), id);
-    o.insert(QStringLiteral("object"), QStringLiteral("chat.completion.chunk"));
-    o.insert(QStringLiteral("created"), created);
-    o.insert(QStringLiteral("model"), model);
+    addHeader(o, h, QStringLiteral("chat.completion.chunk"));
     o.insert(QStringLiteral("choices"), QJsonArray{choice});
     if (withUsageNull) o.insert(QStringLiteral("usage"), QJsonValue::Null);
     return o;
 }
 
-QJsonObject usageChunkJson(const QString& id, qint64 created, const QString& model, const QString& object,
-                           const Usage& usage) {
+QJsonObject usageChunkJson(const AnswerHeader& h, const QString& object, const Usage& usage) {
     QJsonObject o;
-    o.insert(QStringLiteral("id"), id);
-    o.insert(QStringLiteral("object"), object);
-    o.insert(QStringLiteral("created"), created);
-    o.insert(QStringLiteral("model"), model);
+    addHeader(o, h, object);
     o.insert(QStringLiteral("choices"), QJsonArray{});
     o.insert(QStringLiteral("usage"), usageJson(usage));
     return o;
 }
 
-QJsonObject textCompletionJson(const QString& id, qint64 created, const QString& model, const std::string& text,
-                               const QString& finishReason, const Usage* usage) {
-    QJsonObject choice;
-    choice.insert(QStringLiteral("text"), qs(text));
-    choice.insert(QStringLiteral("index"), 0);
-    choice.insert(QStringLiteral("logprobs"), QJsonValue::Null);
-    choice.insert(QStringLiteral("finish_reason"), nullOr(finishReason));
+QJsonObject textCompletionJson(const AnswerHeader& h, const std::vector<TextChoice>& choices, const Usage* usage,
+                               int firstIndex) {
+    QJsonArray list;
+    for (size_t i = 0; i < choices.size(); ++i) {
+        QJsonObject choice;
+        choice.insert(QStringLiteral("text"), qs(choices[i].text));
+        choice.insert(QStringLiteral("index"), firstIndex + int(i));
+        choice.insert(QStringLiteral("logprobs"), choices[i].logprobs);
+        choice.insert(QStringLiteral("finish_reason"), nullOr(choices[i].finishReason));
+        list.append(choice);
+    }
     QJsonObject o;
-    o.insert(QStringLiteral("id"), id);
-    o.insert(QStringLiteral("object"), QStringLiteral("text_completion"));
-    o.insert(QStringLiteral("created"), created);
-    o.insert(QStringLiteral("model"), model);
-    o.insert(QStringLiteral("choices"), QJsonArray{choice});
+    addHeader(o, h, QStringLiteral("text_completion"));
+    o.insert(QStringLiteral("choices"), list);
     if (usage) o.insert(QStringLiteral("usage"), usageJson(*usage));
     return o;
 }

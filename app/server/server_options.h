@@ -18,6 +18,9 @@ struct ServerOptions {
     // Without an API key, Host names (besides IP addresses, localhost and
     // `host`) that clients may address the server by; "*" allows any.
     QStringList allowedHosts;
+    // Web page origins ("https://app.example.com", "*": any) that may call the
+    // endpoint from a browser (CORS); none by default. See cors_policy.h.
+    QStringList corsOrigins;
     // Sizes, timeouts and the connection cap (maxBodyBytes: larger bodies
     // get 413; retryAfterSeconds: the Retry-After of every 503).
     HttpLimits http;

@@ -3,7 +3,9 @@
 // its own thread.
 #include "weir/engine.h"
 
+#include <chrono>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "engine/api/engine_access.h"
@@ -17,6 +19,7 @@
 #include "engine/models/model.h"
 #include "engine/scheduler/scheduler.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/util/log.h"
 #include "weir/base/error.h"
 #include "weir/types/engine_limits.h"
 #include "kernels/cpu/thread_pool.h"
@@ -43,6 +46,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     m.options = options;
     if (options.modelPath.empty()) throw Error("no model file given");
     if (const std::string bad = validateEngineOptions(options); !bad.empty()) throw Error(bad);
+    const auto loadStart = std::chrono::steady_clock::now();
     m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
     m.model = loadModel(m.file);
     m.tokenizer = Tokenizer::fromGguf(*m.file);
@@ -77,6 +81,20 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     so.checkEveryStep = options.checkIntegrityEveryStep;
     m.scheduler = std::make_unique<Scheduler>(*m.model, *m.cache, *m.threads, m.tokenizer.get(), so);
     m.thread = std::thread([&m] { m.scheduler->run(m.stop); });
+    if (logEnabled()) {
+        const ModelConfig& c = m.model->config();
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - loadStart);
+        logLine(LogLevel::Info, "model",
+                "loaded " + options.modelPath + ": " + c.architecture + ", " + std::to_string(c.nLayer) + " layers, " +
+                    std::to_string(c.parameterCount) + " parameters, " + c.quantization + ", in " +
+                    std::to_string(ms.count()) + " ms");
+        logLine(LogLevel::Info, "kv",
+                "full pool " + std::to_string(m.plan.fullTokens) + " tokens (" + std::to_string(m.plan.fullBytes()) +
+                    " bytes), window pool " + std::to_string(m.plan.windowTokens) + " tokens (" +
+                    std::to_string(m.plan.windowBytes()) + " bytes), page " + std::to_string(m.plan.pageSize) +
+                    ", " + kvDtypeName(m.plan.dtype) + ", " + std::to_string(options.maxRunningRequests) +
+                    " running at most");
+    }
 }
 
 Engine::~Engine() {
@@ -135,7 +153,8 @@ std::vector<int32_t> Engine::tokenizeChat(const std::vector<Message>& messages) 
 PreparedChat Engine::prepareChat(const ChatPromptInput& input) const {
     const jinja::Value messages = jinja::Value::parseJson(input.messagesJson);
     const jinja::Value tools = input.toolsJson.empty() ? jinja::Value() : jinja::Value::parseJson(input.toolsJson);
-    ChatRequestPrompt rendered = renderChatRequest(*impl_->chat, *impl_->tools, messages, tools, input.toolChoice);
+    ChatRequestPrompt rendered = renderChatRequest(*impl_->chat, *impl_->tools, messages, tools, input.toolChoice,
+                                                    input.openForcedCall);
     PreparedChat out;
     out.prompt = tokenizeMarked(*impl_->tokenizer, rendered.prompt);
     out.stop = std::move(rendered.stop);
@@ -182,8 +201,20 @@ void Engine::cancel(uint64_t id) { impl_->scheduler->cancel(id); }
 
 CacheStatus Engine::cacheStatus() const { return impl_->scheduler->status(); }
 
-std::string Engine::clearPrefixCache() { return impl_->scheduler->clearPrefixCache(); }
+std::string Engine::clearPrefixCache() {
+    std::string refused = impl_->scheduler->clearPrefixCache();
+    if (refused.empty()) logLine(LogLevel::Info, "kv", "prefix cache cleared");
+    else logLine(LogLevel::Warning, "kv", "prefix cache not cleared: " + refused);
+    return refused;
+}
 
-std::string Engine::resizePool(PoolKind pool, int64_t tokens) { return impl_->scheduler->resizePool(pool, tokens); }
+std::string Engine::resizePool(PoolKind pool, int64_t tokens) {
+    std::string outcome = impl_->scheduler->resizePool(pool, tokens);
+    const std::string what = std::string(pool == PoolKind::Window ? "window" : "full") + " pool resize to " +
+                             std::to_string(tokens) + " tokens";
+    if (outcome.empty()) logLine(LogLevel::Info, "kv", what + ": done");
+    else logLine(LogLevel::Warning, "kv", what + ": " + outcome);
+    return outcome;
+}
 
 } // namespace weir

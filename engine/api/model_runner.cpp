@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/grammar/constraint_factory.h"
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "engine/sampling/sampler.h"
@@ -25,6 +26,8 @@ struct ModelRunner::Impl {
     std::vector<int32_t> history;   // every token fed, for the penalties
     std::vector<float> logits;
     int32_t context = 0;
+    std::unique_ptr<grammar::ConstraintFactory> constraints;
+    std::unique_ptr<grammar::GrammarConstraint> constraint;
 
     explicit Impl(const ModelRunnerOptions& o) : options(o), sampler(o.sampling) {}
 
@@ -103,7 +106,18 @@ const std::vector<float>& ModelRunner::feed(const std::vector<int32_t>& tokens, 
 int32_t ModelRunner::sample() {
     Impl& m = *impl_;
     if (m.logits.empty()) throw Error("sample() before any token was fed");
-    return m.sampler.sample(m.logits, m.history);
+    if (m.options.constraint.kind == OutputConstraint::Kind::None) return m.sampler.sample(m.logits, m.history);
+    if (!m.constraint) {
+        m.constraints = std::make_unique<grammar::ConstraintFactory>(m.tok());
+        m.constraint = m.constraints->make(m.options.constraint, m.tok().endOfGeneration());
+    }
+    if (!m.constraint->maskLogits(m.logits.data(), int32_t(m.logits.size())))
+        throw Error("the output constraint allows no token of this vocabulary here");
+    const int32_t token = m.sampler.sample(m.logits, m.history);
+    if (!m.constraint->accept(token)) throw Error("the sampler drew a token the output constraint does not allow");
+    return token;
 }
+
+bool ModelRunner::constraintFinished() const { return impl_->constraint && impl_->constraint->finished(); }
 
 } // namespace weir

@@ -6,7 +6,7 @@ namespace weir {
 
 ChatRequestPrompt renderChatRequest(const ChatTemplate& chat, const ToolFormat& format,
                                     const jinja::Value& messages, const jinja::Value& tools,
-                                    const ToolChoice& choice) {
+                                    const ToolChoice& choice, bool openForcedCall) {
     ChatRequestPrompt out;
     const bool haveTools = tools.isList() && !tools.asList().empty();
     out.toolsActive = haveTools && choice.mode != ToolChoice::Mode::None;
@@ -22,8 +22,10 @@ ChatRequestPrompt renderChatRequest(const ChatTemplate& chat, const ToolFormat& 
         out.showSpecialTokens = format.markersAreSpecialTokens();
         if (choice.mode == ToolChoice::Mode::Function) out.toolNames = {choice.function};
         else out.toolNames = ToolFormat::toolNames(tools);
-        out.forcedPrefix = format.forcedPrefix(choice);
-        out.prompt.append(format.forcedPrefixMarked(choice));
+        if (openForcedCall) {
+            out.forcedPrefix = format.forcedPrefix(choice);
+            out.prompt.append(format.forcedPrefixMarked(choice));
+        }
     }
     return out;
 }

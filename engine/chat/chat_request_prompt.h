@@ -26,9 +26,10 @@ struct ChatRequestPrompt {
 };
 
 // `tools`: a non-empty list, or undefined for none. Throws weir::Error with
-// the template's complaint when it rejects the conversation.
+// the template's complaint when it rejects the conversation. openForcedCall
+// false: no forced prefix (the caller constrains the reply to a call).
 ChatRequestPrompt renderChatRequest(const ChatTemplate& chat, const ToolFormat& format,
                                     const jinja::Value& messages, const jinja::Value& tools,
-                                    const ToolChoice& choice);
+                                    const ToolChoice& choice, bool openForcedCall = true);
 
 }  // namespace weir

@@ -7,6 +7,7 @@
 
 #include "engine/tokenizer/utf8.h"
 #include "weir/base/error.h"
+#include "weir/base/json_string.h"
 
 namespace weir::jinja {
 
@@ -564,9 +565,11 @@ bool Value::equals(const Value& o) const {
 
 namespace {
 
+// Python's json.dumps: short escapes for control characters, and with
+// ensure_ascii every non-ASCII character as \uXXXX (surrogate pairs above the BMP).
 void jsonString(std::string& out, std::string_view s, bool ensureAscii) {
-    out.push_back('"');
     if (ensureAscii) {
+        out.push_back('"');
         for (char32_t c : py::toU32(s)) {
             char b[16];
             if (c < 0x80) {
@@ -586,27 +589,7 @@ void jsonString(std::string& out, std::string_view s, bool ensureAscii) {
         out.push_back('"');
         return;
     }
-    for (char ch : s) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            default:
-                if (c < 0x20) {
-                    char b[8];
-                    std::snprintf(b, sizeof b, "\\u%04x", unsigned(c));
-                    out += b;
-                } else {
-                    out.push_back(ch);
-                }
-        }
-    }
-    out.push_back('"');
+    out += weir::jsonString(s);
 }
 
 void jsonValue(std::string& out, const Value& v, const Value::JsonStyle& st, int level) {

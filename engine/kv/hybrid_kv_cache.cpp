@@ -201,8 +201,8 @@ struct HybridKvCache::Impl {
     }
 
     // Entry i of the sequence switches from its own pages to the tree node's
-    // (same tokens, same KV): its own copies are released (freed unless
-    // shared through fork), the tree's retained. The window page is taken
+    // (same tokens, same KV): its own copies are released (and freed), the
+    // tree's retained. The window page is taken
     // only while the sequence still holds one at i (inside its window).
     void useTreePages(Seq& s, size_t i, int32_t node) {
         const bool keepWindow = window && s.windowTable[i] >= 0;
@@ -253,53 +253,6 @@ std::span<const int32_t> HybridKvCache::pageTable(int32_t layer, int32_t seq) co
 
 int32_t HybridKvCache::openSequence(uint64_t request) { return impl_->open(request); }
 void HybridKvCache::closeSequence(int32_t seq) { impl_->close(seq); }
-
-int32_t HybridKvCache::forkSequence(int32_t parentId, uint64_t request) {
-    Impl& m = *impl_;
-    if (!m.seq(parentId)) return -1;
-    const int32_t childId = m.open(request);
-    if (childId < 0) return -1;
-    Seq& parent = m.seqs[size_t(parentId)];  // open() may have moved the vector
-    Seq& child = m.seqs[size_t(childId)];
-    const int64_t complete = parent.length / m.P;
-    const bool partial = parent.length % m.P != 0;
-    // The partly filled page is copied, so the two can write on independently.
-    if (partial) {
-        if (m.makeRoom(1, m.window ? 1 : 0) != KvResult::Ok) {
-            m.close(childId);
-            return -1;
-        }
-    }
-    for (int64_t i = 0; i < complete; ++i) {
-        m.full.retain({parent.fullTable[size_t(i)], parent.fullGen[size_t(i)]}, request);
-        child.fullTable.push_back(parent.fullTable[size_t(i)]);
-        child.fullGen.push_back(parent.fullGen[size_t(i)]);
-        if (m.window) {
-            int32_t w = parent.windowTable[size_t(i)];
-            if (w >= 0) m.window->pages().retain({w, parent.windowGen[size_t(i)]}, request);
-            child.windowTable.push_back(w);
-            child.windowGen.push_back(parent.windowGen[size_t(i)]);
-        }
-    }
-    child.length = complete * m.P;
-    if (parent.treeNode != RadixTree::kRoot) {
-        m.tree->lockPath(parent.treeNode);
-        child.treeNode = parent.treeNode;
-    }
-    if (partial) {
-        if (m.appendPages(child, 1) != KvResult::Ok) {
-            m.close(childId);
-            return -1;
-        }
-        const size_t last = size_t(complete);
-        m.fullStore->copyPage(parent.fullTable[last], child.fullTable[last]);
-        if (m.window && parent.windowTable[last] >= 0)
-            m.windowStore->copyPage(parent.windowTable[last], child.windowTable[last]);
-        child.length = parent.length;
-    }
-    child.windowStart = parent.windowStart;
-    return childId;
-}
 
 PrefixMatch HybridKvCache::matchPrefix(std::span<const int32_t> prompt) const {
     const Impl& m = *impl_;
@@ -379,19 +332,6 @@ int64_t HybridKvCache::cachePrefix(int32_t seqId, std::span<const int32_t> token
     m.tree->touchPath(path.back());
     if (s->treeNode == RadixTree::kRoot || m.tree->depth(path.back()) >= m.tree->depth(s->treeNode))
         m.relock(*s, path.back());
-    // Pages shared through fork may just have entered the tree: every other
-    // sequence holding one must lock its node too, or the node would count as
-    // evictable while in use.
-    for (size_t id = 0; id < m.seqs.size(); ++id) {
-        Seq& t = m.seqs[id];
-        if (!t.open || &t == s) continue;
-        for (int64_t i = std::min<int64_t>(int64_t(path.size()), int64_t(t.fullTable.size())) - 1; i >= 0; --i) {
-            if (t.fullTable[size_t(i)] != m.tree->fullPage(path[size_t(i)]).page) continue;
-            if (t.treeNode == RadixTree::kRoot || m.tree->depth(t.treeNode) < int32_t(i) + 1)
-                m.relock(t, path[size_t(i)]);
-            break;
-        }
-    }
     return created;
 }
 

@@ -6,11 +6,13 @@
 //
 // Use from one thread (the engine thread). The life of a request as the
 // scheduler drives it:
+//   planning:  PrefixMatch m = cache.matchPrefix(prompt); // what it would reuse,
+//              availablePages(kind) - m.evictableReuseTokens / pageSize  // and what is left
 //   admission: int32_t s = cache.openSequence(requestId);
 //              cache.attachPrefix(s, prompt);           // shares the cached prefix's pages
 //              if (cache.allocate(s, firstChunk) != KvResult::Ok) {
-//                  cache.closeSequence(s);              // deferred: retried next step
-//              }
+//                  cache.closeSequence(s);              // deferred while others hold pages;
+//              }                                        // refused only if it cannot fit alone
 //   each step: cache.allocate(s, tokens)               // else preempt the newest request
 //              model.forward(batch with seq = s, cache, ...);
 //              cache.cachePrefix(s, computedTokens);    // after a prefill completes
@@ -111,10 +113,6 @@ public:
     // Drops every reference the sequence holds (finish or cancel). Pages also
     // held by the prefix tree stay cached. Unknown ids are ignored.
     void closeSequence(int32_t seq);
-    // A new sequence for `request` that shares the parent's complete pages; the
-    // parent's partly filled last page is copied. Returns the child's id, or
-    // -1 when a page for the copy could not be had.
-    int32_t forkSequence(int32_t parent, uint64_t request);
 
     // --- prefix sharing ---
     PrefixMatch matchPrefix(std::span<const int32_t> prompt) const;

@@ -25,7 +25,7 @@ public:
     bool servesLayer(int32_t layer) const;
     KvLayerStorage layer(int32_t layer) const; // empty storage for a layer it does not serve
 
-    // Copies page `from` to page `to` in every layer (fork, compaction).
+    // Copies page `from` to page `to` in every layer (compaction on resize).
     void copyPage(int32_t from, int32_t to);
     // New capacity; rows of pages below min(old, new) are kept. Returns false
     // (nothing changed) when the memory cannot be had.

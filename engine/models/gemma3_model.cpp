@@ -9,6 +9,7 @@
 #include "engine/models/architectures.h"
 #include "engine/models/model_config_loader.h"
 #include "engine/models/transformer.h"
+#include "engine/models/transformer_weights.h"
 #include "weir/base/error.h"
 
 namespace weir {
@@ -55,32 +56,11 @@ static ModelConfig gemma3Config(const gguf::GgufFile& file) {
 std::unique_ptr<Model> loadGemma3(std::shared_ptr<const gguf::GgufFile> file) {
     ModelConfig c = gemma3Config(*file);
     auto tensors = std::make_unique<ModelTensors>(*file);
-    ModelTensors& t = *tensors;
-    const int64_t E = c.nEmbd, V = c.nVocab, F = c.nFf, hd = c.headDimK;
-    const int64_t qDim = c.nHead * hd, kvDim = c.nHeadKv * hd;
-
-    TransformerWeights w;
-    w.tokEmbd = t.matrix("token_embd.weight", E, V);
-    w.outputNorm = t.vector("output_norm.weight", E);
-    w.output = t.has("output.weight") ? t.matrix("output.weight", E, V) : w.tokEmbd;
-    for (int32_t il = 0; il < c.nLayer; ++il) {
-        const std::string p = "blk." + std::to_string(il) + ".";
-        LayerWeights L;
-        L.attnNorm = t.vector(p + "attn_norm.weight", E);
-        L.wq = t.matrix(p + "attn_q.weight", E, qDim);
-        L.wk = t.matrix(p + "attn_k.weight", E, kvDim);
-        L.wv = t.matrix(p + "attn_v.weight", E, kvDim);
-        L.wo = t.matrix(p + "attn_output.weight", qDim, E);
-        L.qNorm = t.vector(p + "attn_q_norm.weight", hd);
-        L.kNorm = t.vector(p + "attn_k_norm.weight", hd);
-        L.postAttnNorm = t.vector(p + "post_attention_norm.weight", E);
-        L.ffnNorm = t.vector(p + "ffn_norm.weight", E);
-        L.gate = t.matrix(p + "ffn_gate.weight", E, F);
-        L.up = t.matrix(p + "ffn_up.weight", E, F);
-        L.down = t.matrix(p + "ffn_down.weight", F, E);
-        L.postFfnNorm = t.vector(p + "post_ffw_norm.weight", E);
-        w.layers.push_back(L);
-    }
+    TensorSet set;
+    set.qkNorms = Presence::Required;
+    set.postNorms = Presence::Required;
+    TransformerWeights w = bindTransformerWeights(file->path(), c, *tensors, set);
+    const int64_t E = c.nEmbd;
 
     TransformerOptions opt;
     opt.embedScale = std::sqrt(float(E));

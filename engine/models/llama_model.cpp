@@ -7,6 +7,7 @@
 #include "engine/models/architectures.h"
 #include "engine/models/model_config_loader.h"
 #include "engine/models/transformer.h"
+#include "engine/models/transformer_weights.h"
 #include "weir/base/error.h"
 
 namespace weir {
@@ -32,36 +33,11 @@ std::unique_ptr<Model> loadLlama(std::shared_ptr<const gguf::GgufFile> file) {
     const std::string arch = file->getString("general.architecture").value_or("");
     ModelConfig c = llamaConfig(*file, arch);
     auto tensors = std::make_unique<ModelTensors>(*file);
-    ModelTensors& t = *tensors;
-    const int64_t E = c.nEmbd, V = c.nVocab, F = c.nFf, hd = c.headDimK;
-    const int64_t qDim = c.nHead * hd, kvDim = c.nHeadKv * hd;
-
-    TransformerWeights w;
-    w.tokEmbd = t.matrix("token_embd.weight", E, V);
-    w.outputNorm = t.vector("output_norm.weight", E);
-    w.output = t.has("output.weight") ? t.matrix("output.weight", E, V) : w.tokEmbd;
-    w.ropeFreqs = t.vector("rope_freqs.weight", c.nRot / 2, false);
-    for (int32_t il = 0; il < c.nLayer; ++il) {
-        const std::string p = "blk." + std::to_string(il) + ".";
-        LayerWeights L;
-        L.attnNorm = t.vector(p + "attn_norm.weight", E);
-        L.wq = t.matrix(p + "attn_q.weight", E, qDim);
-        L.wk = t.matrix(p + "attn_k.weight", E, kvDim);
-        L.wv = t.matrix(p + "attn_v.weight", E, kvDim);
-        L.wo = t.matrix(p + "attn_output.weight", qDim, E);
-        L.bq = t.vector(p + "attn_q.bias", qDim, false);
-        L.bk = t.vector(p + "attn_k.bias", kvDim, false);
-        L.bv = t.vector(p + "attn_v.bias", kvDim, false);
-        L.bo = t.vector(p + "attn_output.bias", E, false);
-        L.qNorm = t.vector(p + "attn_q_norm.weight", hd, false);
-        L.kNorm = t.vector(p + "attn_k_norm.weight", hd, false);
-        if (!L.qNorm != !L.kNorm) throw Error(file->path() + ": layer " + std::to_string(il) + " has only one of attn_q_norm/attn_k_norm");
-        L.ffnNorm = t.vector(p + "ffn_norm.weight", E);
-        L.gate = t.matrix(p + "ffn_gate.weight", E, F);
-        L.up = t.matrix(p + "ffn_up.weight", E, F);
-        L.down = t.matrix(p + "ffn_down.weight", F, E);
-        w.layers.push_back(L);
-    }
+    TensorSet set;  // Qwen 2 has the biases, Qwen 3 the Q/K norms, some Llama 3 files rope_freqs
+    set.qkNorms = Presence::Optional;
+    set.biases = Presence::Optional;
+    set.ropeFreqs = Presence::Optional;
+    TransformerWeights w = bindTransformerWeights(file->path(), c, *tensors, set);
 
     TransformerOptions opt;
     opt.activation = FfnActivation::Silu;

@@ -137,11 +137,6 @@ void Transformer::normRows(const float* x, const float* w, float* y, int64_t n, 
 void Transformer::computeRowGroups(const Batch& batch) {
     const int32_t n = int32_t(batch.tokens.size());
     auto fill = [&](const int32_t* rows, int32_t count, int32_t* size, int32_t* index) {
-        if (rounding_ == RowRounding::BatchInvariant) {  // every row as if it came alone
-            std::fill(size, size + count, 1);
-            std::fill(index, index + count, 0);
-            return;
-        }
         int32_t* order = order_.data();
         for (int32_t r = 0; r < count; ++r) order[r] = r;
         std::sort(order, order + count, [&](int32_t a, int32_t b) {

@@ -1,6 +1,6 @@
 #pragma once
 // A decoder-only transformer covering the architectures we load (Gemma 3 and
-// the Llama family). The per-architecture loaders (gemma3.cpp, llama.cpp) read
+// the Llama family). The per-architecture loaders (gemma3_model.cpp, llama_model.cpp) read
 // metadata and tensors and describe what differs through TransformerOptions;
 // the forward pass here runs a mixed batch against a paged KV cache.
 #include <memory>
@@ -49,8 +49,6 @@ public:
                 TransformerOptions options, std::unique_ptr<ModelTensors> tensors);
 
     const ModelConfig& config() const override { return config_; }
-    void setRowRounding(RowRounding r) override { rounding_ = r; }
-    RowRounding rowRounding() const override { return rounding_; }
     void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits, kernels::ThreadPool& pool) override;
 
 private:
@@ -65,7 +63,6 @@ private:
     ModelConfig config_;
     TransformerWeights w_;
     TransformerOptions opt_;
-    RowRounding rounding_ = RowRounding::LlamaCompatible;
     std::unique_ptr<ModelTensors> tensors_;  // owns converted norm vectors
 
     // Distinct RoPE settings (Gemma: local and global) and each layer's index into them.

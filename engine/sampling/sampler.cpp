@@ -39,6 +39,15 @@ void Sampler::applyPenalties(float* logits, int32_t nVocab, const std::vector<in
     }
 }
 
+void Sampler::applyBias(float* logits, int32_t nVocab) const {
+    for (const LogitBias& b : params_.logitBias) {
+        if (b.token < 0 || b.token >= nVocab) continue;
+        // A ban is -inf, not a large negative number: then even greedy
+        // decoding over a row of very negative logits cannot pick it.
+        logits[b.token] = b.bias <= kLogitBan ? -std::numeric_limits<float>::infinity() : logits[b.token] + b.bias;
+    }
+}
+
 namespace {
 
 // Lowest id among the largest logits, skipping NaN; 0 if all are NaN.
@@ -54,6 +63,7 @@ int32_t argmax(const float* logits, int32_t n) {
 int32_t Sampler::sample(float* logits, int32_t nVocab, const std::vector<int32_t>& history) {
     if (nVocab <= 0 || !logits) return -1;
     applyPenalties(logits, nVocab, history);
+    applyBias(logits, nVocab);
     const SamplingParams& p = params_;
     if (!(p.temperature > 0.0f)) return argmax(logits, nVocab);
 

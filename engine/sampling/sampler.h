@@ -1,7 +1,7 @@
 #pragma once
 // Turns a row of logits into the next token. Deterministic for a given seed.
 //
-// Order: penalties (on the raw logits, written back in place) -> greedy if
+// Order: penalties, then logit bias (on the raw logits, written back in place) -> greedy if
 // temperature <= 0 -> top-k -> temperature -> softmax -> top-p -> min-p -> draw.
 // Temperature comes before top-p/min-p (as in HF transformers and vLLM), so
 // those filters act on the distribution that is actually sampled.
@@ -31,6 +31,7 @@ private:
         int32_t id;
     };
     void applyPenalties(float* logits, int32_t nVocab, const std::vector<int32_t>& history);
+    void applyBias(float* logits, int32_t nVocab) const;
     double uniform();  // [0, 1) from rng_, independent of the standard library's distributions
 
     SamplingParams params_;

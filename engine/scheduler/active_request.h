@@ -7,12 +7,15 @@
 // preempted request is recomputed from its tokens and continues unchanged.
 #include <chrono>
 #include <cstdint>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "weir/types/cache_status.h"
 #include "weir/types/generate.h"
+#include "engine/grammar/grammar_constraint.h"
 #include "engine/sampling/sampler.h"
 #include "engine/scheduler/stop_strings.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -26,7 +29,9 @@ struct ActiveRequest {
         : id(id_), tag(req.tag), tokens(std::move(req.prompt)),
           promptTokens(int32_t(tokens.size())), maxTokens(req.maxTokens),
           stopAtEndOfGeneration(req.stopAtEndOfGeneration), sink(std::move(sink_)),
-          sampler(req.sampling), stops(std::move(req.stop)), submitted(Clock::now()) {
+          sampler(req.sampling), stops(std::move(req.stop)),
+          topLogprobs(std::min(req.topLogprobs, kMaxTopLogprobs)), constraintSpec(std::move(req.constraint)),
+          submitted(Clock::now()) {
         if (tok) detokenizer = std::make_unique<StreamingDetokenizer>(*tok, req.showSpecialTokens);
     }
 
@@ -47,6 +52,10 @@ struct ActiveRequest {
     Sampler sampler;
     StopStringMatcher stops;
     std::unique_ptr<StreamingDetokenizer> detokenizer;
+    int32_t topLogprobs;                          // < 0: no log probabilities
+    std::optional<TokenLogprobs> pendingLogprobs;  // the sampled token's, until its event goes out
+    OutputConstraint constraintSpec;                        // as submitted; compiled on the engine thread
+    std::unique_ptr<grammar::GrammarConstraint> constraint;  // null: free text
 
     int32_t seq = -1;                // KV sequence while running
     int32_t computed = 0;            // tokens whose K/V are in the cache

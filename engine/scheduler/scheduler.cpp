@@ -6,11 +6,14 @@
 #include <span>
 #include <thread>
 
+#include "engine/grammar/constraint_factory.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/active_request.h"
+#include "engine/sampling/token_logprobs.h"
 #include "engine/scheduler/prefill_share.h"
+#include "engine/util/log.h"
 #include "weir/base/error.h"
 
 namespace weir {
@@ -258,6 +261,9 @@ bool Scheduler::drainInbox() {
         } else if (const std::string bad = badToken(*r); !bad.empty()) {
             r->error = ErrorCode::BadRequest;
             finish(*r, Event::Kind::Error, FinishReason::Stop, bad);
+        } else if (const std::string refused = attachConstraint(*r); !refused.empty()) {
+            r->error = ErrorCode::BadRequest;
+            finish(*r, Event::Kind::Error, FinishReason::Stop, refused);
         } else if (!refuseIfNeverFits(*r)) {
             waiting_.push_back(std::move(r));
         }
@@ -471,6 +477,10 @@ void Scheduler::failAlone(ActiveRequest& r, kv::KvResult res, int32_t tokens) {
 void Scheduler::preempt(ActiveRequest& r) {
     ++preemptions_;
     ++r.preemptions;
+    if (logEnabled())
+        logLine(LogLevel::Info, "scheduler",
+                "request " + std::to_string(r.id) + " preempted after " + std::to_string(r.computed) +
+                    " tokens (the pools were full); it waits at the head of the queue");
     if (r.seq >= 0) {
         // What was computed stays useful while its pages survive in the cache.
         cache_.cachePrefix(r.seq, std::span<const int32_t>(r.tokens.data(), size_t(r.computed)));
@@ -572,7 +582,12 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
         if (r.remaining() == 0) {
             float* logits = logits_.data() + row * size_t(nVocab);
             ++row;
+            // The row as the model produced it: the sampler rewrites it in place.
+            if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
+            if (r.constraint && !constrainLogits(r, logits, nVocab)) continue;
             const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
+            if (r.topLogprobs >= 0)
+                r.pendingLogprobs = tokenLogprobs(rawLogits_.data(), nVocab, token, r.topLogprobs, tokenizer_);
             afterToken(r, token);
         }
         if (r.finished || r.seq < 0) continue;
@@ -595,6 +610,7 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     const auto now = ActiveRequest::Clock::now();
     if (r.generated == 1) r.firstToken = now;
     r.lastToken = now;
+    if (r.constraint && !advanceConstraint(r, token)) return;
 
     // Text still held back (an incomplete character, a possible stop string) at the end.
     auto flushText = [&r](bool& stopped) {
@@ -607,6 +623,7 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     if (r.stopAtEndOfGeneration && tokenizer_ && tokenizer_->isEndOfGeneration(token)) {
         bool stopped = false;
         const std::string text = flushText(stopped);
+        r.pendingLogprobs.reset();  // the end-of-generation token is not part of the reply
         if (!text.empty()) emitToken(r, token, text);
         finish(r, Event::Kind::Done, stopped ? FinishReason::StopString : FinishReason::Stop, "");
         return;
@@ -620,14 +637,18 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     }
     const bool atLength = r.generated >= r.maxTokens;
     const bool atContext = int64_t(r.tokens.size()) - 1 >= contextLimit();
-    if (!atLength && !atContext) {
+    // A complete document that nothing may follow is the end of the reply.
+    const bool documentDone = r.constraint && r.constraint->finished();
+    if (!atLength && !atContext && !documentDone) {
         emitToken(r, token, m.text);
         return;
     }
     bool stopped = false;
     const std::string text = m.text + flushText(stopped);
     emitToken(r, token, text);
-    finish(r, Event::Kind::Done, stopped ? FinishReason::StopString : FinishReason::Length, "");
+    const FinishReason reason =
+        stopped ? FinishReason::StopString : documentDone ? FinishReason::Stop : FinishReason::Length;
+    finish(r, Event::Kind::Done, reason, "");
 }
 
 void Scheduler::emitToken(ActiveRequest& r, int32_t token, const std::string& text) {
@@ -636,6 +657,8 @@ void Scheduler::emitToken(ActiveRequest& r, int32_t token, const std::string& te
     ev.request = r.id;
     ev.token = token;
     ev.text = text;
+    ev.logprobs = std::move(r.pendingLogprobs);
+    r.pendingLogprobs.reset();
     deliver(r.sink, ev);
 }
 

@@ -49,6 +49,7 @@ class HybridKvCache;
 enum class KvResult : uint8_t;
 }
 namespace kernels { class ThreadPool; }
+namespace grammar { class ConstraintFactory; }
 
 struct SchedulerOptions {
     int32_t maxRunning = 4;        // --max-running-requests
@@ -129,6 +130,13 @@ private:
     void preempt(ActiveRequest& r);
     void runBatch(std::vector<Planned>& plan);
     void afterToken(ActiveRequest& r, int32_t token);
+    // Output constraints (scheduler_constraints.cpp): compiled when the
+    // request is taken in ("" or why it is refused), applied to its logits
+    // before each draw, advanced over each token drawn. false: the request
+    // has been ended with an Error.
+    std::string attachConstraint(ActiveRequest& r);
+    bool constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab);
+    bool advanceConstraint(ActiveRequest& r, int32_t token);
     void emitToken(ActiveRequest& r, int32_t token, const std::string& text);
     void finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, const std::string& message);
     void failAll(std::vector<ActiveRequest*> requests, const std::string& message);
@@ -166,6 +174,8 @@ private:
     std::deque<std::string> schedulerViolationDetails_;
     bool idleChecked_ = false;
     std::vector<float> logits_;
+    std::vector<float> rawLogits_;  // one row, kept for log probabilities
+    std::unique_ptr<grammar::ConstraintFactory> constraints_;  // first constrained request builds it
 
     mutable std::mutex statusMutex_;
     CacheStatus status_;

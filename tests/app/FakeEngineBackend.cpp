@@ -128,6 +128,9 @@ void FakeEngineBackend::run() {
             Request& r = *it;
             Event e;
             e.request = r.id;
+            // Every terminal event carries usage, as the real scheduler's do.
+            e.usage.promptTokens = int32_t(r.request.prompt.size());
+            e.usage.completionTokens = int32_t(r.next);
             if (r.cancelled) {
                 e.kind = Event::Kind::Cancelled;
                 events.emplace_back(r.sink, e);

@@ -69,6 +69,14 @@ private slots:
             endpoint.setApiKey(QStringLiteral("secret"));
             endpoint.setAllowNetwork(true);
             QCOMPARE(endpoint.host(), QStringLiteral("0.0.0.0"));
+            // Web pages: none by default; a list as typed; a typo is refused and changes nothing.
+            QVERIFY(endpoint.corsOrigins().isEmpty());
+            endpoint.setCorsOrigins(QStringLiteral("https://App.example/, http://localhost:3000"));
+            QVERIFY(endpoint.corsError().isEmpty());
+            QCOMPARE(endpoint.corsOrigins(), QStringLiteral("https://app.example, http://localhost:3000"));
+            endpoint.setCorsOrigins(QStringLiteral("https://app.example/chat"));
+            QVERIFY(endpoint.corsError().contains(QStringLiteral("not an origin")));
+            QCOMPARE(endpoint.corsOrigins(), QStringLiteral("https://app.example, http://localhost:3000"));
             endpoint.setEnabled(true);
             // No model yet: enabled, not listening, and it says when it will start.
             QTRY_VERIFY(endpoint.error().contains(QStringLiteral("when a model is loaded")));
@@ -81,6 +89,7 @@ private slots:
         QCOMPARE(c.port, 9123);
         QCOMPARE(c.apiKey, QStringLiteral("secret"));
         QCOMPARE(c.host, QStringLiteral("0.0.0.0"));
+        QCOMPARE(c.corsOrigins, (QStringList{QStringLiteral("https://app.example"), QStringLiteral("http://localhost:3000")}));
     }
 
     void servesTheAppsEngineBesideAConversation() {
@@ -90,6 +99,7 @@ private slots:
         host.setEngineOptions(options());
         ApiEndpoint endpoint(&settings, &host);
         endpoint.setPort(0);
+        endpoint.setCorsOrigins(QStringLiteral("https://app.example"));
         endpoint.setEnabled(true);
         host.load(model_);
         QTRY_VERIFY_WITH_TIMEOUT(host.state() != EngineHost::Loading, 60000);
@@ -98,6 +108,14 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(endpoint.listening(), qPrintable(endpoint.error()), 10000);
         QVERIFY(endpoint.url().startsWith(QStringLiteral("http://127.0.0.1:")));
         QVERIFY(endpoint.warning().isEmpty());
+
+        // The origin set on the card reaches the server: its preflight is answered.
+        const quint16 port = quint16(QUrl(endpoint.url()).port());
+        const raw::Response preflight = raw::exchange(
+            port, raw::request("OPTIONS", "/v1/chat/completions", {},
+                               "Origin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n"));
+        QCOMPARE(preflight.status, 204);
+        QCOMPARE(preflight.header("access-control-allow-origin"), QByteArray("https://app.example"));
 
         QNetworkAccessManager nam;
         const Reply models = send(nam, endpoint.url() + "/models", "GET");

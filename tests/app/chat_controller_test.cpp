@@ -2,7 +2,9 @@
 // conversation and stores it; two conversations generate at the same time;
 // beyond max running they wait in a visible queue; stop keeps the partial
 // text; regenerate, edit-and-resend, delete with undo, search, settings
-// reaching the request, progress saved while streaming, errors in place.
+// reaching the request, progress saved while streaming, errors in place, and
+// a full disk: the reply stays on screen marked "not saved", a banner says
+// why, and it is saved once there is room again.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -137,6 +139,9 @@ private slots:
         const auto stored = f.storage.messages(id);
         QCOMPARE(stored[1].state, MessageState::Cancelled);
         QVERIFY(stored[1].content.startsWith(QStringLiteral("word0 ")));
+        // Before: a stopped reply was stored (and exported) with 0 prompt tokens.
+        QVERIFY2(stored[1].promptTokens > 0, qPrintable(QString::number(stored[1].promptTokens)));
+        QVERIFY(stored[1].completionTokens > 3);
     }
 
     void progressIsSavedWhileStreaming() {
@@ -243,6 +248,97 @@ private slots:
         QCOMPARE(chat[1].content, std::string("Bonjour"));
         // maxTokens 7: the reply stops at 7 tokens.
         QCOMPARE(f.storage.messages(f.chat->currentId())[1].completionTokens, 7);
+    }
+
+    // The sidebar moves a conversation up when a message is sent in it, and
+    // for nothing else: not a reply ending or stopped, not a settings change.
+    void orderFollowsSentMessagesOnly() {
+        FakeEngineConfig config;
+        config.endless = true;  // replies run until stopped
+        Fixture f(config);
+        auto order = [&] {
+            QList<qint64> ids;
+            for (int i = 0; i < f.chat->conversations()->count(); ++i) ids << f.chat->conversations()->idAt(i);
+            return ids;
+        };
+        const qint64 a = f.chat->newConversation();
+        const qint64 b = f.chat->newConversation();
+        QVERIFY(f.chat->sendTo(b, QStringLiteral("to b")));
+        QTest::qWait(5);  // timestamps are in ms
+        QVERIFY(f.chat->sendTo(a, QStringLiteral("to a")));
+        QCOMPARE(order(), (QList<qint64>{a, b}));
+
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QTest::qWait(5);
+        f.chat->stopConversation(b);
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        f.chat->setSettingsOf(b, {{QStringLiteral("temperature"), 0.2}});
+        f.chat->select(b);
+        f.chat->setSettings({{QStringLiteral("systemPrompt"), QStringLiteral("Be brief.")}});
+        QCOMPARE(order(), (QList<qint64>{a, b}));
+        f.chat->reload();  // the same from the database
+        QCOMPARE(order(), (QList<qint64>{a, b}));
+        QCOMPARE(f.storage.conversation(b)->settings.temperature, 0.2);
+        QCOMPARE(f.storage.conversation(b)->settings.systemPrompt, QStringLiteral("Be brief."));
+        f.chat->stopAll();
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+    }
+
+    // Ctrl+N opens an empty conversation when there is one instead of adding another.
+    void emptyConversationsAreFound() {
+        Fixture f;
+        QVERIFY(f.chat->emptyConversations().isEmpty());
+        const qint64 a = f.chat->newConversation();
+        const qint64 b = f.chat->newConversation();
+        QCOMPARE(f.chat->emptyConversations(), (QList<qint64>{b, a}));  // most recent first
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->sendTo(b, QStringLiteral("now b has messages")));
+        QCOMPARE(f.chat->emptyConversations(), (QList<qint64>{a}));
+        f.chat->rename(a, QStringLiteral("Named on purpose"));
+        QVERIFY(f.chat->emptyConversations().isEmpty());  // a renamed one is kept for its name
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+    }
+
+    // Before: the reply kept showing "writing..." while every save failed, and
+    // its end state never reached the database, with no word on screen.
+    void diskFullKeepsTheReplyAndSavesItWhenThereIsRoom() {
+        FakeEngineConfig config;
+        config.endless = true;
+        config.tokenIntervalMs = 2;
+        Fixture f(config);
+        f.chat->setSaveInterval(50);
+        const qint64 id = f.chat->newConversation();
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("fill the disk")));
+        f.storage.setPageLimitForTesting(1);  // the GUI thread's connection, which the controller writes through
+        QTRY_VERIFY_WITH_TIMEOUT(!f.chat->saveProblem().isEmpty(), 30000);
+        QVERIFY2(f.chat->saveProblem().contains(QStringLiteral("disk is full")), qPrintable(f.chat->saveProblem()));
+        QCOMPARE(f.chat->messages()->get(1).value("saved").toBool(), false);
+        QCOMPARE(f.chat->unsavedCount(), 1);
+
+        f.chat->stop();
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        // The end state waits in memory; the database still has the last text that fitted.
+        const QVariantMap shown = f.chat->messages()->get(1);
+        QCOMPARE(shown.value("state").toString(), QStringLiteral("cancelled"));
+        QCOMPARE(shown.value("saved").toBool(), false);
+        QCOMPARE(f.chat->unsavedCount(), 1);
+        QCOMPARE(f.storage.messages(id)[1].state, MessageState::Streaming);
+        QVERIFY(f.storage.messages(id)[1].content.size() < shown.value("content").toString().size());
+        // Switching away and back shows the reply as it is, not as stored.
+        const qint64 other = f.chat->newConversation();
+        QVERIFY(other != id);
+        f.chat->select(id);
+        QCOMPARE(f.chat->messages()->get(1).value("content"), shown.value("content"));
+        QCOMPARE(f.chat->messages()->get(1).value("saved").toBool(), false);
+
+        f.storage.setPageLimitForTesting(0);  // room again
+        QTRY_VERIFY_WITH_TIMEOUT(f.chat->saveProblem().isEmpty(), 30000);
+        QCOMPARE(f.chat->unsavedCount(), 0);
+        const MessageRecord stored = f.storage.messages(id)[1];
+        QCOMPARE(stored.state, MessageState::Cancelled);
+        QCOMPARE(stored.content, shown.value("content").toString());
+        QCOMPARE(f.chat->messages()->get(1).value("saved").toBool(), true);
     }
 
     void engineErrorsShowInPlace() {

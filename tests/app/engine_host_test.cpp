@@ -8,6 +8,7 @@
 
 #include "FakeEngineBackend.h"
 #include "engine/EngineHost.h"
+#include "weir/base/error.h"
 
 using namespace weir::desktop;
 using testing::FakeEngineBackend;
@@ -61,6 +62,41 @@ private slots:
         WAIT_LOADED(host);
         QCOMPARE(host.state(), EngineHost::Failed);
         QCOMPARE(host.errorString(), QStringLiteral("unsupported architecture 'mamba'"));
+    }
+
+    // Before: a bad file unloaded the working model first and left none, and
+    // every running reply was ended.
+    void badFileLeavesTheModelInUse() {
+        FakeEngineConfig config;
+        config.endless = true;
+        EngineHost host(FakeEngineBackend::factory(config));
+        host.setFileCheck([](const std::string& path) {
+            if (path.find("bad") != std::string::npos) throw weir::Error(path + ": missing metadata key general.architecture");
+        });
+        host.load(QStringLiteral("good.gguf"));
+        WAIT_READY(host);
+        bool ended = false;
+        connect(&host, &EngineHost::failed, [&](quint64) { ended = true; });
+        connect(&host, &EngineHost::cancelled, [&](quint64) { ended = true; });
+        weir::GenerateRequest request;
+        request.maxTokens = 100000;
+        const quint64 ticket = host.submit(conversationTag(1), prompt("keep going"), request);
+        QSignalSpy refused(&host, &EngineHost::loadRefused);
+        QSignalSpy states(&host, &EngineHost::stateChanged);
+        host.load(QStringLiteral("bad.gguf"));
+        QTRY_COMPARE_WITH_TIMEOUT(refused.count(), 1, 30000);
+        QCOMPARE(refused.at(0).at(0).toString(), QStringLiteral("bad.gguf"));
+        QVERIFY(refused.at(0).at(1).toString().contains(QStringLiteral("general.architecture")));
+        QCOMPARE(states.count(), 0);  // never Loading, never Failed
+        QCOMPARE(host.state(), EngineHost::Ready);
+        QCOMPARE(host.modelPath(), QStringLiteral("good.gguf"));
+        QVERIFY(host.isActive(ticket));
+        QVERIFY(!ended);
+        // A file that passes the check replaces the model as before.
+        host.load(QStringLiteral("other.gguf"));
+        QTRY_COMPARE_WITH_TIMEOUT(host.modelPath(), QStringLiteral("other.gguf"), 30000);
+        WAIT_READY(host);
+        QVERIFY(ended);  // the reply was ended by the switch
     }
 
     void cancelledLoadNeverBecomesReady() {

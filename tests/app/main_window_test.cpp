@@ -3,9 +3,17 @@
 // at once and are stored, the pool monitor and the engine settings (with a
 // floor warning) open. Screenshots go to $WEIR_SCREENSHOT_DIR/fake/ so the
 // UI can be looked at without a model; the real-model run is tests/e2e.
+#include <QAccessible>
+#include <QFontInfo>
 #include <QQmlApplicationEngine>
+#include <QQmlContext>
+#include <QQmlProperty>
+#include <QQuickTextDocument>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextDocument>
+#include <QTextFrame>
+#include <QTextTable>
 
 #include "AppDriver.h"
 #include "AppContext.h"
@@ -14,10 +22,54 @@
 #include "chat/ChatController.h"
 #include "engine/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
+#include "settings/AppSettings.h"
 #include "storage/Storage.h"
 
 using namespace weir::desktop;
 using namespace weir::desktop::testing;
+
+namespace {
+
+// A reply with every block kind the chat draws: headings, a table, a quote,
+// code spans, a code block with a line far wider than the window, and lines
+// broken with single newlines.
+const char* kMarkdownReply =
+    "## Results\n"
+    "Here are the numbers,\none per line as written.\n\n"
+    "| Model | Size | Speed |\n|---|---:|---:|\n| gemma-3-270m | 253 MB | 120 tok/s |\n| smollm2-135m | 92 MB | 210 tok/s |\n\n"
+    "> A quoted remark,\n> over two lines.\n\n"
+    "Call `make_pair(a, b)` or run `weir-cli bench`.\n\n"
+    "```python\n"
+    "def answer(x):\n"
+    "    return [x * 2 for x in range(100)]  # a comment that goes on and on, far past the right edge of any window,"
+    " and then some more, because a line of code is never wrapped\n"
+    "```\n"
+    "- first\n- second\n";
+
+QList<QQuickItem*> allItems(QQuickItem* root) {
+    QList<QQuickItem*> out{root};
+    for (QQuickItem* child : root->childItems()) out += allItems(child);
+    return out;
+}
+
+// Delegates (list rows, loaded parts) are not QObject children of the
+// window, so they are found in the item tree.
+QQuickItem* findVisual(QQuickWindow* window, const char* name, bool mustBeVisible = true) {
+    for (QQuickItem* item : allItems(window->contentItem()))
+        if (item->objectName() == QLatin1String(name) && (!mustBeVisible || item->isVisible())) return item;
+    return nullptr;
+}
+
+QString describe(QQuickItem* item) {
+    QStringList chain;
+    for (QQuickItem* it = item; it && chain.size() < 4; it = it->parentItem()) {
+        const QString name = it->objectName();
+        chain << (name.isEmpty() ? QString::fromLatin1(it->metaObject()->className()) : name);
+    }
+    return chain.join(QStringLiteral(" < "));
+}
+
+} // namespace
 
 class MainWindowTest : public QObject {
     Q_OBJECT
@@ -114,6 +166,24 @@ private slots:
         QVERIFY(clickItem(window_, findItem(window_, "useFloorButton")));
         QTRY_VERIFY(!advisor->property("windowBelowFloor").toBool());
         QVERIFY(findItem(window_, "applyButton")->isEnabled());
+
+        // Before: Apply reloaded at once and ended the running replies without a word.
+        ChatController* chat = app_->chat();
+        const qint64 conv = chat->newConversation();
+        QVERIFY(chat->sendTo(conv, QStringLiteral("Tell me a long story about rivers")));
+        QTRY_VERIFY(app_->engineHost()->activeRequests() > 0);
+        QVERIFY(clickItem(window_, findItem(window_, "applyButton")));
+        QObject* confirm = page->findChild<QObject*>(QStringLiteral("applyConfirmDialog"));  // a Popup, not an item
+        QVERIFY(confirm);
+        QTRY_VERIFY(confirm->property("opened").toBool());
+        QVERIFY(findItem(window_, "applyConfirmText")->property("text").toString().contains(QStringLiteral("still being written")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("engine-settings-confirm")).isEmpty());
+        QVERIFY(clickItem(window_, findItem(window_, "applyConfirmCancel")));
+        QTRY_VERIFY(!confirm->property("visible").toBool());
+        QCOMPARE(app_->engineHost()->state(), EngineHost::Ready);  // nothing reloaded
+        QVERIFY(app_->engineHost()->activeRequests() > 0);          // the reply goes on
+        chat->stopConversation(conv);
+        QTRY_COMPARE(app_->engineHost()->activeRequests(), 0);
     }
 
     // Not asserted (no timed assertions): printed for the record.
@@ -161,6 +231,205 @@ private slots:
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("about")).isEmpty());
     }
 
+    void markdownRepliesLookRight() {
+        Storage* storage = app_->storage();
+        const qint64 id = storage->createConversation(QStringLiteral("Markdown"));
+        MessageRecord user;
+        user.conversationId = id;
+        user.role = QStringLiteral("user");
+        user.content = QStringLiteral("Show me the table");
+        QVERIFY(storage->appendMessage(user));
+        MessageRecord reply = user;
+        reply.role = QStringLiteral("assistant");
+        reply.content = QString::fromUtf8(kMarkdownReply);
+        QVERIFY(storage->appendMessage(reply));
+        app_->chat()->reload();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        app_->chat()->select(id);
+        QTRY_VERIFY(findVisual(window_, "quoteBar"));
+
+        // Code: the block's text and the code spans resolve to fixed-pitch faces.
+        QQuickItem* codeBody = nullptr;
+        QTRY_VERIFY((codeBody = findVisual(window_, "codeBody")));
+        const QFont codeFont = codeBody->property("font").value<QFont>();
+        QVERIFY2(QFontInfo(codeFont).fixedPitch(), qPrintable(codeFont.family()));
+        QQuickItem* scroller = findVisual(window_, "codeScroller");
+        QVERIFY(scroller->property("contentWidth").toReal() > scroller->width());  // scrolls, not wraps
+        QCOMPARE(codeBody->property("lineCount").toInt(), 2);
+
+        bool sawCodeSpan = false, sawTable = false;
+        QList<QObject*> stylers;
+        for (QQuickItem* item : allItems(window_->contentItem()))
+            stylers += item->findChildren<QObject*>(QStringLiteral("markdownStyler"), Qt::FindDirectChildrenOnly);
+        QVERIFY(stylers.size() >= 2);   // the reply's text parts and the quote's
+        for (QObject* styler : stylers) {
+            auto* quickDocument = styler->parent()->property("textDocument").value<QQuickTextDocument*>();
+            QVERIFY(quickDocument);
+            QTextDocument* document = quickDocument->textDocument();
+            for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
+                for (auto it = block.begin(); !it.atEnd(); ++it)
+                    if (it.fragment().text() == QStringLiteral("make_pair(a, b)")) {
+                        sawCodeSpan = true;
+                        QVERIFY(QFontInfo(it.fragment().charFormat().font()).fixedPitch());
+                    }
+            for (QTextFrame* frame : document->rootFrame()->childFrames())
+                if (auto* table = qobject_cast<QTextTable*>(frame)) {
+                    sawTable = true;
+                    QVERIFY(table->format().borderCollapse());
+                    QCOMPARE(table->format().cellSpacing(), 0.0);
+                }
+            if (document->toPlainText().contains(QStringLiteral("Here are the numbers,")))
+                QVERIFY(document->toPlainText().contains(QStringLiteral("numbers,\none per line")));
+        }
+        QVERIFY(sawCodeSpan);
+        QVERIFY(sawTable);
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("markdown")).isEmpty());
+    }
+
+    // Unsent text stays with its conversation: another conversation opens
+    // with its own (empty) composer, Enter there sends nothing, and the text
+    // is back when the first one opens again, also from the settings file.
+    void draftsStayWithTheirConversation() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        const qint64 a = chat->newConversation();
+        QQuickItem* input = findItem(window_, "composerInput");
+        input->forceActiveFocus();
+        typeText(window_, QStringLiteral("draft for a"));
+        const int conversations = chat->conversations()->count();
+
+        QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);  // a has a draft: a new one
+        QTRY_VERIFY(chat->currentId() != a);
+        const qint64 b = chat->currentId();
+        QCOMPARE(chat->conversations()->count(), conversations + 1);
+        QCOMPARE(input->property("text").toString(), QString());
+        input->forceActiveFocus();
+        QTest::keyClick(window_, Qt::Key_Return);
+        QVERIFY(!chat->isGenerating(b));
+        QVERIFY(app_->storage()->messages(a).isEmpty());
+        QVERIFY(app_->storage()->messages(b).isEmpty());
+
+        QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);  // b is empty: reused
+        QCOMPARE(chat->currentId(), b);
+        QCOMPARE(chat->conversations()->count(), conversations + 1);
+
+        chat->select(a);
+        QCOMPARE(input->property("text").toString(), QStringLiteral("draft for a"));
+        app_->settings()->sync();
+        AppSettings reread(app_->dataDir(), QString());
+        QCOMPARE(reread.draft(a), QStringLiteral("draft for a"));
+        QVERIFY(reread.draft(b).isEmpty());
+
+        // Sending clears the draft.
+        chat->select(a);
+        input->forceActiveFocus();
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_VERIFY(!app_->storage()->messages(a).isEmpty());
+        QCOMPARE(input->property("text").toString(), QString());
+        QVERIFY(app_->settings()->draft(a).isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(a), 30000);
+    }
+
+    // The system prompt is saved as it is typed: switching conversation right
+    // after typing keeps it, with no click elsewhere. Esc in the box does not
+    // stop the reply being written.
+    void systemPromptIsSavedAsTyped() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        const qint64 a = chat->newConversation();
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
+        QQuickItem* prompt = findItem(window_, "systemPromptInput");
+        QTRY_VERIFY(prompt->isVisible());
+        prompt->forceActiveFocus();
+        typeText(window_, QStringLiteral("Be brief."));
+        QVERIFY(prompt->hasActiveFocus());
+        chat->select(chat->conversations()->idAt(0) == a ? chat->conversations()->idAt(1) : chat->conversations()->idAt(0));
+        QCOMPARE(app_->storage()->conversation(a)->settings.systemPrompt, QStringLiteral("Be brief."));
+        chat->select(a);
+        QCOMPARE(prompt->property("text").toString(), QStringLiteral("Be brief."));
+
+        // Typed and left alone, focus still in the box: saved all the same.
+        prompt->forceActiveFocus();
+        typeText(window_, QStringLiteral(" Really."));
+        QTRY_COMPARE(app_->storage()->conversation(a)->settings.systemPrompt, QStringLiteral("Be brief. Really."));
+        QVERIFY(prompt->hasActiveFocus());
+
+        QObject scope;
+        QString endedAs;
+        connect(chat, &ChatController::replyEnded, &scope, [&](qint64, qint64, const QString& state) { endedAs = state; });
+        QVERIFY(chat->send(QStringLiteral("a reply Esc must not stop")));
+        QVERIFY(chat->currentGenerating());
+        prompt->forceActiveFocus();
+        QTest::keyClick(window_, Qt::Key_Escape);
+        QVERIFY(!prompt->hasActiveFocus());  // Esc leaves the box
+        QTRY_VERIFY_WITH_TIMEOUT(!endedAs.isEmpty(), 30000);
+        QCOMPARE(endedAs, QStringLiteral("complete"));
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));  // close the panel
+    }
+
+    void keyboardUse() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        // Tab leaves the composer, Shift+Tab comes back; no tab is typed.
+        QQuickItem* input = findItem(window_, "composerInput");
+        input->forceActiveFocus();
+        typeText(window_, QStringLiteral("abc"));
+        QTest::keyClick(window_, Qt::Key_Tab);
+        QVERIFY(!input->hasActiveFocus());
+        QCOMPARE(input->property("text").toString(), QStringLiteral("abc"));
+        QTest::keyClick(window_, Qt::Key_Backtab, Qt::ShiftModifier);
+        QVERIFY(input->hasActiveFocus());
+        input->setProperty("text", QString());
+
+        // Ctrl+Enter submits an edit.
+        qint64 id = 0;
+        for (int row = 0; row < chat->conversations()->count() && !id; ++row)
+            if (app_->storage()->messages(chat->conversations()->idAt(row)).size() == 2) id = chat->conversations()->idAt(row);
+        QVERIFY(id);
+        chat->select(id);
+        QQuickItem* edit = nullptr;
+        QTRY_VERIFY((edit = findVisual(window_, "editButton")));
+        QVERIFY(clickItem(window_, edit));
+        QQuickItem* area = nullptr;
+        QTRY_VERIFY((area = findVisual(window_, "editArea")));
+        QVERIFY(area->hasActiveFocus());
+        area->setProperty("text", QStringLiteral("edited with the keyboard"));
+        QTest::keyClick(window_, Qt::Key_Return, Qt::ControlModifier);
+        QTRY_COMPARE(app_->storage()->messages(id).first().content, QStringLiteral("edited with the keyboard"));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 30000);
+    }
+
+    // Every control a screen reader can reach says what it is, on every page.
+    void everyControlHasAnAccessibleName() {
+        QAccessible::setActive(true);  // controls name themselves from their text only then
+        QStringList unnamed;
+        const QList<QAccessible::Role> controls{QAccessible::Button, QAccessible::CheckBox, QAccessible::RadioButton,
+                                                QAccessible::EditableText, QAccessible::Slider, QAccessible::SpinBox,
+                                                QAccessible::ComboBox, QAccessible::PageTab, QAccessible::Link};
+        app_->chat()->select(app_->chat()->conversations()->idAt(0));
+        for (const char* page : {"chat", "monitor", "settings", "model", "about"}) {
+            QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QString::fromLatin1(page)));
+            QTest::qWait(50);
+            if (QByteArray(page) == "chat") QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
+            for (QQuickItem* item : allItems(window_->contentItem())) {
+                if (!item->isVisible() || !item->isEnabled()) continue;
+                QAccessibleInterface* iface = QAccessible::queryAccessibleInterface(item);
+                if (!iface || !controls.contains(iface->role())) continue;
+                if (iface->role() == QAccessible::EditableText && item->property("readOnly").toBool()) continue;
+                // Qt gives a password field no name (it would often be its text): its
+                // Accessible.description says what it is.
+                const bool password = iface->state().passwordEdit;
+                const QString label = password ? QQmlProperty(item, QStringLiteral("Accessible.description"), qmlContext(item)).read().toString()
+                                               : iface->text(QAccessible::Name);
+                if (label.trimmed().isEmpty())
+                    unnamed << QStringLiteral("%1: %2").arg(QString::fromLatin1(page), describe(item));
+            }
+            if (QByteArray(page) == "chat") QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
+        }
+        unnamed.removeDuplicates();
+        QVERIFY2(unnamed.isEmpty(), qPrintable(QStringLiteral("controls without Accessible.name:\n  ") + unnamed.join(QStringLiteral("\n  "))));
+    }
+
     void darkPalette() {
         app_->chat()->select(app_->chat()->conversations()->idAt(app_->chat()->conversations()->count() - 1));
         QObject* context = app_->context();
@@ -170,6 +439,13 @@ private slots:
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("monitor")));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("pool-monitor-dark")).isEmpty());
         context->setProperty("themeOverride", QString());
+    }
+
+    // Last: it closes the window.
+    void ctrlQQuits() {
+        QVERIFY(window_->isVisible());
+        QTest::keyClick(window_, Qt::Key_Q, Qt::ControlModifier);
+        QTRY_VERIFY(!window_->isVisible());
     }
 
     void cleanupTestCase() {

@@ -1,4 +1,4 @@
-// Splitting replies into typed parts (text / code / thinking), including the
+// Splitting replies into typed parts (text / code / thinking / quote), including the
 // partial text seen while a reply streams, and the parts model's in-place
 // updates.
 #include <QSignalSpy>
@@ -65,6 +65,25 @@ private slots:
         const auto open = splitMessage(QStringLiteral("<think>\nStill thinking"));
         QCOMPARE(open.size(), 1);
         QVERIFY(!open[0].closed);
+    }
+
+    void blockQuoteIsAPartWithoutItsMarkers() {
+        const auto parts = splitMessage(QStringLiteral("He said:\n> first line\n>second line\n>\n> - a list\nAfter."));
+        QCOMPARE(parts.size(), 3);
+        QCOMPARE(parts[0].text, QStringLiteral("He said:"));
+        QCOMPARE(parts[1].kind, MessagePart::Quote);
+        QCOMPARE(parts[1].text, QStringLiteral("first line\nsecond line\n\n- a list"));
+        QCOMPARE(parts[2].kind, MessagePart::Text);
+        QCOMPARE(parts[2].text, QStringLiteral("After."));
+
+        MessagePartsModel model;
+        model.setContent(QStringLiteral("> quoted"));
+        QCOMPARE(model.data(model.index(0), MessagePartsModel::KindRole).toString(), QStringLiteral("quote"));
+        // A '>' inside code or after other text on its line is not a quote.
+        const auto code = splitMessage(QStringLiteral("```\n> not a quote\n```\na > b"));
+        QCOMPARE(code.size(), 2);
+        QCOMPARE(code[0].kind, MessagePart::Code);
+        QCOMPARE(code[1].kind, MessagePart::Text);
     }
 
     void modelUpdatesInPlaceWhileStreaming() {

@@ -30,6 +30,37 @@ weir::CacheStatus status(int64_t fullOwned, int64_t fullCached, int64_t windowOw
 class PoolStatusModelTest : public QObject {
     Q_OBJECT
 private slots:
+    // An idle engine repeats one snapshot: once the chart is flat, views are
+    // not told again (nothing to redraw), until something changes.
+    void repeatedSnapshotsDoNotRedraw() {
+        PoolStatusModel m;
+        QSignalSpy updated(&m, &PoolStatusModel::updated);
+        m.addSnapshot(status(0, 100, 0, 0), 0.0);
+        QCOMPARE(updated.count(), 1);
+        for (int i = 1; i <= 40; ++i) m.addSnapshot(status(0, 100, 0, 0), i * 0.25);
+        QCOMPARE(updated.count(), 1);
+        QCOMPARE(m.sampleCount(), 41);  // the history still moves on
+
+        // A change is drawn, and keeps the chart scrolling while it is in view.
+        m.addSnapshot(status(50, 100, 10, 0), 10.25);
+        QCOMPARE(updated.count(), 2);
+        m.addSnapshot(status(0, 100, 0, 0), 10.5);
+        m.addSnapshot(status(0, 100, 0, 0), 30.0);
+        QCOMPARE(updated.count(), 4);
+        const int revision = m.revision();
+        for (double t = 31; t <= 80; t += 1) m.addSnapshot(status(0, 100, 0, 0), t);
+        QVERIFY(m.revision() > revision);
+        const int scrolledOut = updated.count();
+        for (double t = 81; t <= 90; t += 1) m.addSnapshot(status(0, 100, 0, 0), t);
+        QCOMPARE(updated.count(), scrolledOut);  // the minute has passed: still again
+
+        // A request running is always news.
+        auto busy = status(0, 100, 0, 0);
+        busy.running = 1;
+        m.addSnapshot(busy, 91);
+        QCOMPARE(updated.count(), scrolledOut + 1);
+    }
+
     void currentValuesAndCounters() {
         PoolStatusModel m;
         auto s = status(250, 100, 200, 0);

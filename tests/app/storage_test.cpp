@@ -1,17 +1,23 @@
 // Storage: the database is WAL with foreign keys on; conversations, messages
 // and tool calls round-trip; search covers titles and content; delete is
-// undoable until purged and cascades to messages and tool calls.
+// undoable until purged and cascades to messages and tool calls. When storage
+// fails, the failure says what it is (a full disk, a file that cannot be
+// written, a damaged file), a damaged or unwritable file is never written to
+// and opens read-only or not at all, backup copies rotate, and restoring one
+// keeps the damaged file under another name.
 #include <QDir>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "DatabaseDamage.h"
 #include "storage/Storage.h"
 #include "storage/StorageCheckpointer.h"
 #include <QFileInfo>
 
 using namespace weir::desktop;
+using namespace weir::desktop::testing;
 
 class StorageTest : public QObject {
     Q_OBJECT
@@ -216,6 +222,168 @@ private slots:
             while (checkpointer.completed() < 1) QCOMPARE(s.lastError(), guiError);
         }
         QCOMPARE(s.lastError(), guiError);
+    }
+
+    // A full disk (SQLite's page limit stands in for it) is reported as such,
+    // and the same save goes through once there is room again.
+    void diskFullIsReportedAndSavingResumes() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        const qint64 conv = s.createConversation(QStringLiteral("c"));
+        MessageRecord reply;
+        reply.conversationId = conv;
+        reply.role = QStringLiteral("assistant");
+        reply.state = MessageState::Streaming;
+        const qint64 r = s.appendMessage(reply);
+        QVERIFY(r > 0);
+        s.setPageLimitForTesting(1);  // no room to grow
+        const QString longText(20000, u'x');
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("cannot save reply .*full")));
+        QVERIFY(!s.saveProgress(r, longText));
+        QCOMPARE(s.lastProblem(), StorageProblem::DiskFull);
+        QVERIFY2(s.lastError().contains(QStringLiteral("database or disk is full")), qPrintable(s.lastError()));
+        QVERIFY(!s.saveProgress(r, longText));  // the same failure again: logged once (no second warning expected)
+        s.setPageLimitForTesting(0);
+        QVERIFY2(s.saveProgress(r, longText), qPrintable(s.lastError()));
+        QCOMPARE(s.message(r)->content, longText);
+    }
+
+    // A file that cannot be written: open() says so without writing, the file
+    // opens read-only with everything readable (a reply cut off shows as
+    // interrupted), writes fail as ReadOnly, and the file is unchanged.
+    void writeProtectedFileOpensReadOnly() {
+        QTemporaryDir dir;
+        const qint64 conv = writeDatabase(dir.path(), QStringLiteral("Kept"), 3);
+        QVERIFY(conv > 0);
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        {
+            Storage s(dir.path());
+            QVERIFY(s.open());
+            MessageRecord cut;
+            cut.conversationId = conv;
+            cut.role = QStringLiteral("assistant");
+            cut.state = MessageState::Streaming;
+            cut.content = QStringLiteral("half a repl");
+            QVERIFY(s.appendMessage(cut) > 0);
+        }
+        if (!makeReadOnly(path)) QSKIP("cannot make a file read-only for this process here");
+        const QByteArray before = fileBytes(path);
+        {
+            Storage s(dir.path());
+            QVERIFY(!s.open());
+            QCOMPARE(s.lastProblem(), StorageProblem::ReadOnly);
+            QVERIFY2(s.openReadOnly(), qPrintable(s.lastError()));
+            QCOMPARE(s.mode(), StorageMode::ReadOnly);
+            QCOMPARE(s.conversations().size(), 1);
+            const auto messages = s.messages(conv);
+            QCOMPARE(messages.size(), 4);
+            QCOMPARE(messages[3].state, MessageState::Interrupted);
+            QCOMPARE(s.createConversation(QStringLiteral("new")), 0);
+            QCOMPARE(s.lastProblem(), StorageProblem::ReadOnly);
+            QCOMPARE(s.checkpoint(), 0);
+            QVERIFY(!s.backUp());
+        }
+        makeWritable(path);
+        QCOMPARE(fileBytes(path), before);
+    }
+
+    void damagedFileIsNeverWritten_data() {
+        QTest::addColumn<int>("kind");
+        QTest::newRow("bytes overwritten in the middle") << int(Damage::OverwrittenInTheMiddle);
+        QTest::newRow("an index page overwritten") << int(Damage::IndexPage);
+        QTest::newRow("truncated") << int(Damage::Truncated);
+        QTest::newRow("not a database") << int(Damage::NotADatabase);
+    }
+
+    // integrity_check runs before the first write; a damaged file fails open()
+    // as Damaged with SQLite's own words (not Qt's "Parameter count mismatch"),
+    // opens read-only if it still reads, else the app gets a temporary
+    // database; the file itself is never changed.
+    void damagedFileIsNeverWritten() {
+        QFETCH(int, kind);
+        QTemporaryDir dir;
+        QVERIFY(writeDatabase(dir.path(), QStringLiteral("Precious"), 200) > 0);
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        QVERIFY(!QFileInfo::exists(path + QStringLiteral("-wal")));
+        QVERIFY(damage(path, Damage(kind)));
+        const QByteArray before = fileBytes(path);
+        {
+            Storage s(dir.path());
+            QVERIFY(!s.open());
+            QCOMPARE(s.lastProblem(), StorageProblem::Damaged);
+            QVERIFY(!s.integrityProblems().isEmpty());
+            QVERIFY2(!s.lastError().contains(QStringLiteral("Parameter count")), qPrintable(s.lastError()));
+            if (Damage(kind) == Damage::NotADatabase)
+                QVERIFY2(s.lastError().contains(QStringLiteral("not a database")), qPrintable(s.lastError()));
+            if (s.openReadOnly()) {
+                QCOMPARE(s.mode(), StorageMode::ReadOnly);
+                QCOMPARE(s.createConversation(QStringLiteral("new")), 0);
+                // Before, this file opened read-write without a word (only an index
+                // is damaged); now it is read-only, and every row still reads.
+                if (Damage(kind) == Damage::IndexPage) {
+                    QCOMPARE(s.conversations().size(), 1);
+                    QCOMPARE(s.messages(s.conversations().first().id).size(), 200);
+                }
+            } else {
+                QVERIFY2(s.openTemporary(), qPrintable(s.lastError()));
+                QCOMPARE(s.mode(), StorageMode::Temporary);
+                QVERIFY(s.createConversation(QStringLiteral("new")) > 0);  // works, in memory
+                QCOMPARE(s.conversations().size(), 1);
+            }
+            QCOMPARE(s.checkpoint(), 0);
+        }
+        QCOMPARE(fileBytes(path), before);
+    }
+
+    // Backups: two copies, newest first; a damaged file is replaced by the
+    // newest sound one and kept aside byte for byte.
+    void backupsRotateAndRestoreKeepsTheDamagedFile() {
+        QTemporaryDir dir;
+        {
+            Storage s(dir.path());
+            QVERIFY(s.open());
+            QVERIFY(s.createConversation(QStringLiteral("first")) > 0);
+            QVERIFY2(s.backUp(), qPrintable(s.lastError()));
+            QCOMPARE(s.backups().size(), 1);
+            QVERIFY(s.createConversation(QStringLiteral("second")) > 0);
+            QVERIFY(s.backUp());
+            QVERIFY(s.backUp());
+            QCOMPARE(s.backups().size(), 2);  // never more than two
+            QVERIFY(s.backups()[0].time >= s.backups()[1].time);
+        }
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        QVERIFY(damage(path, Damage::NotADatabase));
+        const QByteArray damaged = fileBytes(path);
+
+        Storage s(dir.path());
+        QVERIFY(!s.open());
+        QVERIFY(!s.openReadOnly());
+        QVERIFY(s.openTemporary());
+        QString keptAs;
+        QVERIFY2(s.restoreBackup(&keptAs), qPrintable(s.lastError()));
+        QCOMPARE(s.mode(), StorageMode::ReadWrite);
+        QCOMPARE(s.conversations().size(), 2);
+        QVERIFY(keptAs.contains(QStringLiteral("weir.damaged-")));
+        QCOMPARE(fileBytes(keptAs), damaged);
+        QCOMPARE(s.backups().size(), 2);  // the copies stay where they were
+    }
+
+    // With no sound copy, restoring changes nothing.
+    void restoreWithoutASoundCopyChangesNothing() {
+        QTemporaryDir dir;
+        QVERIFY(writeDatabase(dir.path(), QStringLiteral("only"), 1) > 0);
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        QVERIFY(damage(path, Damage::NotADatabase));
+        QFile::copy(path, dir.filePath(QStringLiteral("weir.backup-1.sqlite3")));  // a "backup" that is damaged too
+        const QByteArray before = fileBytes(path);
+        Storage s(dir.path());
+        QVERIFY(!s.open());
+        QVERIFY(s.openTemporary());
+        QVERIFY(!s.restoreBackup());
+        QVERIFY(s.lastError().contains(QStringLiteral("no sound backup")));
+        QCOMPARE(s.mode(), StorageMode::Temporary);
+        QCOMPARE(fileBytes(path), before);
     }
 
     void unwritableFolderIsAClearError() {

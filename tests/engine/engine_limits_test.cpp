@@ -1,12 +1,13 @@
 // validateEngineOptions: every numeric option has a range, and the message
 // names the flag and the value. Engine's constructor refuses the same options
 // before it touches the model file.
-#include <QtTest>
+#include "tests/support/weir_test.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "weir/engine.h"
 #include "weir/types/engine_limits.h"
@@ -20,112 +21,107 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 
 } // namespace
 
-class EngineLimitsTest : public QObject {
-    Q_OBJECT
-private slots:
-    void defaultsAreValid() { QCOMPARE(validateEngineOptions(EngineOptions{}), std::string()); }
+WEIR_TEST(EngineLimits, defaultsAreValid) { REQUIRE_EQ(validateEngineOptions(EngineOptions{}), std::string()); }
 
-    void threadsAtMostFourPerHardwareThread() {
-        const int32_t hw = int32_t(std::max(1u, std::thread::hardware_concurrency()));
-        QCOMPARE(EngineLimits::maxThreads(), hw * 4);
-        EngineOptions o;
-        o.threads = hw * 4;
-        QCOMPARE(validateEngineOptions(o), std::string());
-        o.threads = hw * 4 + 1;
-        std::string m = validateEngineOptions(o);
-        QVERIFY2(has(m, "--threads") && has(m, "(got " + std::to_string(hw * 4 + 1) + ")"), m.c_str());
-        o.threads = std::numeric_limits<int32_t>::max();  // used to hang at start
-        QVERIFY(has(validateEngineOptions(o), "--threads"));
-        o.threads = -1;  // used to be accepted
-        m = validateEngineOptions(o);
-        QVERIFY2(has(m, "--threads") && has(m, "(got -1)"), m.c_str());
-    }
+WEIR_TEST(EngineLimits, threadsAtMostFourPerHardwareThread) {
+    const int32_t hw = int32_t(std::max(1u, std::thread::hardware_concurrency()));
+    REQUIRE_EQ(EngineLimits::maxThreads(), hw * 4);
+    EngineOptions o;
+    o.threads = hw * 4;
+    REQUIRE_EQ(validateEngineOptions(o), std::string());
+    o.threads = hw * 4 + 1;
+    std::string m = validateEngineOptions(o);
+    REQUIRE_MSG(has(m, "--threads") && has(m, "(got " + std::to_string(hw * 4 + 1) + ")"), m);
+    o.threads = std::numeric_limits<int32_t>::max();  // used to hang at start
+    REQUIRE(has(validateEngineOptions(o), "--threads"));
+    o.threads = -1;  // used to be accepted
+    m = validateEngineOptions(o);
+    REQUIRE_MSG(has(m, "--threads") && has(m, "(got -1)"), m);
+}
 
-    void pageSizeIsAPowerOfTwoWithinLimits_data() {
-        QTest::addColumn<int>("pageSize");
-        QTest::addColumn<bool>("valid");
-        QTest::newRow("1") << 1 << true;
-        QTest::newRow("16") << 16 << true;
-        QTest::newRow("1024") << 1024 << true;
-        QTest::newRow("0") << 0 << false;
-        QTest::newRow("-16") << -16 << false;
-        QTest::newRow("24") << 24 << false;
-        QTest::newRow("2048") << 2048 << false;
-        QTest::newRow("2^30") << (1 << 30) << false;
-    }
-    void pageSizeIsAPowerOfTwoWithinLimits() {
-        QFETCH(int, pageSize);
-        QFETCH(bool, valid);
-        EngineOptions o;
-        o.pageSize = pageSize;
-        const std::string m = validateEngineOptions(o);
-        if (valid) {
-            QCOMPARE(m, std::string());
-        } else {
-            QVERIFY2(has(m, "--page-size must be a power of two from 1 to 1024"), m.c_str());
-            QVERIFY2(has(m, "(got " + std::to_string(pageSize) + ")"), m.c_str());
-        }
-    }
-
-    void everyOtherOptionHasARange_data() {
-        QTest::addColumn<QString>("flag");
-        QTest::addColumn<qint64>("bad");
-        QTest::newRow("max running 0") << "--max-running-requests" << qint64(0);
-        QTest::newRow("max running huge") << "--max-running-requests" << qint64(1025);
-        QTest::newRow("prefill 0") << "--prefill-chunk" << qint64(0);
-        QTest::newRow("prefill huge") << "--prefill-chunk" << qint64(65537);
-        QTest::newRow("reserve negative") << "--kv-reserve-tokens" << qint64(-1);
-        QTest::newRow("reserve huge") << "--kv-reserve-tokens" << (qint64(1) << 40);
-        QTest::newRow("swa tokens negative") << "--swa-tokens" << qint64(-5);
-        QTest::newRow("swa tokens huge") << "--swa-tokens" << (qint64(1) << 62);
-        QTest::newRow("retain gap 0") << "--retain-gap" << qint64(0);
-        QTest::newRow("max context negative") << "--max-context" << qint64(-1);
-        QTest::newRow("max waiting negative") << "--max-waiting" << qint64(-1);
-    }
-    void everyOtherOptionHasARange() {
-        QFETCH(QString, flag);
-        QFETCH(qint64, bad);
-        EngineOptions o;
-        const std::string f = flag.toStdString();
-        if (f == "--max-running-requests") o.maxRunningRequests = int32_t(bad);
-        if (f == "--prefill-chunk") o.prefillChunk = int32_t(bad);
-        if (f == "--kv-reserve-tokens") o.kvReserveTokens = bad;
-        if (f == "--swa-tokens") o.swaTokens = bad;
-        if (f == "--retain-gap") o.retainGap = int32_t(bad);
-        if (f == "--max-context") o.maxContext = int32_t(bad);
-        if (f == "--max-waiting") o.maxWaiting = int32_t(bad);
-        const std::string m = validateEngineOptions(o);
-        QVERIFY2(m.rfind(f + " must be from ", 0) == 0, m.c_str());
-        QVERIFY2(has(m, "(got " + std::to_string(bad) + ")"), m.c_str());
-    }
-
-    void ratioIsFiniteAndAtMostOne() {
-        EngineOptions o;
-        for (double r : {0.0, 0.25, 1.0}) {
-            o.swaFullTokensRatio = r;
-            QCOMPARE(validateEngineOptions(o), std::string());
-        }
-        for (double r : {-0.5, 1.5, 1e300, std::nan(""), std::numeric_limits<double>::infinity()}) {
-            o.swaFullTokensRatio = r;
-            QVERIFY2(has(validateEngineOptions(o), "--swa-full-tokens-ratio must be from 0 to 1"), std::to_string(r).c_str());
-        }
-    }
-
-    // The options are checked before the model file is opened.
-    void engineRefusesBeforeLoading() {
-        EngineOptions o;
-        o.modelPath = "/nonexistent/model.gguf";
-        o.pageSize = 24;
-        bool threw = false;
-        try {
-            Engine engine(o);
-        } catch (const Error& e) {
-            threw = true;
-            QVERIFY2(has(e.what(), "--page-size"), e.what());
-        }
-        QVERIFY(threw);
-    }
+namespace {
+struct PageSizeRow {
+    const char* name;
+    int pageSize;
+    bool valid;
 };
+struct RangeRow {
+    const char* name;
+    std::string flag;
+    int64_t bad;
+};
+} // namespace
 
-QTEST_GUILESS_MAIN(EngineLimitsTest)
-#include "engine_limits_test.moc"
+WEIR_TEST(EngineLimits, pageSizeIsAPowerOfTwoWithinLimits) {
+    const std::vector<PageSizeRow> rows = {{"1", 1, true},     {"16", 16, true},   {"1024", 1024, true},
+                                           {"0", 0, false},    {"-16", -16, false}, {"24", 24, false},
+                                           {"2048", 2048, false}, {"2^30", 1 << 30, false}};
+    weirtest::eachRow(rows, [](const PageSizeRow& row) {
+        EngineOptions o;
+        o.pageSize = row.pageSize;
+        const std::string m = validateEngineOptions(o);
+        if (row.valid) {
+            REQUIRE_EQ(m, std::string());
+        } else {
+            REQUIRE_MSG(has(m, "--page-size must be a power of two from 1 to 1024"), m);
+            REQUIRE_MSG(has(m, "(got " + std::to_string(row.pageSize) + ")"), m);
+        }
+    });
+}
+
+WEIR_TEST(EngineLimits, everyOtherOptionHasARange) {
+    const std::vector<RangeRow> rows = {
+        {"max running 0", "--max-running-requests", 0},
+        {"max running huge", "--max-running-requests", 1025},
+        {"prefill 0", "--prefill-chunk", 0},
+        {"prefill huge", "--prefill-chunk", 65537},
+        {"reserve negative", "--kv-reserve-tokens", -1},
+        {"reserve huge", "--kv-reserve-tokens", int64_t(1) << 40},
+        {"swa tokens negative", "--swa-tokens", -5},
+        {"swa tokens huge", "--swa-tokens", int64_t(1) << 62},
+        {"retain gap 0", "--retain-gap", 0},
+        {"max context negative", "--max-context", -1},
+        {"max waiting negative", "--max-waiting", -1},
+    };
+    weirtest::eachRow(rows, [](const RangeRow& row) {
+        EngineOptions o;
+        const std::string& f = row.flag;
+        if (f == "--max-running-requests") o.maxRunningRequests = int32_t(row.bad);
+        if (f == "--prefill-chunk") o.prefillChunk = int32_t(row.bad);
+        if (f == "--kv-reserve-tokens") o.kvReserveTokens = row.bad;
+        if (f == "--swa-tokens") o.swaTokens = row.bad;
+        if (f == "--retain-gap") o.retainGap = int32_t(row.bad);
+        if (f == "--max-context") o.maxContext = int32_t(row.bad);
+        if (f == "--max-waiting") o.maxWaiting = int32_t(row.bad);
+        const std::string m = validateEngineOptions(o);
+        REQUIRE_MSG(m.rfind(f + " must be from ", 0) == 0, m);
+        REQUIRE_MSG(has(m, "(got " + std::to_string(row.bad) + ")"), m);
+    });
+}
+
+WEIR_TEST(EngineLimits, ratioIsFiniteAndAtMostOne) {
+    EngineOptions o;
+    for (double r : {0.0, 0.25, 1.0}) {
+        o.swaFullTokensRatio = r;
+        REQUIRE_EQ(validateEngineOptions(o), std::string());
+    }
+    for (double r : {-0.5, 1.5, 1e300, std::nan(""), std::numeric_limits<double>::infinity()}) {
+        o.swaFullTokensRatio = r;
+        REQUIRE_MSG(has(validateEngineOptions(o), "--swa-full-tokens-ratio must be from 0 to 1"), std::to_string(r));
+    }
+}
+
+// The options are checked before the model file is opened.
+WEIR_TEST(EngineLimits, engineRefusesBeforeLoading) {
+    EngineOptions o;
+    o.modelPath = "/nonexistent/model.gguf";
+    o.pageSize = 24;
+    bool threw = false;
+    try {
+        Engine engine(o);
+    } catch (const Error& e) {
+        threw = true;
+        REQUIRE_MSG(has(e.what(), "--page-size"), e.what());
+    }
+    REQUIRE(threw);
+}

@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "app/server/api_server.h"
+#include "app/server/cors_policy.h"
 #include "tests/server/http_test_client.h"
 #include "tests/server/raw_http_client.h"
 #include "weir/engine.h"
@@ -163,6 +164,12 @@ private slots:
         QCOMPARE(obj(r.body)["error"].toObject()["code"].toString(), QStringLiteral("invalid_api_key"));
         QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "Bearer secret").status, 200);
         QCOMPARE(send(nam, QStringLiteral("http://127.0.0.1:%1/health").arg(server.port()), "GET").status, 200);
+        // The scheme is case-insensitive (RFC 7235); the key is not.
+        QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "bearer secret").status, 200);
+        QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "BEARER  secret").status, 200);
+        QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "bearer SECRET").status, 401);
+        QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "Basic secret").status, 401);
+        QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "Bearersecret").status, 401);
     }
 
     // A wait queue of zero: the engine refuses every request, the client gets 503 + Retry-After.
@@ -461,6 +468,281 @@ private slots:
         QCOMPARE(raw::exchange(withKey.port(), raw::request("GET", "/v1/models", {}, "Authorization: Bearer secret\r\n",
                                                             "workstation.lan")).status, 200);
         QCOMPARE(raw::exchange(withKey.port(), raw::request("GET", "/v1/models", {}, {}, "evil.example")).status, 401);
+    }
+
+
+    // CORS: a browser's preflight (OPTIONS) never carries the key, so it is
+    // answered without one, and only for the origins listed; every answer to
+    // a listed origin (errors and streams too) says it may be read. Without
+    // a key, a listed origin's JSON POST passes the cross-site guard.
+    void corsForListedOrigins() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.apiKey = QStringLiteral("secret");
+        so.corsOrigins = {QStringLiteral("https://app.example/"), QStringLiteral("http://localhost:3000")};
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        const quint16 port = server.port();
+        const QByteArray listed = "Origin: https://app.example\r\n";
+        const QByteArray preflightAsk = "Access-Control-Request-Method: POST\r\n"
+                                        "Access-Control-Request-Headers: authorization, content-type\r\n";
+        raw::Response r = raw::exchange(port, raw::request("OPTIONS", "/v1/chat/completions", {}, listed + preflightAsk));
+        QCOMPARE(r.status, 204);
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://app.example"));
+        QVERIFY(r.header("access-control-allow-methods").contains("POST"));
+        QCOMPARE(r.header("access-control-allow-headers"), QByteArray("authorization, content-type"));
+        QCOMPARE(r.header("access-control-max-age"), QByteArray("600"));
+        QVERIFY(r.header("vary").contains("Origin"));
+        QVERIFY(!r.headers.contains("content-length"));
+        // Another origin: refused, and nothing tells the browser it may go on.
+        r = raw::exchange(port, raw::request("OPTIONS", "/v1/chat/completions", {}, "Origin: https://evil.example\r\n" + preflightAsk));
+        QCOMPARE(r.status, 403);
+        QCOMPARE(obj(r.body)["error"].toObject()["code"].toString(), QStringLiteral("origin_not_allowed"));
+        QVERIFY(!r.headers.contains("access-control-allow-origin"));
+        // The request itself: with the key, and the header on the answer, streamed or not.
+        r = raw::exchange(port, raw::request("GET", "/v1/models", {}, listed + "Authorization: Bearer secret\r\n"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://app.example"));
+        r = raw::exchange(port, raw::request("POST", "/v1/chat/completions", chatBody(3, true),
+                                             "Origin: http://localhost:3000\r\nAuthorization: Bearer secret\r\n"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray("http://localhost:3000"));
+        QCOMPARE(raw::sseData(r.body).last(), QByteArray("[DONE]"));
+        // Without the key: 401, readable by the page so it can say why.
+        r = raw::exchange(port, raw::request("GET", "/v1/models", {}, listed));
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://app.example"));
+        // An unlisted origin's request gets its answer without the header (the browser hides it).
+        r = raw::exchange(port, raw::request("GET", "/v1/models", {}, "Origin: https://evil.example\r\nAuthorization: Bearer secret\r\n"));
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.headers.contains("access-control-allow-origin"));
+        // OPTIONS without an Origin is no preflight: the methods, no CORS headers.
+        r = raw::exchange(port, raw::request("OPTIONS", "/v1/models"));
+        QCOMPARE(r.status, 204);
+        QVERIFY(r.header("allow").contains("POST"));
+        QVERIFY(!r.headers.contains("access-control-allow-origin"));
+
+        // None listed (the default): every preflight is refused, with a key or without.
+        ServerOptions plain = serverOptions();
+        ApiServer closed(engine, plain);
+        QVERIFY(closed.start());
+        r = raw::exchange(closed.port(), raw::request("OPTIONS", "/v1/chat/completions", {}, listed + preflightAsk));
+        QCOMPARE(r.status, 403);
+        QVERIFY(!r.headers.contains("access-control-allow-origin"));
+
+        // "*": any origin; without a key a listed page's JSON POST runs.
+        ServerOptions any = serverOptions();
+        any.corsOrigins = {QStringLiteral("*")};
+        ApiServer open(engine, any);
+        QVERIFY(open.start());
+        r = raw::exchange(open.port(), raw::request("OPTIONS", "/v1/chat/completions", {}, "Origin: https://anything.example\r\n" + preflightAsk));
+        QCOMPARE(r.status, 204);
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://anything.example"));
+        r = raw::exchange(open.port(), raw::request("POST", "/v1/chat/completions", chatBody(2, false), "Origin: https://anything.example\r\n"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://anything.example"));
+
+        QVERIFY(!weir::server::CorsPolicy::invalidOrigin(QStringLiteral("https://app.example:8443")));
+        QVERIFY(!weir::server::CorsPolicy::invalidOrigin(QStringLiteral("*")));
+        for (const char* bad : {"app.example", "https://app.example/path", "ftp://app.example", "https://", "null"})
+            QVERIFY2(weir::server::CorsPolicy::invalidOrigin(QString::fromLatin1(bad)), bad);
+    }
+
+    // What clients written for other servers send: no model, no /v1 in the
+    // path; and what they read: system_fingerprint on every object.
+    void compatibilityDetails() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        const quint16 port = server.port();
+        QJsonObject body = obj(chatBody(3, false));
+        body.remove("model");
+        raw::Response r = raw::exchange(port, raw::request("POST", "/chat/completions", QJsonDocument(body).toJson()));
+        QCOMPARE(r.status, 200);
+        QJsonObject o = obj(r.body);
+        QCOMPARE(o["model"].toString(), QStringLiteral("tiny"));
+        const QString fingerprint = o["system_fingerprint"].toString();
+        QVERIFY2(fingerprint.startsWith(QStringLiteral("fp_")), qPrintable(fingerprint));
+        r = raw::exchange(port, raw::request("POST", "/completions", R"({"prompt": "hello", "max_tokens": 2})"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["object"].toString(), QStringLiteral("text_completion"));
+        QCOMPARE(obj(r.body)["system_fingerprint"].toString(), fingerprint);
+        r = raw::exchange(port, raw::request("GET", "/models"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["data"].toArray()[0].toObject()["id"].toString(), QStringLiteral("tiny"));
+        QCOMPARE(raw::exchange(port, raw::request("GET", "/models/tiny")).status, 200);
+        body["stream"] = true;
+        body["stream_options"] = QJsonObject{{"include_usage", true}};
+        r = raw::exchange(port, raw::request("POST", "/chat/completions", QJsonDocument(body).toJson()));
+        QCOMPARE(r.status, 200);
+        const QByteArrayList chunks = raw::sseData(r.body);
+        QVERIFY(chunks.size() >= 3);
+        for (int i = 0; i + 1 < chunks.size(); ++i)
+            QCOMPARE(obj(chunks[i])["system_fingerprint"].toString(), fingerprint);
+        QCOMPARE(raw::exchange(port, raw::request("GET", "/nothing/here")).status, 404);
+    }
+
+    // The context limit, as clients expect it: OpenAI's wording with the
+    // numbers, and a reply that stops where prompt + completion fill it.
+    void contextLimitAsOpenAiSaysIt() {
+        EngineOptions o = options();
+        o.maxContext = 64;
+        Engine engine(o);
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        auto completion = [&](int promptTokens, int maxTokens) {
+            QJsonArray ids;
+            for (int i = 0; i < promptTokens; ++i) ids.append(300 + i);
+            const QJsonObject b{{"prompt", ids}, {"max_tokens", maxTokens}, {"temperature", 0}, {"ignore_eos", true}};
+            return send(nam, server.url() + "/completions", "POST", QJsonDocument(b).toJson(QJsonDocument::Compact));
+        };
+        Reply r = completion(60, 50);
+        QCOMPARE(r.status, 200);
+        QJsonObject usage = obj(r.body)["usage"].toObject();
+        QCOMPARE(usage["prompt_tokens"].toInt(), 60);
+        QCOMPARE(usage["total_tokens"].toInt(), 64);
+        QCOMPARE(obj(r.body)["choices"].toArray()[0].toObject()["finish_reason"].toString(), QStringLiteral("length"));
+        r = completion(70, 5);
+        QCOMPARE(r.status, 400);
+        const QJsonObject e = obj(r.body)["error"].toObject();
+        QCOMPARE(e["code"].toString(), QStringLiteral("context_length_exceeded"));
+        QCOMPARE(e["message"].toString(),
+                 QStringLiteral("This model's maximum context length is 64 tokens. However, you requested 75 tokens "
+                                "(70 in the prompt, 5 in the completion). Please reduce the length of the prompt or "
+                                "completion."));
+        QJsonObject chat = obj(chatBody(4, false));
+        chat["messages"] = QJsonArray{QJsonObject{{"role", "user"}, {"content", QString("word ").repeated(80)}}};
+        r = send(nam, server.url() + "/chat/completions", "POST", QJsonDocument(chat).toJson(QJsonDocument::Compact));
+        QCOMPARE(r.status, 400);
+        QVERIFY2(obj(r.body)["error"].toObject()["message"].toString().startsWith(
+                     QStringLiteral("This model's maximum context length is 64 tokens. However, you requested ")),
+                 r.body.constData());
+        QVERIFY(obj(r.body)["error"].toObject()["message"].toString().contains(QStringLiteral("in the messages, 4 in the completion")));
+    }
+
+    // n choices, each its own sequence; several prompts per completions
+    // request; log probabilities in OpenAI's shapes; logit_bias ids checked.
+    void choicesLogprobsAndBias() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        auto post = [&](const char* path, const QJsonObject& b) {
+            return send(nam, server.url() + path, "POST", QJsonDocument(b).toJson(QJsonDocument::Compact));
+        };
+        QJsonObject chat = obj(chatBody(6, false));
+        chat["n"] = 3;
+        chat["temperature"] = 1.5;
+        chat["seed"] = 11;
+        chat["ignore_eos"] = true;
+        Reply r = post("/chat/completions", chat);
+        QCOMPARE(r.status, 200);
+        QJsonObject o = obj(r.body);
+        QJsonArray choices = o["choices"].toArray();
+        QCOMPARE(choices.size(), 3);
+        QSet<QString> texts;
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(choices[i].toObject()["index"].toInt(), i);
+            texts.insert(choices[i].toObject()["message"].toObject()["content"].toString());
+        }
+        QVERIFY2(texts.size() > 1, "the choices are separate samples");
+        const int promptTokens = o["usage"].toObject()["prompt_tokens"].toInt();
+        QCOMPARE(o["usage"].toObject()["completion_tokens"].toInt(), 18);
+        QCOMPARE(obj(post("/chat/completions", chat).body)["choices"], o["choices"]);  // seeded: repeatable
+        chat["n"] = 1;
+        QCOMPARE(obj(post("/chat/completions", chat).body)["usage"].toObject()["prompt_tokens"].toInt(), promptTokens);
+
+        // Streamed: every choice's chunks carry its index and end with its finish reason.
+        chat["n"] = 2;
+        chat["stream"] = true;
+        r = post("/chat/completions", chat);
+        QCOMPARE(r.status, 200);
+        QMap<int, int> finishes;
+        for (const QByteArray& d : raw::sseData(r.body)) {
+            if (d == "[DONE]") continue;
+            for (const QJsonValue& c : obj(d)["choices"].toArray())
+                if (!c.toObject()["finish_reason"].isNull()) ++finishes[c.toObject()["index"].toInt()];
+        }
+        QCOMPARE(finishes, (QMap<int, int>{{0, 1}, {1, 1}}));
+
+        // Two prompts, two choices each: prompt-major order.
+        QJsonObject comp{{"prompt", QJsonArray{"alpha beta", "gamma delta epsilon"}}, {"n", 2}, {"max_tokens", 3},
+                         {"temperature", 0}, {"ignore_eos", true}, {"logprobs", 2}};
+        r = post("/completions", comp);
+        QCOMPARE(r.status, 200);
+        o = obj(r.body);
+        choices = o["choices"].toArray();
+        QCOMPARE(choices.size(), 4);
+        QCOMPARE(choices[0].toObject()["text"], choices[1].toObject()["text"]);  // greedy: the same
+        QCOMPARE(choices[2].toObject()["text"], choices[3].toObject()["text"]);
+        QCOMPARE(o["usage"].toObject()["completion_tokens"].toInt(), 12);
+        const QJsonObject lp = choices[0].toObject()["logprobs"].toObject();
+        QCOMPARE(lp["tokens"].toArray().size(), 3);
+        QCOMPARE(lp["token_logprobs"].toArray().size(), 3);
+        QCOMPARE(lp["text_offset"].toArray()[0].toInt(), 0);
+        for (const QJsonValue& top : lp["top_logprobs"].toArray()) QVERIFY(top.toObject().size() >= 1 && top.toObject().size() <= 3);
+        QVERIFY(lp["token_logprobs"].toArray()[0].toDouble() <= 0);
+
+        // Chat logprobs, greedy: the chosen token is the most likely one.
+        QJsonObject withLogprobs = obj(chatBody(4, false));
+        withLogprobs["logprobs"] = true;
+        withLogprobs["top_logprobs"] = 3;
+        withLogprobs["ignore_eos"] = true;
+        r = post("/chat/completions", withLogprobs);
+        QCOMPARE(r.status, 200);
+        const QJsonArray content =
+            obj(r.body)["choices"].toArray()[0].toObject()["logprobs"].toObject()["content"].toArray();
+        QCOMPARE(content.size(), 4);
+        for (const QJsonValue& v : content) {
+            const QJsonObject t = v.toObject();
+            const QJsonArray top = t["top_logprobs"].toArray();
+            QCOMPARE(top.size(), 3);
+            QCOMPARE(top[0].toObject()["logprob"].toDouble(), t["logprob"].toDouble());
+            QCOMPARE(top[0].toObject()["token"].toString(), t["token"].toString());
+            QVERIFY(t["bytes"].isArray());
+        }
+        // Streamed, the same entries arrive with the chunks.
+        withLogprobs["stream"] = true;
+        r = post("/chat/completions", withLogprobs);
+        int streamed = 0;
+        for (const QByteArray& d : raw::sseData(r.body)) {
+            if (d == "[DONE]") continue;
+            for (const QJsonValue& c : obj(d)["choices"].toArray()) {
+                const QJsonValue l = c.toObject()["logprobs"];
+                if (l.isObject()) streamed += int(l.toObject()["content"].toArray().size());
+            }
+        }
+        QCOMPARE(streamed, 4);
+
+        // logit_bias: an id outside the vocabulary is named; a ban changes the greedy choice.
+        QJsonObject biased = obj(chatBody(1, false));
+        biased["logit_bias"] = QJsonObject{{QString::number(engine.vocabSize() + 5), -100}};
+        r = post("/chat/completions", biased);
+        QCOMPARE(r.status, 400);
+        QCOMPARE(obj(r.body)["error"].toObject()["param"].toString(), QStringLiteral("logit_bias"));
+        QVERIFY(obj(r.body)["error"].toObject()["message"].toString().contains(QString::number(engine.vocabSize() + 5)));
+        QJsonObject greedy = obj(chatBody(1, false));
+        greedy["logprobs"] = true;
+        greedy["ignore_eos"] = true;
+        const QJsonObject first = obj(post("/chat/completions", greedy).body);
+        const QJsonArray firstTokens = first["choices"].toArray()[0].toObject()["logprobs"].toObject()["content"].toArray();
+        QCOMPARE(firstTokens.size(), 1);
+        const QString before = firstTokens[0].toObject()["token"].toString();
+        const std::vector<int32_t> ids = engine.tokenize(before.toStdString(), false);
+        QCOMPARE(ids.size(), size_t(1));
+        greedy["logit_bias"] = QJsonObject{{QString::number(ids[0]), -100}};
+        const QJsonObject after = obj(post("/chat/completions", greedy).body);
+        const QJsonObject token =
+            after["choices"].toArray()[0].toObject()["logprobs"].toObject()["content"].toArray()[0].toObject();
+        QVERIFY(token["token"].toString() != before);
+        // The log probabilities are of the model's own logits: the banned token is still the most likely.
+        QCOMPARE(token["top_logprobs"].toArray().size(), 0);
+        greedy["top_logprobs"] = 1;
+        const QJsonObject again = obj(post("/chat/completions", greedy).body);
+        QCOMPARE(again["choices"].toArray()[0].toObject()["logprobs"].toObject()["content"].toArray()[0].toObject()
+                     ["top_logprobs"].toArray()[0].toObject()["token"].toString(),
+                 before);
     }
 
     // The model file's path names nothing: it cannot be used to probe the disk.

@@ -12,7 +12,15 @@
 
 namespace weir::test::raw {
 
-inline constexpr int kPatienceMs = 30000;
+// How long a client waits for the server: 30 s, times WEIR_TEST_TIMEOUT_SCALE
+// (set by the sanitizer presets, where tokenizing a 6 MiB prompt takes longer).
+inline int patienceMs() {
+    static const int ms = [] {
+        const int scale = qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE");
+        return 30000 * (scale > 1 ? scale : 1);
+    }();
+    return ms;
+}
 
 struct Response {
     int status = 0;                      // 0: no complete head arrived
@@ -25,7 +33,7 @@ struct Response {
 
 inline bool connectTo(QTcpSocket& s, quint16 port) {
     s.connectToHost(QStringLiteral("127.0.0.1"), port);
-    return s.waitForConnected(kPatienceMs);
+    return s.waitForConnected(patienceMs());
 }
 
 inline QByteArray request(const QByteArray& method, const QByteArray& path, const QByteArray& body = {},
@@ -39,7 +47,7 @@ inline QByteArray request(const QByteArray& method, const QByteArray& path, cons
 inline bool sendAll(QTcpSocket& s, const QByteArray& bytes) {
     s.write(bytes);
     while (s.bytesToWrite() > 0)
-        if (!s.waitForBytesWritten(kPatienceMs)) return false;
+        if (!s.waitForBytesWritten(patienceMs())) return false;
     return true;
 }
 
@@ -54,7 +62,7 @@ bool readUntil(QTcpSocket& s, QByteArray& buffer, Done done) {
             continue;
         }
         if (s.state() != QAbstractSocket::ConnectedState) return false;
-        if (clock.elapsed() > kPatienceMs) return false;
+        if (clock.elapsed() > patienceMs()) return false;
         s.waitForReadyRead(200);
         buffer += s.readAll();
     }
@@ -66,7 +74,7 @@ bool readUntil(QTcpSocket& s, QByteArray& buffer, Done done) {
 inline bool waitForClose(QTcpSocket& s, QByteArray* received = nullptr) {
     QElapsedTimer clock;
     clock.start();
-    while (clock.elapsed() < kPatienceMs) {
+    while (clock.elapsed() < patienceMs()) {
         if (s.state() != QAbstractSocket::ConnectedState) break;
         s.waitForReadyRead(200);
         const QByteArray got = s.readAll();

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "app/server/chat_prompt.h"
+#include "app/server/forced_tool_call.h"
 #include "app/server/request_parser.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 #include "weir/engine.h"
@@ -265,37 +266,47 @@ private slots:
         QVERIFY(injected.prompt.size() > plain.prompt.size());
     }
 
-    // tool_choice naming a function: the prompt ends with the start of its
-    // call, and the engine's reader, fed that first, reads the model's rest.
+    // tool_choice naming a function: the prompt says the call is due, and the
+    // reply is constrained to the call as JSON (forced_tool_call.h) rather
+    // than opened in the family's syntax, which that JSON would not follow.
     void namedToolChoiceForcesTheCall() {
         ChatRequest r;
         ApiError e;
         QVERIFY(parseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}],
-            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+                       "properties": {"city": {"$ref": "#/$defs/city"}}, "$defs": {"city": {"type": "string"}}}}},
                       {"type": "function", "function": {"name": "get_time"}}],
             "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})", r, e));
         weir::PreparedChat p;
         QVERIFY2(buildChatPrompt(r, *gemma_, p, e), qPrintable(e.message));
         QVERIFY(p.toolsActive);
-        QCOMPARE(p.toolNames, std::vector<std::string>{"get_weather"});
-        QVERIFY(p.forcedPrefix.find("get_weather") != std::string::npos);
+        QVERIFY(p.forcedPrefix.empty());
         const std::string text = gemma_->detokenize(p.prompt);
-        QVERIFY2(text.size() >= p.forcedPrefix.size() &&
-                     text.compare(text.size() - p.forcedPrefix.size(), std::string::npos, p.forcedPrefix) == 0,
-                 text.c_str());
+        QVERIFY2(text.find("You must call the function get_weather") != std::string::npos, text.c_str());
+        QVERIFY2(!text.ends_with("```tool_call\n"), text.c_str());
 
-        std::unique_ptr<weir::ToolCallReader> reader = gemma_->toolCallReader(p.toolNames);
-        QVERIFY(reader->push(p.forcedPrefix).text.empty());  // held: it opens a call
-        const std::string fullCall = "```tool_call\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
-        QVERIFY(fullCall.compare(0, p.forcedPrefix.size(), p.forcedPrefix) == 0);
-        weir::ToolCallReader::Output out = reader->push(fullCall.substr(p.forcedPrefix.size()));
-        const weir::ToolCallReader::Output rest = reader->finish();
-        out.calls.insert(out.calls.end(), rest.calls.begin(), rest.calls.end());
-        QCOMPARE(out.calls.size(), size_t(1));
-        QCOMPARE(out.calls[0].name, std::string("get_weather"));
-        QCOMPARE(QJsonDocument::fromJson(QByteArray::fromStdString(out.calls[0].arguments)).object(),
-                 (QJsonObject{{QStringLiteral("city"), QStringLiteral("Paris")}}));
-        QVERIFY(out.text.empty() && rest.text.empty());
+        // The call's schema: only get_weather, its $defs renamed into the root's.
+        const std::string schema = forcedCallSchema(r.tools, r.toolChoice);
+        QCOMPARE(QString::fromStdString(weir::Engine::outputConstraintProblem(
+                     {weir::OutputConstraint::Kind::JsonSchema, schema})),
+                 QString());
+        QVERIFY(schema.find("get_time") == std::string::npos);
+        QVERIFY(schema.find("\"$ref\":\"#/$defs/weir_tool_0__city\"") != std::string::npos);
+        QVERIFY(schema.find("{\"type\":\"object\",\"properties\":{\"name\":") == 0);  // name first
+        const std::optional<weir::ToolCall> call = readForcedCall("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}");
+        QVERIFY(call.has_value());
+        QCOMPARE(call->name, std::string("get_weather"));
+        QCOMPARE(call->arguments, std::string("{\"city\":\"Paris\"}"));
+        QVERIFY(!readForcedCall("{\"name\": \"get_weather\", \"argum").has_value());  // cut short: text
+
+        // "required": one branch per tool; a tool without parameters takes {}.
+        r.toolChoice = {weir::ToolChoice::Mode::Required, {}};
+        const std::string either = forcedCallSchema(r.tools, r.toolChoice);
+        QVERIFY(either.find("{\"anyOf\":[") == 0);
+        QVERIFY(either.find("get_time") != std::string::npos);
+        QCOMPARE(QString::fromStdString(weir::Engine::outputConstraintProblem(
+                     {weir::OutputConstraint::Kind::JsonSchema, either})),
+                 QString());
 
         // tool_choice "none": tools given, none read.
         QVERIFY(parseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
@@ -319,12 +330,14 @@ private slots:
         CompletionRequest r;
         ApiError e;
         QVERIFY2(parseCompletionRequest(kCompletion, r, e), qPrintable(e.message));
-        QCOMPARE(QByteArray::fromStdString(r.prompt), QByteArray("Once upon a time"));
+        QCOMPARE(r.prompts.size(), size_t(1));
+        QCOMPARE(QByteArray::fromStdString(r.prompts[0].text), QByteArray("Once upon a time"));
         QCOMPARE(r.gen.stop, std::vector<std::string>{"\n"});
         QCOMPARE(r.gen.sampling.temperature, 0.0f);
         QVERIFY(parseCompletionRequest(R"({"model": "m", "prompt": [1, 2, 3]})", r = {}, e));
-        QVERIFY(r.promptIsTokens);
-        QCOMPARE(r.promptTokens, (std::vector<int32_t>{1, 2, 3}));
+        QCOMPARE(r.prompts.size(), size_t(1));
+        QVERIFY(r.prompts[0].isTokens);
+        QCOMPARE(r.prompts[0].tokens, (std::vector<int32_t>{1, 2, 3}));
         QCOMPARE(*r.gen.maxTokens, int64_t(16));  // OpenAI's default
         QVERIFY(parseCompletionRequest(R"({"model": "m", "prompt": ["one"], "max_completion_tokens": 5})", r = {}, e));
         QCOMPARE(*r.gen.maxTokens, int64_t(5));
@@ -342,6 +355,61 @@ private slots:
         QVERIFY(!r.gen.seedGiven);
     }
 
+    // What issue 14 added: n, log probabilities, logit_bias, parallel_tool_calls,
+    // an optional model, several prompts per completions request.
+    void readsChoicesLogprobsAndBias() {
+        ChatRequest r;
+        ApiError e;
+        QVERIFY2(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "n": 3, "logprobs": true,
+                                      "top_logprobs": 20, "logit_bias": {"15": -100, "7": 2.5},
+                                      "parallel_tool_calls": false})", r, e), qPrintable(e.message));
+        QVERIFY(r.model.isEmpty());
+        QCOMPARE(r.gen.n, 3);
+        QVERIFY(r.gen.logprobs);
+        QCOMPARE(r.gen.topLogprobs, 20);
+        QVERIFY(!r.parallelToolCalls);
+        auto bias = r.gen.sampling.logitBias;
+        std::sort(bias.begin(), bias.end(), [](const auto& a, const auto& b) { return a.token < b.token; });
+        QCOMPARE(bias.size(), size_t(2));
+        QCOMPARE(bias[0].token, 7);
+        QCOMPARE(bias[0].bias, 2.5f);
+        QCOMPARE(bias[1].token, 15);
+        QCOMPARE(bias[1].bias, -100.0f);
+        QVERIFY(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "logprobs": false})", r = {}, e));
+        QVERIFY(!r.gen.logprobs);
+        QCOMPARE(r.gen.n, 1);
+        QVERIFY(r.parallelToolCalls);
+
+        CompletionRequest c;
+        QVERIFY2(parseCompletionRequest(R"({"prompt": ["one", [5, 6], "three"], "n": 2, "logprobs": 5})", c, e),
+                 qPrintable(e.message));
+        QCOMPARE(c.prompts.size(), size_t(3));
+        QCOMPARE(QByteArray::fromStdString(c.prompts[0].text), QByteArray("one"));
+        QVERIFY(c.prompts[1].isTokens);
+        QCOMPARE(c.prompts[1].tokens, (std::vector<int32_t>{5, 6}));
+        QCOMPARE(QByteArray::fromStdString(c.prompts[2].text), QByteArray("three"));
+        QCOMPARE(c.gen.n, 2);
+        QVERIFY(c.gen.logprobs);
+        QCOMPARE(c.gen.topLogprobs, 5);
+        QVERIFY(parseCompletionRequest(R"({"prompt": "x", "logprobs": 0})", c = {}, e));
+        QVERIFY(c.gen.logprobs);
+        QCOMPARE(c.gen.topLogprobs, 0);
+    }
+
+    void readsResponseFormat() {
+        ChatRequest r;
+        ApiError e;
+        QVERIFY(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "text"}})", r, e));
+        QVERIFY(r.responseFormat.kind == weir::OutputConstraint::Kind::None);
+        QVERIFY(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object"}})", r = {}, e));
+        QVERIFY(r.responseFormat.kind == weir::OutputConstraint::Kind::JsonObject);
+        QVERIFY(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema",
+            "json_schema": {"name": "p", "strict": true, "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}}})", r = {}, e));
+        QVERIFY(r.responseFormat.kind == weir::OutputConstraint::Kind::JsonSchema);
+        QCOMPARE(QString::fromStdString(r.responseFormat.schema),
+                 QStringLiteral(R"({"properties":{"a":{"type":"integer"}},"type":"object"})"));
+    }
+
     void errorsNameTheField_data() {
         QTest::addColumn<QByteArray>("body");
         QTest::addColumn<QString>("param");
@@ -350,7 +418,7 @@ private slots:
         auto with = [&](const char* extra) { return "{" + base + ", " + QByteArray(extra) + "}"; };
         QTest::newRow("not json") << QByteArray("{\"model\": ") << QString() << QString();
         QTest::newRow("not an object") << QByteArray("[1, 2]") << QString() << QString();
-        QTest::newRow("no model") << QByteArray(R"({"messages": []})") << "model" << "missing_required_parameter";
+        QTest::newRow("no model, no messages") << QByteArray(R"({"messages": []})") << "messages" << "invalid_value";
         QTest::newRow("model number") << QByteArray(R"({"model": 5, "messages": []})") << "model" << "invalid_type";
         QTest::newRow("no messages") << QByteArray(R"({"model": "m"})") << "messages" << "missing_required_parameter";
         QTest::newRow("messages object") << QByteArray(R"({"model": "m", "messages": {}})") << "messages" << "invalid_type";
@@ -371,7 +439,8 @@ private slots:
         QTest::newRow("max_tokens zero") << with(R"("max_tokens": 0)") << "max_tokens" << "invalid_value";
         QTest::newRow("max_completion_tokens string") << with(R"("max_completion_tokens": "9")") << "max_completion_tokens" << "invalid_type";
         QTest::newRow("seed string") << with(R"("seed": "42")") << "seed" << "invalid_type";
-        QTest::newRow("n two") << with(R"("n": 2)") << "n" << "invalid_value";
+        QTest::newRow("n nine") << with(R"("n": 9)") << "n" << "invalid_value";
+        QTest::newRow("n zero") << with(R"("n": 0)") << "n" << "invalid_value";
         QTest::newRow("stop number") << with(R"("stop": 5)") << "stop" << "invalid_type";
         QTest::newRow("stop list item") << with(R"("stop": ["a", 1])") << "stop[1]" << "invalid_type";
         QTest::newRow("too many stops") << with(R"("stop": ["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17"])") << "stop" << "invalid_value";
@@ -385,8 +454,18 @@ private slots:
         QTest::newRow("tool_choice word") << with(R"("tool_choice": "always")") << "tool_choice" << "invalid_value";
         QTest::newRow("tool_choice unknown function") << with(R"("tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "g"}})") << "tool_choice.function.name" << "invalid_value";
         QTest::newRow("tool_choice without tools") << with(R"("tool_choice": "required")") << "tool_choice" << "invalid_value";
-        QTest::newRow("logprobs") << with(R"("logprobs": true)") << "logprobs" << "invalid_value";
-        QTest::newRow("response_format") << with(R"("response_format": {"type": "json_object"})") << "response_format.type" << "invalid_value";
+        QTest::newRow("logprobs number") << with(R"("logprobs": 3)") << "logprobs" << "invalid_type";
+        QTest::newRow("top_logprobs alone") << with(R"("top_logprobs": 3)") << "top_logprobs" << "invalid_value";
+        QTest::newRow("top_logprobs 21") << with(R"("logprobs": true, "top_logprobs": 21)") << "top_logprobs" << "invalid_value";
+        QTest::newRow("logit_bias list") << with(R"("logit_bias": [1])") << "logit_bias" << "invalid_type";
+        QTest::newRow("logit_bias key") << with(R"("logit_bias": {"abc": 1})") << "logit_bias" << "invalid_value";
+        QTest::newRow("logit_bias negative id") << with(R"("logit_bias": {"-4": 1})") << "logit_bias" << "invalid_value";
+        QTest::newRow("logit_bias too strong") << with(R"("logit_bias": {"4": 101})") << "logit_bias" << "invalid_value";
+        QTest::newRow("logit_bias string") << with(R"("logit_bias": {"4": "1"})") << "logit_bias" << "invalid_value";
+        QTest::newRow("parallel_tool_calls") << with(R"("parallel_tool_calls": "no")") << "parallel_tool_calls" << "invalid_type";
+        QTest::newRow("response_format type") << with(R"("response_format": {"type": "xml"})") << "response_format.type" << "invalid_value";
+        QTest::newRow("response_format json_schema") << with(R"("response_format": {"type": "json_schema"})") << "response_format.json_schema" << "missing_required_parameter";
+        QTest::newRow("response_format schema") << with(R"("response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": [1]}})") << "response_format.json_schema.schema" << "invalid_type";
     }
     void errorsNameTheField() {
         QFETCH(QByteArray, body);
@@ -412,7 +491,19 @@ private slots:
         QCOMPARE(e.code, QStringLiteral("invalid_type"));
         QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": [1, -2]})", r = {}, e));
         QCOMPARE(e.param, QStringLiteral("prompt[1]"));
-        QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": ["a", "b"]})", r = {}, e));
+        QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": ["a", 7]})", r = {}, e));
+        QCOMPARE(e.param, QStringLiteral("prompt[1]"));
+        QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": [[1], [2, -1]]})", r = {}, e));
+        QCOMPARE(e.param, QStringLiteral("prompt[1][1]"));
+        QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": []})", r = {}, e));
+        QCOMPARE(e.param, QStringLiteral("prompt"));
+        QVERIFY(!parseCompletionRequest(R"({"prompt": "x", "logprobs": 6})", r = {}, e));
+        QCOMPARE(e.param, QStringLiteral("logprobs"));
+        QVERIFY(!parseCompletionRequest(R"({"prompt": "x", "logprobs": true})", r = {}, e));
+        QCOMPARE(e.param, QStringLiteral("logprobs"));
+        QByteArray many = R"({"prompt": [)";
+        for (int i = 0; i <= weir::server::kMaxPrompts; ++i) many += (i ? ",\"p\"" : "\"p\"");
+        QVERIFY(!parseCompletionRequest(many + "]}", r = {}, e));
         QCOMPARE(e.param, QStringLiteral("prompt"));
         QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": "x", "suffix": "y"})", r = {}, e));
         QCOMPARE(e.param, QStringLiteral("suffix"));

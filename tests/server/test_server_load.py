@@ -15,7 +15,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from weir_serve import Server, assert_pools_clean, error_of, paths  # noqa: E402
+from weir_serve import Server, ServedTestCase, assert_pools_clean, error_of, paths  # noqa: E402
 
 paths()
 import openai  # noqa: E402
@@ -26,18 +26,11 @@ MAX_WAITING = 6
 SYSTEM = "You are a concise assistant. Answer every question in a few words. " * 3
 
 
-class ServerLoadTest(unittest.TestCase):
+class ServerLoadTest(ServedTestCase):
     @classmethod
     def setUpClass(cls):
         cls.server = Server("--max-running-requests", str(MAX_RUNNING), "--max-waiting", str(MAX_WAITING),
                             "--max-context", "1024", "--check-integrity")
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.server.stop()
-        if code != 0:
-            print(cls.server.stderr())
-        assert code == 0, f"weir-cli serve exited with {code}"
 
     def stats(self):
         status, s = self.server.json("GET", "/v1/stats")

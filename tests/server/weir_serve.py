@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 SKIP = 77
 
@@ -38,8 +39,9 @@ def paths():
 
 
 class Server:
-    def __init__(self, *args, api_key=None):
-        cli, model = paths()
+    def __init__(self, *args, api_key=None, model=None):
+        cli, default_model = paths()
+        model = model or default_model
         self.api_key = api_key
         cmd = [cli, "serve", "-m", model, "--port", "0", "--threads", "2", *args]
         if api_key:
@@ -146,3 +148,15 @@ def assert_pools_clean(test, server):
         test.assertEqual(p["free_tokens"], p["capacity_tokens"], f"leaked pages in the {pool} pool: {cleared}")
     test.assertEqual(cleared["violations"], 0, cleared["violation_details"])
     test.assertEqual(cleared["requests"], [])
+
+
+class ServedTestCase(unittest.TestCase):
+    """A test class whose setUpClass starts `cls.server` (a Server); at the end
+    the server is stopped and must exit cleanly (its stderr is shown if not)."""
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        if code != 0:
+            print(cls.server.stderr())
+        assert code == 0, f"weir-cli serve exited with {code}"

@@ -8,6 +8,7 @@
 #include <QRegularExpression>
 #include <QSaveFile>
 
+#include "chat/ConversationTitle.h"
 #include "engine/ClientTags.h"
 #include "engine/EngineHost.h"
 #include "storage/ConversationExport.h"
@@ -15,13 +16,6 @@
 
 namespace weir::desktop {
 namespace {
-
-QString titleFrom(const QString& text) {
-    QString line = text.simplified();
-    if (line.size() <= 48) return line;
-    const int cut = line.lastIndexOf(u' ', 48);
-    return line.left(cut > 20 ? cut : 48) + QChar(0x2026);
-}
 
 QVariantMap settingsToMap(const ConversationSettings& s) {
     return {{"systemPrompt", s.systemPrompt}, {"temperature", s.temperature}, {"topP", s.topP},
@@ -45,10 +39,11 @@ ChatController::ChatController(Storage* storage, EngineHost* engine, QObject* pa
     connect(engine_, &EngineHost::finished, this, [this](quint64 t, const Usage& u, FinishReason) {
         endReply(t, MessageState::Complete, {}, &u);
     });
-    connect(engine_, &EngineHost::failed, this,
-            [this](quint64 t, const QString& message) { endReply(t, MessageState::Failed, message, nullptr); });
+    connect(engine_, &EngineHost::failed, this, [this](quint64 t, const QString& message, const Usage& u) {
+        endReply(t, MessageState::Failed, message, &u);
+    });
     connect(engine_, &EngineHost::cancelled, this,
-            [this](quint64 t) { endReply(t, MessageState::Cancelled, {}, nullptr); });
+            [this](quint64 t, const Usage& u) { endReply(t, MessageState::Cancelled, {}, &u); });
     connect(engine_, &EngineHost::statusUpdated, this, &ChatController::onStatus);
     reload();
 }
@@ -121,6 +116,65 @@ void ChatController::storageFailed(const QString& what) {
     emit notice(what + QStringLiteral(": ") + storage_->lastError(), true);
 }
 
+int ChatController::unsavedCount() const {
+    int n = int(unsaved_.size());
+    for (const auto& g : generations_) n += g.saveFailed ? 1 : 0;
+    return n;
+}
+
+void ChatController::replyWriteFailed() {
+    QString text;
+    switch (storage_->lastProblem()) {
+    case StorageProblem::DiskFull:
+        text = tr("The disk is full, so Weir cannot save. Replies stay on screen, marked \u201cnot saved\u201d, and are "
+                  "saved as soon as there is space again.");
+        break;
+    case StorageProblem::ReadOnly:
+        text = tr("Weir cannot write to its conversation database (%1). Replies stay on screen, marked \u201cnot "
+                  "saved\u201d, and Weir keeps trying to save them.").arg(storage_->lastError());
+        break;
+    default:
+        text = tr("Weir could not save to its conversation database (%1). Replies stay on screen, marked \u201cnot "
+                  "saved\u201d, and Weir keeps trying to save them.").arg(storage_->lastError());
+        break;
+    }
+    if (text == saveProblem_) return;
+    saveProblem_ = text;
+    emit saveProblemChanged();
+}
+
+void ChatController::updateSaveProblem() {
+    if (saveProblem_.isEmpty() || unsavedCount() > 0) return;
+    saveProblem_.clear();
+    emit saveProblemChanged();
+    emit notice(tr("Saving works again: every reply is in the database."), false);
+}
+
+void ChatController::retryUnsaved() {
+    for (auto it = unsaved_.begin(); it != unsaved_.end();) {
+        if (storage_->updateMessage(it.value())) {
+            if (it->conversationId == currentId_) messages_.setSaved(it.key(), true);
+            it = unsaved_.erase(it);
+        } else if (!storage_->message(it.key())) {
+            it = unsaved_.erase(it);  // deleted meanwhile (regenerate, edit): nothing to keep
+        } else {
+            replyWriteFailed();
+            ++it;
+        }
+    }
+}
+
+void ChatController::databaseReplaced() {
+    unsaved_.clear();
+    for (auto& g : generations_) g.saveFailed = false;
+    if (!saveProblem_.isEmpty()) {
+        saveProblem_.clear();
+        emit saveProblemChanged();
+    }
+    reload();
+    select(conversations_.count() > 0 ? conversations_.idAt(0) : 0);
+}
+
 qint64 ChatController::newConversation() {
     const qint64 id = storage_->createConversation(QString());
     if (!id) {
@@ -133,14 +187,28 @@ qint64 ChatController::newConversation() {
     return id;
 }
 
+QList<qint64> ChatController::emptyConversations() const {
+    QList<qint64> ids;
+    for (const ConversationRecord& c : storage_->conversations())
+        if (c.title.isEmpty() && !generationFor(c.id) && storage_->messages(c.id).isEmpty()) ids << c.id;
+    return ids;
+}
+
 void ChatController::select(qint64 id) {
     if (id != 0 && !storage_->conversation(id)) id = 0;
     currentId_ = id;
     messages_.setMessages(id ? storage_->messages(id) : QList<MessageRecord>{});
+    // Replies the database has not taken yet show as they are, not as stored.
+    for (const MessageRecord& m : std::as_const(unsaved_)) {
+        if (m.conversationId != id) continue;
+        messages_.update(m);
+        messages_.setSaved(m.id, false);
+    }
     // A reply streaming in this conversation shows its latest text at once.
     if (Generation* g = generationFor(id)) {
         messages_.setContent(g->messageId, g->text);
         messages_.setActivity(g->messageId, g->activity, g->queuePosition);
+        if (g->saveFailed) messages_.setSaved(g->messageId, false);
         g->viewDirty = false;
     }
     announceCurrentChanged();
@@ -221,7 +289,7 @@ bool ChatController::sendTo(qint64 conversationId, const QString& text) {
         storageFailed(tr("Could not save your message"));
         return false;
     }
-    if (c->title.isEmpty()) storage_->renameConversation(conversationId, titleFrom(trimmed));
+    if (c->title.isEmpty()) storage_->renameConversation(conversationId, titleFromMessage(trimmed));
     if (conversationId == currentId_) {
         if (auto stored = storage_->message(user.id)) messages_.append(*stored);
     }
@@ -237,7 +305,8 @@ std::vector<Message> ChatController::history(qint64 conversationId, const Conver
         return m;
     };
     if (!s.systemPrompt.trimmed().isEmpty()) out.push_back(turn("system", s.systemPrompt.trimmed().toStdString()));
-    for (const MessageRecord& m : storage_->messages(conversationId)) {
+    for (MessageRecord m : storage_->messages(conversationId)) {
+        if (auto it = unsaved_.constFind(m.id); it != unsaved_.cend()) m = it.value();
         if (m.role == u"assistant" && (m.state == MessageState::Failed || m.state == MessageState::Streaming)) continue;
         if (m.content.isEmpty()) continue;
         const std::string role = m.role.toStdString();
@@ -328,10 +397,25 @@ void ChatController::saveProgress() {
         if (!g.dirty) continue;
         if (storage_->saveProgress(g.messageId, g.text)) {
             g.dirty = false;
+            if (g.saveFailed) {
+                g.saveFailed = false;
+                if (g.conversationId == currentId_) messages_.setSaved(g.messageId, true);
+            }
             emit replySaved(g.conversationId, g.messageId, int(g.text.size()));
+        } else if (storage_->message(g.messageId)) {
+            // Kept in memory and tried again on the next tick.
+            if (!g.saveFailed) {
+                g.saveFailed = true;
+                if (g.conversationId == currentId_) messages_.setSaved(g.messageId, false);
+            }
+            replyWriteFailed();
+        } else {
+            g.dirty = false;  // the message was deleted while it streamed
         }
     }
-    if (generations_.isEmpty()) saveTimer_.stop();
+    retryUnsaved();
+    if (generations_.isEmpty() && unsaved_.isEmpty()) saveTimer_.stop();
+    updateSaveProblem();
 }
 
 void ChatController::endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage) {
@@ -361,12 +445,21 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         const double decodeMs = double(g.clock.nsecsElapsed()) / 1e6 - g.firstTokenMs;
         if (decodeMs > 0) m.tokensPerSecond = (g.tokens - 1) * 1000.0 / decodeMs;
     }
-    if (stored && !storage_->updateMessage(m)) storageFailed(tr("Could not save the reply"));
+    if (stored && !storage_->updateMessage(m) && storage_->message(m.id)) {
+        // Kept here and written again on every save tick until it goes in.
+        unsaved_.insert(m.id, m);
+        replyWriteFailed();
+        if (!saveTimer_.isActive()) saveTimer_.start();
+    }
 
     conversations_.setActivity(g.conversationId, QString());
     refreshConversationRow(g.conversationId);
-    if (g.conversationId == currentId_) messages_.update(m);
-    if (generations_.isEmpty()) saveTimer_.stop();
+    if (g.conversationId == currentId_) {
+        messages_.update(m);
+        messages_.setSaved(m.id, !unsaved_.contains(m.id));
+    }
+    if (generations_.isEmpty() && unsaved_.isEmpty()) saveTimer_.stop();
+    updateSaveProblem();
     emit generationsChanged();
     emit replyEnded(g.conversationId, g.messageId, messageStateName(state));
 }
@@ -446,9 +539,11 @@ bool ChatController::editAndResend(qint64 messageId, const QString& text) {
     return startReply(id);
 }
 
-void ChatController::setSettings(const QVariantMap& map) {
-    if (!currentId_) return;
-    auto c = storage_->conversation(currentId_);
+void ChatController::setSettings(const QVariantMap& map) { setSettingsOf(currentId_, map); }
+
+void ChatController::setSettingsOf(qint64 conversationId, const QVariantMap& map) {
+    if (!conversationId) return;
+    auto c = storage_->conversation(conversationId);
     if (!c) return;
     ConversationSettings s = c->settings;
     s.systemPrompt = map.value("systemPrompt", s.systemPrompt).toString();
@@ -457,8 +552,8 @@ void ChatController::setSettings(const QVariantMap& map) {
     s.topK = std::max(0, map.value("topK", s.topK).toInt());
     s.maxTokens = std::clamp(map.value("maxTokens", s.maxTokens).toInt(), 1, 1 << 20);
     s.seed = map.value("seed", s.seed).toLongLong();
-    if (!storage_->setConversationSettings(currentId_, s)) return storageFailed(tr("Could not save settings"));
-    announceCurrentChanged();
+    if (!storage_->setConversationSettings(conversationId, s)) return storageFailed(tr("Could not save settings"));
+    if (conversationId == currentId_) announceCurrentChanged();
 }
 
 QString ChatController::suggestedFileName(qint64 id, const QString& format) const {
@@ -480,15 +575,15 @@ bool ChatController::exportConversation(qint64 id, const QUrl& file, const QStri
     const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
     QSaveFile out(path);
     if (!out.open(QIODevice::WriteOnly)) {
-        emit notice(QStringLiteral("Could not write %1: %2").arg(path, out.errorString()), true);
+        emit notice(tr("Could not write %1: %2").arg(path, out.errorString()), true);
         return false;
     }
     out.write(format == u"json" ? exportJson(doc) : exportMarkdown(doc).toUtf8());
     if (!out.commit()) {
-        emit notice(QStringLiteral("Could not write %1: %2").arg(path, out.errorString()), true);
+        emit notice(tr("Could not write %1: %2").arg(path, out.errorString()), true);
         return false;
     }
-    emit notice(QStringLiteral("Exported to %1").arg(path), false);
+    emit notice(tr("Exported to %1").arg(path), false);
     return true;
 }
 
@@ -496,13 +591,13 @@ qint64 ChatController::importConversation(const QUrl& file) {
     const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
     QFile in(path);
     if (!in.open(QIODevice::ReadOnly)) {
-        emit notice(QStringLiteral("Could not read %1: %2").arg(path, in.errorString()), true);
+        emit notice(tr("Could not read %1: %2").arg(path, in.errorString()), true);
         return 0;
     }
     ConversationDocument doc;
     QString error;
     if (!importJson(in.readAll(), &doc, &error)) {
-        emit notice(QStringLiteral("Could not import %1: %2").arg(path, error), true);
+        emit notice(tr("Could not import %1: %2").arg(path, error), true);
         return 0;
     }
     const qint64 id = storage_->importConversation(doc.conversation, doc.messages, doc.toolCalls);

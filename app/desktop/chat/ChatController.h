@@ -3,6 +3,9 @@
 // models, turns "send" into an engine request, streams the reply into its
 // conversation (on screen or not), and keeps Storage up to date: a reply in
 // progress is saved every second, so a killed process loses at most that.
+// A reply that cannot be written (disk full, file not writable) stays on
+// screen marked "not saved" and is written again on every save tick until the
+// database takes it; saveProblem says why meanwhile (a banner).
 #include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
@@ -36,6 +39,8 @@ class ChatController : public QObject {
     Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
     Q_PROPERTY(QString undoText READ undoText NOTIFY undoChanged)
     Q_PROPERTY(int saveIntervalMs READ saveIntervalMs CONSTANT)
+    Q_PROPERTY(QString saveProblem READ saveProblem NOTIFY saveProblemChanged)
+    Q_PROPERTY(int unsavedCount READ unsavedCount NOTIFY saveProblemChanged)
 
 public:
     ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
@@ -55,9 +60,19 @@ public:
     int saveIntervalMs() const { return saveTimer_.interval(); }
     // How often a reply in progress is written to the database (default 1000 ms).
     void setSaveInterval(int ms) { saveTimer_.setInterval(ms); }
+    // "" while every reply reaches the database; otherwise why they do not.
+    QString saveProblem() const { return saveProblem_; }
+    // Replies whose latest text or final state is not in the database yet.
+    int unsavedCount() const;
+    // The database file was replaced (a backup restored): what waited to be
+    // written belongs to the old one. Reloads the sidebar and the open conversation.
+    void databaseReplaced();
 
     Q_INVOKABLE void reload();  // sidebar from the database
     Q_INVOKABLE qint64 newConversation();
+    // Conversations nothing was written in yet (no messages, no title),
+    // most recent first: Ctrl+N opens one of these before making another.
+    Q_INVOKABLE QList<qint64> emptyConversations() const;
     Q_INVOKABLE void select(qint64 id);
     Q_INVOKABLE void rename(qint64 id, const QString& title);
     Q_INVOKABLE void remove(qint64 id);
@@ -76,6 +91,10 @@ public:
     Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return generationFor(conversationId) != nullptr; }
 
     Q_INVOKABLE void setSettings(const QVariantMap& settings);
+    // The same for any conversation: a view saving what was typed for the
+    // conversation it showed, after another one opened. Keys not in the map keep
+    // their value.
+    Q_INVOKABLE void setSettingsOf(qint64 conversationId, const QVariantMap& settings);
     Q_INVOKABLE QVariantMap defaultSettings() const;
 
     Q_INVOKABLE bool exportConversation(qint64 id, const QUrl& file, const QString& format);
@@ -90,6 +109,7 @@ signals:
     void generationsChanged();
     void searchTextChanged();
     void undoChanged();
+    void saveProblemChanged();
     // A short message for the user (toast); error = true for failures.
     void notice(const QString& text, bool error);
     // A reply in progress was written to the database (`length` characters).
@@ -108,6 +128,7 @@ private:
         int tokens = 0;
         bool dirty = false;       // text not yet in the database
         bool viewDirty = false;   // text not yet in the message model
+        bool saveFailed = false;  // the last attempt to save the text failed
         QElapsedTimer clock;
         double firstTokenMs = -1;
         QString activity = QStringLiteral("waiting");
@@ -125,6 +146,9 @@ private:
     void flushView();
     void refreshConversationRow(qint64 id);
     void storageFailed(const QString& what);
+    void replyWriteFailed();   // a reply could not be written: say why (storage_->lastProblem())
+    void retryUnsaved();
+    void updateSaveProblem();  // clears saveProblem once nothing waits
 
     Storage* storage_;
     EngineHost* engine_;
@@ -135,6 +159,8 @@ private:
     QString searchText_;
     QList<QPair<qint64, QString>> removed_;   // undo stack: id, title
     QHash<quint64, Generation> generations_;  // by ticket
+    QHash<qint64, MessageRecord> unsaved_;    // ended replies the database has not taken yet, by message id
+    QString saveProblem_;
     QTimer saveTimer_, viewTimer_;
 };
 

@@ -30,6 +30,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ActivityRole: return r.activity;
     case QueuePositionRole: return r.queuePosition;
     case IsLastRole: return size_t(index.row()) + 1 == rows_.size();
+    case SavedRole: return r.saved;
     }
     return {};
 }
@@ -49,7 +50,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
             {CreatedAtRole, "createdAt"},
             {ActivityRole, "activity"},
             {QueuePositionRole, "queuePosition"},
-            {IsLastRole, "isLast"}};
+            {IsLastRole, "isLast"},
+            {SavedRole, "saved"}};
 }
 
 MessageListModel::Row MessageListModel::makeRow(const MessageRecord& m) {
@@ -106,6 +108,13 @@ void MessageListModel::setActivity(qint64 messageId, const QString& activity, in
     r.activity = activity;
     r.queuePosition = queuePosition;
     emit dataChanged(index(row), index(row), {ActivityRole, QueuePositionRole});
+}
+
+void MessageListModel::setSaved(qint64 messageId, bool saved) {
+    const int row = rowOf(messageId);
+    if (row < 0 || rows_[row].saved == saved) return;
+    rows_[row].saved = saved;
+    emit dataChanged(index(row), index(row), {SavedRole});
 }
 
 void MessageListModel::removeFrom(int position) {

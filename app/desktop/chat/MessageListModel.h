@@ -34,6 +34,7 @@ public:
         ActivityRole,         // streaming only: "waiting", "prefill", "decode" or ""
         QueuePositionRole,    // streaming + waiting: 1 = next to start
         IsLastRole,
+        SavedRole,            // false while the database has not taken the latest text or state
     };
     Q_ENUM(Roles)
 
@@ -51,6 +52,7 @@ public:
     void setContent(qint64 messageId, const QString& content);
     void update(const MessageRecord& message);
     void setActivity(qint64 messageId, const QString& activity, int queuePosition);
+    void setSaved(qint64 messageId, bool saved);
     void removeFrom(int position);
 
     int rowOf(qint64 messageId) const;
@@ -66,6 +68,7 @@ private:
         std::unique_ptr<MessagePartsModel> parts;
         QString activity;
         int queuePosition = 0;
+        bool saved = true;
     };
     Row makeRow(const MessageRecord& m);
     std::vector<Row> rows_;

@@ -1,6 +1,7 @@
 #include "chat/MessageParts.h"
 
 #include <QStringView>
+#include <optional>
 
 namespace weir::desktop {
 namespace {
@@ -31,6 +32,17 @@ bool parseFence(QStringView line, Fence* out) {
 bool closesFence(QStringView line, const Fence& open) {
     Fence f;
     return parseFence(line, &f) && f.ch == open.ch && f.length >= open.length && f.info.isEmpty();
+}
+
+// A block quote line: up to 3 spaces, then '>'. Gives the line without the
+// marker and one following space; nothing for other lines.
+std::optional<QString> quotedLine(QStringView line) {
+    int i = 0;
+    while (i < line.size() && i < 3 && line[i] == u' ') ++i;
+    if (i >= line.size() || line[i] != u'>') return std::nullopt;
+    ++i;
+    if (i < line.size() && line[i] == u' ') ++i;
+    return line.mid(i).toString();
 }
 
 void appendText(QList<MessagePart>& parts, QString text) {
@@ -85,6 +97,23 @@ QList<MessagePart> splitMessage(const QString& content) {
             }
             if (code.text.endsWith(u'\n')) code.text.chop(1);
             parts.append(code);
+            continue;
+        }
+        if (quotedLine(line)) {
+            appendText(parts, std::exchange(text, {}));
+            MessagePart quote{MessagePart::Quote, {}, {}, true};
+            bool first = true;
+            while (pos < n) {
+                int e = content.indexOf(u'\n', pos);
+                const bool last = e < 0;
+                if (last) e = n;
+                const std::optional<QString> inner = quotedLine(QStringView(content).mid(pos, e - pos));
+                if (!inner) break;  // the quote ends at the first line without '>'
+                if (!std::exchange(first, false)) quote.text += u'\n';
+                quote.text += *inner;
+                pos = last ? n : e + 1;
+            }
+            parts.append(quote);
             continue;
         }
         text += line;

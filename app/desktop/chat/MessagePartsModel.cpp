@@ -13,6 +13,7 @@ QVariant MessagePartsModel::data(const QModelIndex& index, int role) const {
     case KindRole:
         return p.kind == MessagePart::Code       ? QStringLiteral("code")
                : p.kind == MessagePart::Thinking ? QStringLiteral("thinking")
+               : p.kind == MessagePart::Quote    ? QStringLiteral("quote")
                                                  : QStringLiteral("text");
     case TextRole: return p.text;
     case LanguageRole: return p.language;

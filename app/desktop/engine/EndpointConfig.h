@@ -4,6 +4,7 @@
 // on the engine host thread next to the engine it serves (and does its work
 // on a thread of its own), so these cross threads by value through queued calls.
 #include <QString>
+#include <QStringList>
 
 namespace weir::desktop {
 
@@ -14,6 +15,7 @@ struct EndpointConfig {
     QString host = QStringLiteral("127.0.0.1");  // another interface only when the user says so
     int port = kDefaultEndpointPort;             // 0: any free port
     QString apiKey;                              // empty: no key needed
+    QStringList corsOrigins;                     // web pages that may call it (CORS; "*": any); empty: none
 };
 
 struct EndpointState {

@@ -6,12 +6,14 @@
 
 #include "engine/EngineWorker.h"
 #include "engine/EventRelay.h"
+#include "engine/StatusSlot.h"
 
 namespace weir::desktop {
 
 EngineHost::EngineHost(EngineFactory factory, QObject* parent)
     : QObject(parent),
       relay_(std::make_shared<EventRelay>(this, [this] { drainEvents(); })),
+      statusSlot_(std::make_shared<StatusSlot>()),
       generation_(std::make_shared<std::atomic<quint64>>(0)) {
     thread_.setObjectName(QStringLiteral("weir-engine-host"));
     worker_ = new EngineWorker(std::move(factory), this, relay_, generation_);
@@ -49,6 +51,30 @@ void EngineHost::setState(State s, const QString& error) {
 }
 
 void EngineHost::load(const QString& path) {
+    const quint64 serial = ++checkSerial_;
+    if (!fileCheck_ || state_ != Ready) return startLoad(path);
+    QMetaObject::invokeMethod(worker_, [this, check = fileCheck_, serial, path] {
+        QString error;
+        try {
+            check(path.toStdString());
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        QMetaObject::invokeMethod(this, [this, serial, path, error] { onFileChecked(serial, path, error); },
+                                  Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
+void EngineHost::onFileChecked(quint64 serial, const QString& path, const QString& error) {
+    if (serial != checkSerial_) return;  // another load, an unload or a cancel came since
+    if (!error.isEmpty()) {
+        emit loadRefused(path, error);
+        return;
+    }
+    startLoad(path);
+}
+
+void EngineHost::startLoad(const QString& path) {
     failAllActive(tr("The model was unloaded before this reply finished."));
     const quint64 generation = generation_->fetch_add(1) + 1;
     EngineOptions options = options_;
@@ -62,12 +88,14 @@ void EngineHost::load(const QString& path) {
 }
 
 void EngineHost::cancelLoad() {
+    ++checkSerial_;
     if (state_ != Loading) return;
     generation_->fetch_add(1);
     setState(NoModel, tr("Loading was cancelled."));
 }
 
 void EngineHost::unload() {
+    ++checkSerial_;
     failAllActive(tr("The model was unloaded before this reply finished."));
     generation_->fetch_add(1);
     QMetaObject::invokeMethod(worker_, [w = worker_] { w->unload(); }, Qt::QueuedConnection);
@@ -131,7 +159,11 @@ void EngineHost::onEndpointState(const EndpointState& state) {
 void EngineHost::onSubmitFailed(quint64 ticket, const QString& message) {
     if (!active_.remove(ticket)) return;
     emit activeRequestsChanged();
-    emit failed(ticket, message);
+    emit failed(ticket, message, weir::Usage{});  // never reached the engine
+}
+
+void EngineHost::onStatusPosted() {
+    if (auto snapshot = statusSlot_->take()) onStatus(snapshot->first, snapshot->second);
 }
 
 void EngineHost::onStatus(quint64 generation, const CacheStatus& status) {
@@ -143,7 +175,7 @@ void EngineHost::failAllActive(const QString& message) {
     const QList<quint64> tickets = active_.values();
     active_.clear();
     if (!tickets.isEmpty()) emit activeRequestsChanged();
-    for (quint64 t : tickets) emit failed(t, message);
+    for (quint64 t : tickets) emit failed(t, message, weir::Usage{});
 }
 
 void EngineHost::drainEvents() {
@@ -178,8 +210,8 @@ void EngineHost::drainEvents() {
         changed = true;
         switch (e.kind) {
         case Event::Kind::Done: emit finished(ticket, e.usage, e.finish); break;
-        case Event::Kind::Error: emit failed(ticket, QString::fromStdString(e.text)); break;
-        case Event::Kind::Cancelled: emit cancelled(ticket); break;
+        case Event::Kind::Error: emit failed(ticket, QString::fromStdString(e.text), e.usage); break;
+        case Event::Kind::Cancelled: emit cancelled(ticket, e.usage); break;
         case Event::Kind::Token: break;
         }
     }

@@ -14,7 +14,9 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/EndpointConfig.h"
@@ -24,6 +26,7 @@ namespace weir::desktop {
 
 class EngineWorker;
 struct EventRelay;
+class StatusSlot;
 
 class EngineHost : public QObject {
     Q_OBJECT
@@ -60,7 +63,14 @@ public:
 
     // Loads (or replaces) the model in the background; state goes Loading,
     // then Ready or Failed. Requests still running are ended with an error.
+    // With a file check set and a model in use, the new file is checked first
+    // (in the background): a file that fails it leaves the working model and
+    // its replies alone and is reported through loadRefused.
     Q_INVOKABLE void load(const QString& path);
+    // Throws (weir::Error) when a model file cannot be loaded; cheap, reads
+    // only the metadata. The app sets weir::checkModelFile; tests a fake.
+    using FileCheck = std::function<void(const std::string& path)>;
+    void setFileCheck(FileCheck check) { fileCheck_ = std::move(check); }
     // Stops waiting for a load: the GUI is free at once; the backend being
     // built is thrown away when it finishes.
     Q_INVOKABLE void cancelLoad();
@@ -91,18 +101,24 @@ signals:
     void activeRequestsChanged();
     void tokens(quint64 ticket, const QString& text, int count);
     void finished(quint64 ticket, const weir::Usage& usage, weir::FinishReason reason);
-    void failed(quint64 ticket, const QString& message);
-    void cancelled(quint64 ticket);
+    // Failed and cancelled replies carry usage too (prompt tokens, tokens so far).
+    void failed(quint64 ticket, const QString& message, const weir::Usage& usage);
+    void cancelled(quint64 ticket, const weir::Usage& usage);
     void statusUpdated(const weir::CacheStatus& status);
     void endpointStateChanged();
+    // load() refused a file that failed the file check; the model in use stays.
+    void loadRefused(const QString& path, const QString& message);
 
 private:
     friend class EngineWorker;
     void drainEvents();
     void onLoaded(quint64 generation, const QVariantMap& info);
     void onLoadFailed(quint64 generation, const QString& message);
+    void onFileChecked(quint64 serial, const QString& path, const QString& error);
+    void startLoad(const QString& path);
     void onSubmitFailed(quint64 ticket, const QString& message);
     void onStatus(quint64 generation, const CacheStatus& status);
+    void onStatusPosted();  // takes the snapshot from statusSlot_
     void onEndpointState(const EndpointState& state);
     void failAllActive(const QString& message);
     void setState(State s, const QString& error = {});
@@ -110,6 +126,7 @@ private:
     QThread thread_;
     EngineWorker* worker_ = nullptr;        // lives on thread_
     std::shared_ptr<EventRelay> relay_;
+    std::shared_ptr<StatusSlot> statusSlot_;
     std::shared_ptr<std::atomic<quint64>> generation_;
     EngineOptions options_;
     State state_ = NoModel;
@@ -121,6 +138,8 @@ private:
     quint64 nextTicket_ = 0;
     QSet<quint64> active_;                  // tickets not yet ended
     EndpointState endpointState_;
+    FileCheck fileCheck_;
+    quint64 checkSerial_ = 0;               // the file check whose answer counts
 };
 
 } // namespace weir::desktop

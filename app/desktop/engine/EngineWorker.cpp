@@ -1,4 +1,5 @@
 #include "engine/EngineWorker.h"
+#include "engine/StatusSlot.h"
 
 #include <QFileInfo>
 #include <QMetaObject>
@@ -17,7 +18,8 @@ namespace weir::desktop {
 EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
                            std::shared_ptr<std::atomic<quint64>> generation)
     : factory_(std::move(factory)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)),
-      statusTimer_(this) {  // parented, so it moves to the engine host thread with us
+      statusTimer_(this),  // parented, so it moves to the engine host thread with us
+      statusSlot_(host->statusSlot_) {
     statusTimer_.setInterval(250);
     connect(&statusTimer_, &QTimer::timeout, this, &EngineWorker::pollStatus);
 }
@@ -143,6 +145,7 @@ void EngineWorker::startEndpoint() {
     options.host = endpoint_.host.trimmed().isEmpty() ? QStringLiteral("127.0.0.1") : endpoint_.host.trimmed();
     options.port = quint16(std::clamp(endpoint_.port, 0, 65535));
     options.apiKey = endpoint_.apiKey;
+    options.corsOrigins = endpoint_.corsOrigins;
     auto server = std::make_unique<server::ApiServer>(*engine, options);
     QString error, warning;
     if (!server->start(&error, &warning)) {
@@ -176,12 +179,11 @@ void EngineWorker::reportEndpoint() {
 
 void EngineWorker::pollStatus() {
     if (!backend_) return;
-    CacheStatus status = backend_->cacheStatus();
-    QMetaObject::invokeMethod(
-        host_, [host = host_, generation = backendGeneration_, status = std::move(status)] {
-            host->onStatus(generation, status);
-        },
-        Qt::QueuedConnection);
+    // The snapshot goes through a std::mutex, the queued call only wakes the
+    // host: ThreadSanitizer cannot see the locking inside Qt's event queue.
+    const bool wake = statusSlot_->put(backendGeneration_, backend_->cacheStatus());
+    if (!wake) return;  // the host has not taken the previous one yet; this one replaces it
+    QMetaObject::invokeMethod(host_, [host = host_] { host->onStatusPosted(); }, Qt::QueuedConnection);
 }
 
 QVariantMap EngineWorker::describe(const EngineOptions& options) const {

@@ -14,6 +14,7 @@ namespace weir::desktop {
 
 class EngineHost;
 struct EventRelay;
+class StatusSlot;
 
 class EngineWorker : public QObject {
     Q_OBJECT
@@ -55,6 +56,7 @@ private:
     EndpointConfig endpoint_;
     EndpointState endpointState_;
     std::unique_ptr<QObject> server_;        // weir::server::ApiServer when built with it
+    std::shared_ptr<StatusSlot> statusSlot_; // shared with the host
 };
 
 } // namespace weir::desktop

@@ -36,12 +36,37 @@ void PoolStatusModel::clear() {
 
 void PoolStatusModel::addSnapshot(const CacheStatus& status) { addSnapshot(status, now()); }
 
+namespace {
+
+bool sameLevels(const PoolStatusModel::Sample& a, const PoolStatusModel::Sample& b) {
+    return a.fullOwned == b.fullOwned && a.fullCached == b.fullCached && a.windowOwned == b.windowOwned &&
+           a.windowCached == b.windowCached;
+}
+
+bool samePool(const PoolStatus& a, const PoolStatus& b) {
+    return a.capacityTokens == b.capacityTokens && a.ownedTokens == b.ownedTokens && a.cachedTokens == b.cachedTokens &&
+           a.freeTokens == b.freeTokens && a.floorTokens == b.floorTokens;
+}
+
+// Everything a view shows apart from the chart's history.
+bool sameNumbers(const CacheStatus& a, const CacheStatus& b) {
+    return samePool(a.full, b.full) && samePool(a.window, b.window) && a.deferrals == b.deferrals &&
+           a.preemptions == b.preemptions && a.refusals == b.refusals && a.prefixHitTokens == b.prefixHitTokens &&
+           a.integrityChecks == b.integrityChecks && a.violations == b.violations && a.running == b.running &&
+           a.waiting == b.waiting && a.requests.empty() && b.requests.empty();
+}
+
+} // namespace
+
 void PoolStatusModel::addSnapshot(const CacheStatus& status, double t) {
-    last_ = status;
-    samples_.push_back({t, fraction(status.full.ownedTokens, status.full.capacityTokens),
+    const Sample sample{t, fraction(status.full.ownedTokens, status.full.capacityTokens),
                         fraction(status.full.cachedTokens, status.full.capacityTokens),
                         fraction(status.window.ownedTokens, status.window.capacityTokens),
-                        fraction(status.window.cachedTokens, status.window.capacityTokens)});
+                        fraction(status.window.cachedTokens, status.window.capacityTokens)};
+    const bool numbersChanged = samples_.empty() || !sameNumbers(last_, status);
+    if (samples_.empty() || !sameLevels(samples_.back(), sample)) levelsChangedAt_ = t;
+    last_ = status;
+    samples_.push_back(sample);
     // Keep a little more than the visible minute so the left edge is drawn.
     while (samples_.size() > 2 && samples_[1].t < t - historySeconds()) samples_.pop_front();
     preemptionHistory_.push_back({t, status.preemptions});
@@ -50,10 +75,17 @@ void PoolStatusModel::addSnapshot(const CacheStatus& status, double t) {
         preemptionHistory_.pop_front();
     while (!refusalHistory_.empty() && refusalHistory_.front().first < t - kPressureMemorySeconds)
         refusalHistory_.pop_front();
-    requests_.update(status);
-    ++revision_;
-    emit updated();
-    updatePressure(t);
+    // An idle engine sends the same snapshot four times a second. When the
+    // numbers are the same and every sample kept is at the same level, the
+    // chart would be drawn exactly as it is: views are not told, so nothing
+    // redraws and an idle app uses no CPU. A change that is still in view
+    // keeps the chart scrolling until it has left the minute.
+    if (numbersChanged || levelsChangedAt_ > samples_.front().t) {
+        requests_.update(status);
+        ++revision_;
+        emit updated();
+    }
+    updatePressure(t);  // recent preemptions age out of the banner all the same
 }
 
 QVariantMap PoolStatusModel::poolMap(const PoolStatus& p) {
@@ -166,24 +198,26 @@ void PoolStatusModel::updatePressure(double) {
     if (last_.violations > 0) {
         error = true;
         kind = QStringLiteral("violation");
-        text = QStringLiteral("KV integrity check found %1 %2: %3")
-                   .arg(last_.violations)
-                   .arg(last_.violations == 1 ? QStringLiteral("violation") : QStringLiteral("violations"))
-                   .arg(last_.violationDetails.empty() ? QStringLiteral("see the pool monitor")
-                                                       : QString::fromStdString(last_.violationDetails.front()));
+        const QString detail = last_.violationDetails.empty() ? tr("see the pool monitor")
+                                                              : QString::fromStdString(last_.violationDetails.front());
+        text = last_.violations == 1 ? tr("KV integrity check found 1 violation: %1").arg(detail)
+                                     : tr("KV integrity check found %1 violations: %2").arg(last_.violations).arg(detail);
     } else if (preempted > 0) {
         kind = QStringLiteral("preemption");
-        text = QStringLiteral("Memory pressure: %1 %2 preempted in the last %3 s and restarted from their "
-                              "prompt. Fewer running requests or a larger window pool avoid this.")
-                   .arg(preempted)
-                   .arg(preempted == 1 ? QStringLiteral("request") : QStringLiteral("requests"))
-                   .arg(int(kPressureMemorySeconds));
+        const QString advice = tr("Fewer running requests or a larger window pool avoid this.");
+        text = (preempted == 1 ? tr("Memory pressure: 1 request preempted in the last %1 s and restarted from its prompt.")
+                                     .arg(int(kPressureMemorySeconds))
+                               : tr("Memory pressure: %1 requests preempted in the last %2 s and restarted from their prompts.")
+                                     .arg(preempted)
+                                     .arg(int(kPressureMemorySeconds))) +
+               QLatin1Char(' ') + advice;
     } else if (refused > 0) {
         kind = QStringLiteral("refusal");
-        text = (refused == 1 ? QStringLiteral("%1 request refused in the last %2 s: it could never fit in the KV pools.")
-                             : QStringLiteral("%1 requests refused in the last %2 s: they could never fit in the KV pools."))
-                   .arg(refused)
-                   .arg(int(kPressureMemorySeconds));
+        text = refused == 1 ? tr("1 request refused in the last %1 s: it could never fit in the KV pools.")
+                                  .arg(int(kPressureMemorySeconds))
+                            : tr("%1 requests refused in the last %2 s: they could never fit in the KV pools.")
+                                  .arg(refused)
+                                  .arg(int(kPressureMemorySeconds));
     } else if (nearlyFull(last_.window) || nearlyFull(last_.full)) {
         const PoolStatus& p = nearlyFull(last_.window) ? last_.window : last_.full;
         kind = QStringLiteral("full:") + QString::fromLatin1(poolKindName(p.kind));

@@ -75,11 +75,14 @@ signals:
     void updated();
     void pressureChanged();
 
-private:
+public:
+    // One snapshot as the chart draws it.
     struct Sample {
         double t;
         float fullOwned, fullCached, windowOwned, windowCached;  // fractions of capacity
     };
+
+private:
     static QVariantMap poolMap(const PoolStatus& p);
     double now() const;
     float level(const Sample& s, bool full, int level) const;
@@ -90,6 +93,7 @@ private:
     CacheStatus last_;
     RequestUsageModel requests_;
     int revision_ = 0;
+    double levelsChangedAt_ = 0;  // time of the last sample drawn at another level
     QString pressure_;
     bool pressureIsError_ = false;
     QString dismissed_, pressureKind_;

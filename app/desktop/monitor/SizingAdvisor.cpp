@@ -65,7 +65,7 @@ void SizingAdvisor::recompute() {
         const kv::WindowFloorInput& in = plan_.windowInput;
         const QLocale l;
         terms_ = {
-            term(QStringLiteral("Window, in whole pages"), QStringLiteral("ceil_P(W %1)").arg(in.window), f.windowTokens, true),
+            term(tr("Window, in whole pages"), QStringLiteral("ceil_P(W %1)").arg(in.window), f.windowTokens, true),
             term(tr("Release boundary rounds down a page"), QStringLiteral("P"), f.boundaryPage, true),
             term(tr("Written between releases"),
                  QStringLiteral("E\u00b7D = %1\u00b7%2").arg(in.retainGap).arg(in.tokensPerDecodeStep), f.retainTokens, true),

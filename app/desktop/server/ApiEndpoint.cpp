@@ -3,6 +3,9 @@
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QHostAddress>
+#include <QRegularExpression>
+
+#include "app/server/cors_policy.h"
 
 #include "engine/EngineHost.h"
 #include "settings/AppSettings.h"
@@ -52,6 +55,27 @@ bool ApiEndpoint::allowNetwork() const {
 void ApiEndpoint::setAllowNetwork(bool allow) {
     if (allow == allowNetwork()) return;
     config_.host = allow ? kEveryInterface : kLoopback;
+    apply();
+}
+
+void ApiEndpoint::setCorsOrigins(const QString& text) {
+    QStringList origins;
+    for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
+        if (auto why = server::CorsPolicy::invalidOrigin(part)) {
+            // Kept as it was: a typo must not open or close the endpoint to pages.
+            corsError_ = *why;
+            emit configChanged();
+            return;
+        }
+        origins.append(server::CorsPolicy::normalized(part));
+    }
+    origins.removeDuplicates();
+    corsError_.clear();
+    if (origins == config_.corsOrigins) {
+        emit configChanged();  // the error, if any, is gone
+        return;
+    }
+    config_.corsOrigins = origins;
     apply();
 }
 

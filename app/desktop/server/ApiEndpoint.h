@@ -24,6 +24,11 @@ class ApiEndpoint : public QObject {
     Q_PROPERTY(int port READ port WRITE setPort NOTIFY configChanged)
     Q_PROPERTY(QString apiKey READ apiKey WRITE setApiKey NOTIFY configChanged)
     Q_PROPERTY(bool allowNetwork READ allowNetwork WRITE setAllowNetwork NOTIFY configChanged)
+    // Web page origins allowed to call the endpoint from a browser, as the
+    // user types them ("https://app.example, http://localhost:3000", "*").
+    Q_PROPERTY(QString corsOrigins READ corsOrigins WRITE setCorsOrigins NOTIFY configChanged)
+    // Why the last corsOrigins typed were not taken; empty when they were.
+    Q_PROPERTY(QString corsError READ corsError NOTIFY configChanged)
     Q_PROPERTY(QString host READ host NOTIFY configChanged)
     Q_PROPERTY(bool available READ available NOTIFY stateChanged)
     Q_PROPERTY(bool listening READ listening NOTIFY stateChanged)
@@ -45,6 +50,9 @@ public:
     void setApiKey(const QString& key);
     bool allowNetwork() const;
     void setAllowNetwork(bool allow);
+    QString corsOrigins() const { return config_.corsOrigins.join(QStringLiteral(", ")); }
+    void setCorsOrigins(const QString& text);
+    QString corsError() const { return corsError_; }
     QString host() const { return config_.host; }
 
     bool available() const;
@@ -68,6 +76,7 @@ private:
     AppSettings* settings_;
     EngineHost* engine_;
     EndpointConfig config_;
+    QString corsError_;
 };
 
 } // namespace weir::desktop

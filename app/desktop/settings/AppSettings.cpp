@@ -105,6 +105,7 @@ EndpointConfig AppSettings::endpointConfig() const {
     c.host = settings_.value(QStringLiteral("host"), c.host).toString();
     c.port = settings_.value(QStringLiteral("port"), c.port).toInt();
     c.apiKey = settings_.value(QStringLiteral("apiKey"), c.apiKey).toString();
+    c.corsOrigins = settings_.value(QStringLiteral("corsOrigins")).toStringList();
     settings_.endGroup();
     return c;
 }
@@ -115,6 +116,7 @@ void AppSettings::setEndpointConfig(const EndpointConfig& c) {
     settings_.setValue(QStringLiteral("host"), c.host);
     settings_.setValue(QStringLiteral("port"), c.port);
     settings_.setValue(QStringLiteral("apiKey"), c.apiKey);
+    settings_.setValue(QStringLiteral("corsOrigins"), c.corsOrigins);
     settings_.endGroup();
     settings_.sync();
 }
@@ -165,6 +167,16 @@ void AppSettings::setWindowMaximized(bool m) {
     if (m == windowMaximized()) return;
     settings_.setValue(QStringLiteral("window/maximized"), m);
     emit windowGeometryChanged();
+}
+
+QString AppSettings::draft(qint64 conversationId) const {
+    return settings_.value(QStringLiteral("drafts/%1").arg(conversationId)).toString();
+}
+
+void AppSettings::setDraft(qint64 conversationId, const QString& text) {
+    const QString key = QStringLiteral("drafts/%1").arg(conversationId);
+    if (text.isEmpty()) settings_.remove(key);
+    else settings_.setValue(key, text);
 }
 
 int AppSettings::sidebarWidth() const { return settings_.value(QStringLiteral("window/sidebarWidth"), 272).toInt(); }

@@ -68,6 +68,11 @@ public:
     int sidebarWidth() const;
     void setSidebarWidth(int w);
 
+    // Unsent text of a conversation's composer (group "drafts", by id; 0 is
+    // the composer before any conversation exists). An empty text removes it.
+    Q_INVOKABLE QString draft(qint64 conversationId) const;
+    Q_INVOKABLE void setDraft(qint64 conversationId, const QString& text);
+
     int hardwareThreads() const;
     QString cpuFeatures() const;
     Q_INVOKABLE void sync() { settings_.sync(); }

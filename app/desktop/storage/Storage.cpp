@@ -2,6 +2,8 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QMutexLocker>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -9,6 +11,7 @@
 #include <QVariant>
 #include <atomic>
 
+#include "app/logging/log_categories.h"
 #include "storage/Migrations.h"
 
 namespace weir::desktop {
@@ -82,6 +85,29 @@ MessageRecord readMessage(const QSqlQuery& q) {
 
 std::atomic<int> nextInstance{0};
 
+// SQLite's primary result codes that say what kind of trouble a call met.
+constexpr int kSqlitePerm = 3, kSqliteReadOnly = 8, kSqliteCorrupt = 11, kSqliteFull = 13, kSqliteNotADb = 26;
+
+StorageProblem problemOf(const QSqlError& error) {
+    bool ok = false;
+    const int code = error.nativeErrorCode().toInt(&ok) & 0xff;  // extended codes keep the primary one low
+    if (!ok) return StorageProblem::Other;
+    switch (code) {
+    case kSqliteFull: return StorageProblem::DiskFull;
+    case kSqliteReadOnly:
+    case kSqlitePerm: return StorageProblem::ReadOnly;
+    case kSqliteCorrupt:
+    case kSqliteNotADb: return StorageProblem::Damaged;
+    default: return StorageProblem::Other;
+    }
+}
+
+// SQLite's own words ("database or disk is full"), without Qt's prefix.
+QString reasonOf(const QSqlError& error) {
+    const QString text = error.databaseText().trimmed();
+    return text.isEmpty() ? error.text().trimmed() : text;
+}
+
 } // namespace
 
 Storage::Storage(const QString& dataDir)
@@ -100,33 +126,57 @@ Storage::~Storage() {
     }
 }
 
-bool Storage::fail(const QString& what, const QString& detail) {
+bool Storage::fail(const QString& what, const QString& detail, StorageProblem problem) {
     const QString message = detail.isEmpty() ? what : what + QStringLiteral(": ") + detail;
+    bool repeated = false;
     {
         QMutexLocker lock(&lastErrorMutex_);
-        lastError_.insert(QThread::currentThreadId(), message);
+        auto it = lastError_.find(QThread::currentThreadId());
+        repeated = it != lastError_.end() && it->message == message;
+        lastError_.insert(QThread::currentThreadId(), Failure{message, problem});
     }
-    qWarning("Storage: %s", qPrintable(message));
+    // A save retried every second against a full disk says so once, not each time.
+    if (!repeated) qCWarning(weir::logging::lcStorage).noquote() << message;
     return false;
 }
 
+bool Storage::fail(const QString& what, const QSqlError& error) { return fail(what, reasonOf(error), problemOf(error)); }
+
 QString Storage::lastError() const {
     QMutexLocker lock(&lastErrorMutex_);
-    return lastError_.value(QThread::currentThreadId());
+    return lastError_.value(QThread::currentThreadId()).message;
+}
+
+StorageProblem Storage::lastProblem() const {
+    QMutexLocker lock(&lastErrorMutex_);
+    return lastError_.value(QThread::currentThreadId()).problem;
+}
+
+QString Storage::connectionName() const {
+    return connectionPrefix_ + QString::number(quintptr(QThread::currentThreadId()), 16);
 }
 
 QSqlDatabase Storage::db() {
-    const QString name = connectionPrefix_ + QString::number(quintptr(QThread::currentThreadId()), 16);
+    const QString name = connectionName();
     if (QSqlDatabase::contains(name)) return QSqlDatabase::database(name);
     QSqlDatabase d = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-    d.setDatabaseName(path_);
-    d.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    const StorageMode mode = this->mode();
+    QStringList options{QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000")};
+    if (mode == StorageMode::Temporary) {
+        // One database in memory that every thread's connection shares.
+        d.setDatabaseName(QStringLiteral("file:%1temporary?mode=memory&cache=shared").arg(connectionPrefix_));
+        options << QStringLiteral("QSQLITE_OPEN_URI");
+    } else {
+        d.setDatabaseName(path_);
+        if (mode == StorageMode::ReadOnly) options << QStringLiteral("QSQLITE_OPEN_READONLY");
+    }
+    d.setConnectOptions(options.join(u';'));
     if (d.open()) {
+        // Settings of this connection only; nothing here writes to the file.
+        // (WAL, which is stored in the file, is switched on by open() once the
+        // file has passed the integrity check.) NORMAL sync is durable against
+        // process death (only a power cut can drop the last commits).
         QSqlQuery q(d);
-        // WAL: readers never block the writer, and a killed process loses
-        // nothing that was committed. NORMAL sync is durable against process
-        // death (only a power cut can drop the last commits).
-        q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
         q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
         q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
         // With WAL + NORMAL, commits do not wait for the disk; checkpoints do.
@@ -138,6 +188,17 @@ QSqlDatabase Storage::db() {
     return d;
 }
 
+void Storage::dropThreadConnection() {
+    const QString name = connectionName();
+    {
+        QSqlDatabase d = QSqlDatabase::database(name, false);
+        if (d.isOpen()) d.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    QMutexLocker lock(&connectionsMutex_);
+    connections_.remove(name);
+}
+
 int Storage::latestSchemaVersion() { return migrations::kLatest; }
 
 int Storage::schemaVersion() {
@@ -147,49 +208,138 @@ int Storage::schemaVersion() {
 }
 
 bool Storage::open(int targetVersion) {
-    open_ = false;
-    if (!QDir().mkpath(dir_)) return fail(QStringLiteral("cannot create the data folder"), dir_);
+    dropThreadConnection();
+    mode_ = int(StorageMode::Closed);
+    interruptedAtOpen_ = 0;
+    integrityProblems_.clear();
+    if (!QDir().mkpath(dir_))
+        return fail(QStringLiteral("cannot create the data folder"), dir_, StorageProblem::ReadOnly);
+    mode_ = int(StorageMode::ReadWrite);
+    if (openReadWrite(targetVersion < 0 ? migrations::kLatest : targetVersion)) return true;
+    dropThreadConnection();
+    mode_ = int(StorageMode::Closed);
+    return false;
+}
+
+bool Storage::openReadWrite(int targetVersion) {
+    const bool existing = QFileInfo(path_).size() > 0;
     QSqlDatabase d = db();
-    if (!d.isOpen()) return fail(QStringLiteral("cannot open ") + path_, d.lastError().text());
+    if (!d.isOpen()) return fail(QStringLiteral("cannot open ") + path_, d.lastError());
+    // Before anything is written: a damaged file is never written to.
+    if (existing && !checkIntegrity(d)) return false;
     {
         QSqlQuery q(d);
+        // WAL: readers never block the writer, and a killed process loses
+        // nothing that was committed. A file that cannot be written keeps its
+        // mode; the first write below then says so.
+        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")))
+            return fail(QStringLiteral("cannot switch %1 to WAL").arg(path_), q.lastError());
         if (!q.exec(QStringLiteral("PRAGMA foreign_keys")) || !q.next() || q.value(0).toInt() != 1)
-            return fail(QStringLiteral("SQLite refused foreign keys"), q.lastError().text());
+            return fail(QStringLiteral("SQLite refused foreign keys"), q.lastError());
     }
-    if (!migrate(d, targetVersion < 0 ? migrations::kLatest : targetVersion)) return false;
+    if (!migrate(d, targetVersion)) return false;
 
     // A reply still marked Streaming was being generated when its process died.
+    // (Also the first write: a file that cannot be written fails here.)
     QSqlQuery q(d);
-    q.prepare(QStringLiteral("UPDATE messages SET state = 'interrupted', updated_at = ? WHERE state = 'streaming'"));
+    const bool ready =
+        q.prepare(QStringLiteral("UPDATE messages SET state = 'interrupted', updated_at = ? WHERE state = 'streaming'"));
     q.addBindValue(nowMs());
-    if (!q.exec()) return fail(QStringLiteral("cannot mark interrupted replies"), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot write to ") + path_, q.lastError());
     interruptedAtOpen_ = q.numRowsAffected();
-    open_ = true;
     return true;
 }
 
+bool Storage::checkIntegrity(QSqlDatabase& d) {
+    QSqlQuery q(d);
+    if (!q.exec(QStringLiteral("PRAGMA integrity_check(10)"))) {
+        integrityProblems_ = {reasonOf(q.lastError())};
+        return fail(QStringLiteral("cannot read ") + path_, q.lastError());
+    }
+    QStringList problems;
+    while (q.next()) {
+        // One row may hold several lines; "*** in database main ***" only names the schema.
+        for (const QString& line : q.value(0).toString().split(u'\n', Qt::SkipEmptyParts))
+            if (!line.startsWith(QStringLiteral("*** in database"))) problems << line.trimmed();
+    }
+    if (problems == QStringList{QStringLiteral("ok")}) return true;
+    integrityProblems_ = problems;
+    return fail(QStringLiteral("%1 failed SQLite's integrity check").arg(path_), problems.join(QStringLiteral("; ")),
+                StorageProblem::Damaged);
+}
+
+bool Storage::openReadOnly() {
+    dropThreadConnection();
+    mode_ = int(StorageMode::Closed);
+    interruptedAtOpen_ = 0;
+    if (QFileInfo(path_).size() <= 0)
+        return fail(QStringLiteral("there is no database to read at ") + path_, {}, StorageProblem::Other);
+    mode_ = int(StorageMode::ReadOnly);
+    if (openForReading()) return true;
+    dropThreadConnection();
+    mode_ = int(StorageMode::Closed);
+    return false;
+}
+
+bool Storage::openForReading() {
+    QSqlDatabase d = db();
+    if (!d.isOpen()) return fail(QStringLiteral("cannot open %1 read-only").arg(path_), d.lastError());
+    QSqlQuery q(d);
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+        return fail(QStringLiteral("cannot read ") + path_, q.lastError());
+    const int version = q.value(0).toInt();
+    // An older schema needs a migration, which is a write. A newer one reads
+    // fine: its added columns are not asked for.
+    if (version < migrations::kLatest)
+        return fail(QStringLiteral("%1 has schema version %2 and needs an upgrade to %3, which means writing to it")
+                        .arg(path_).arg(version).arg(migrations::kLatest), {}, StorageProblem::Other);
+    if (!q.exec(QStringLiteral("SELECT COUNT(*) FROM conversations")) || !q.next())
+        return fail(QStringLiteral("cannot read the conversations in ") + path_, q.lastError());
+    return true;
+}
+
+bool Storage::openTemporary() {
+    dropThreadConnection();
+    mode_ = int(StorageMode::Temporary);
+    interruptedAtOpen_ = 0;
+    QSqlDatabase d = db();
+    if (d.isOpen() && migrate(d, migrations::kLatest)) return true;
+    if (!d.isOpen()) fail(QStringLiteral("cannot create a temporary database"), d.lastError());
+    d = QSqlDatabase();
+    dropThreadConnection();
+    mode_ = int(StorageMode::Closed);
+    return false;
+}
+
 bool Storage::migrate(QSqlDatabase& d, int targetVersion) {
-    int version = schemaVersion();
-    if (version < 0) return fail(QStringLiteral("cannot read the schema version of ") + path_, d.lastError().text());
+    int version = -1;
+    {
+        QSqlQuery q(d);
+        if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+            return fail(QStringLiteral("cannot read the schema version of ") + path_, q.lastError());
+        version = q.value(0).toInt();
+    }
     if (version > migrations::kLatest)
         return fail(QStringLiteral("%1 has schema version %2, newer than this Weir understands (%3); "
                                    "use a newer Weir or another data folder")
-                        .arg(path_).arg(version).arg(migrations::kLatest), {});
+                        .arg(path_).arg(version).arg(migrations::kLatest), QString());
     while (version < targetVersion) {
         const int next = version + 1;
-        if (!d.transaction()) return fail(QStringLiteral("cannot start migration %1").arg(next), d.lastError().text());
+        if (!d.transaction()) return fail(QStringLiteral("cannot start migration %1").arg(next), d.lastError());
         QString error;
         bool ok = migrations::migrateTo(d, next, &error);
+        QSqlError sqlError;
         if (ok) {
             QSqlQuery q(d);
             ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(next));
-            if (!ok) error = q.lastError().text();
+            if (!ok) sqlError = q.lastError();
         }
         if (!ok) {
             d.rollback();
+            if (sqlError.isValid()) return fail(QStringLiteral("schema migration to version %1 failed").arg(next), sqlError);
             return fail(QStringLiteral("schema migration to version %1 failed").arg(next), error);
         }
-        if (!d.commit()) return fail(QStringLiteral("cannot commit migration %1").arg(next), d.lastError().text());
+        if (!d.commit()) return fail(QStringLiteral("cannot commit migration %1").arg(next), d.lastError());
         version = next;
     }
     return true;
@@ -197,85 +347,92 @@ bool Storage::migrate(QSqlDatabase& d, int targetVersion) {
 
 qint64 Storage::createConversation(const QString& title, const ConversationSettings& s) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
+    const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
                              " top_p, top_k, max_tokens, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     for (const QVariant& v : {text(title), QVariant(now), QVariant(now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
                               QVariant(s.seed)})
         q.addBindValue(v);
-    if (!q.exec()) return fail(QStringLiteral("cannot create a conversation"), q.lastError().text()), 0;
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot create a conversation"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
 }
 
 QList<ConversationRecord> Storage::conversations(bool includeDeleted) {
     QList<ConversationRecord> out;
-    QSqlQuery q(db());
-    QString sql = QStringLiteral("SELECT %1 FROM conversations").arg(QLatin1String(kConversationColumns));
-    if (!includeDeleted) sql += QStringLiteral(" WHERE deleted_at = 0");
-    sql += QStringLiteral(" ORDER BY updated_at DESC, id DESC");
-    if (!q.exec(sql)) return fail(QStringLiteral("cannot list conversations"), q.lastError().text()), out;
-    while (q.next()) out.append(readConversation(q));
-    return out;
+    // A damaged index must not hide the rows: the second try reads the table itself.
+    for (const char* table : {"conversations", "conversations NOT INDEXED"}) {
+        out.clear();
+        QSqlQuery q(db());
+        QString sql = QStringLiteral("SELECT %1 FROM %2").arg(QLatin1String(kConversationColumns), QLatin1String(table));
+        if (!includeDeleted) sql += QStringLiteral(" WHERE deleted_at = 0");
+        sql += QStringLiteral(" ORDER BY updated_at DESC, id DESC");
+        bool ok = q.exec(sql);
+        while (ok && q.next()) out.append(readConversation(q));
+        if (ok && !q.lastError().isValid()) return out;
+        fail(QStringLiteral("cannot list conversations"), q.lastError());
+        if (lastProblem() != StorageProblem::Damaged) break;
+    }
+    return out;  // what could be read
 }
 
 std::optional<ConversationRecord> Storage::conversation(qint64 id) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("SELECT %1 FROM conversations WHERE id = ?").arg(QLatin1String(kConversationColumns)));
+    const bool ready = q.prepare(QStringLiteral("SELECT %1 FROM conversations WHERE id = ?").arg(QLatin1String(kConversationColumns)));
     q.addBindValue(id);
-    if (!q.exec() || !q.next()) return std::nullopt;
+    if (!ready || !q.exec() || !q.next()) return std::nullopt;
     return readConversation(q);
 }
 
 bool Storage::renameConversation(qint64 id, const QString& title) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("UPDATE conversations SET title = ? WHERE id = ?"));
+    const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET title = ? WHERE id = ?"));
     q.addBindValue(text(title));
     q.addBindValue(id);
-    if (!q.exec()) return fail(QStringLiteral("cannot rename conversation %1").arg(id), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot rename conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
 }
 
 bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
+    const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
                              " max_tokens = ?, seed = ? WHERE id = ?"));
     for (const QVariant& v : {text(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
                               QVariant(s.maxTokens), QVariant(s.seed), QVariant(id)})
         q.addBindValue(v);
-    if (!q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
 }
 
 bool Storage::touchConversation(qint64 id) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("UPDATE conversations SET updated_at = ? WHERE id = ?"));
+    const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET updated_at = ? WHERE id = ?"));
     q.addBindValue(nowMs());
     q.addBindValue(id);
-    return q.exec();
+    return ready && q.exec();
 }
 
 bool Storage::setConversationDeleted(qint64 id, bool deleted) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("UPDATE conversations SET deleted_at = ? WHERE id = ?"));
+    const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET deleted_at = ? WHERE id = ?"));
     q.addBindValue(deleted ? nowMs() : qint64(0));
     q.addBindValue(id);
-    if (!q.exec()) return fail(QStringLiteral("cannot delete conversation %1").arg(id), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot delete conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
 }
 
 bool Storage::deleteConversation(qint64 id) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("DELETE FROM conversations WHERE id = ?"));
+    const bool ready = q.prepare(QStringLiteral("DELETE FROM conversations WHERE id = ?"));
     q.addBindValue(id);
-    if (!q.exec()) return fail(QStringLiteral("cannot delete conversation %1").arg(id), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot delete conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
 }
 
 int Storage::purgeDeletedConversations() {
     QSqlQuery q(db());
     if (!q.exec(QStringLiteral("DELETE FROM conversations WHERE deleted_at != 0")))
-        return fail(QStringLiteral("cannot purge deleted conversations"), q.lastError().text()), 0;
+        return fail(QStringLiteral("cannot purge deleted conversations"), q.lastError()), 0;
     return q.numRowsAffected();
 }
 
@@ -286,20 +443,20 @@ QList<qint64> Storage::searchConversations(const QString& text) {
     pattern = u'%' + pattern + u'%';
     QSqlQuery q(db());
     // LIKE is case-insensitive for ASCII in SQLite; good enough for a search box.
-    q.prepare(QStringLiteral(
+    const bool ready = q.prepare(QStringLiteral(
         "SELECT c.id FROM conversations c WHERE c.deleted_at = 0 AND (c.title LIKE :p1 ESCAPE '\\' OR EXISTS"
         " (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE :p2 ESCAPE '\\'))"
         " ORDER BY c.updated_at DESC, c.id DESC"));
     q.bindValue(QStringLiteral(":p1"), pattern);
     q.bindValue(QStringLiteral(":p2"), pattern);
-    if (!q.exec()) return fail(QStringLiteral("search failed"), q.lastError().text()), out;
+    if (!ready || !q.exec()) return fail(QStringLiteral("search failed"), q.lastError()), out;
     while (q.next()) out.append(q.value(0).toLongLong());
     return out;
 }
 
 qint64 Storage::appendMessage(const MessageRecord& m) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral(
+    const bool ready = q.prepare(QStringLiteral(
         "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
         " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at)"
         " VALUES (:conv, (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = :conv2),"
@@ -318,7 +475,7 @@ qint64 Storage::appendMessage(const MessageRecord& m) {
     q.bindValue(QStringLiteral(":ttft"), m.timeToFirstTokenMs);
     q.bindValue(QStringLiteral(":created"), now);
     q.bindValue(QStringLiteral(":updated"), now);
-    if (!q.exec()) return fail(QStringLiteral("cannot save a message"), q.lastError().text()), 0;
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save a message"), q.lastError()), 0;
     const qint64 id = q.lastInsertId().toLongLong();
     touchConversation(m.conversationId);
     return id;
@@ -326,36 +483,43 @@ qint64 Storage::appendMessage(const MessageRecord& m) {
 
 QList<MessageRecord> Storage::messages(qint64 conversationId) {
     QList<MessageRecord> out;
-    QSqlQuery q(db());
-    q.prepare(QStringLiteral("SELECT %1 FROM messages WHERE conversation_id = ? ORDER BY position")
-                  .arg(QLatin1String(kMessageColumns)));
-    q.addBindValue(conversationId);
-    if (!q.exec()) return fail(QStringLiteral("cannot read messages"), q.lastError().text()), out;
-    while (q.next()) out.append(readMessage(q));
-    return out;
+    // As in conversations(): past a damaged index to the table.
+    for (const char* table : {"messages", "messages NOT INDEXED"}) {
+        out.clear();
+        QSqlQuery q(db());
+        const bool ready = q.prepare(QStringLiteral("SELECT %1 FROM %2 WHERE conversation_id = ? ORDER BY position")
+                                         .arg(QLatin1String(kMessageColumns), QLatin1String(table)));
+        q.addBindValue(conversationId);
+        bool ok = ready && q.exec();
+        while (ok && q.next()) out.append(asStored(readMessage(q)));
+        if (ok && !q.lastError().isValid()) return out;
+        fail(QStringLiteral("cannot read messages"), q.lastError());
+        if (lastProblem() != StorageProblem::Damaged) break;
+    }
+    return out;  // what could be read
 }
 
 std::optional<MessageRecord> Storage::message(qint64 id) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("SELECT %1 FROM messages WHERE id = ?").arg(QLatin1String(kMessageColumns)));
+    const bool ready = q.prepare(QStringLiteral("SELECT %1 FROM messages WHERE id = ?").arg(QLatin1String(kMessageColumns)));
     q.addBindValue(id);
-    if (!q.exec() || !q.next()) return std::nullopt;
-    return readMessage(q);
+    if (!ready || !q.exec() || !q.next()) return std::nullopt;
+    return asStored(readMessage(q));
 }
 
 bool Storage::saveProgress(qint64 messageId, const QString& content) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("UPDATE messages SET content = ?, updated_at = ? WHERE id = ?"));
+    const bool ready = q.prepare(QStringLiteral("UPDATE messages SET content = ?, updated_at = ? WHERE id = ?"));
     q.addBindValue(text(content));
     q.addBindValue(nowMs());
     q.addBindValue(messageId);
-    if (!q.exec()) return fail(QStringLiteral("cannot save reply %1").arg(messageId), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save reply %1").arg(messageId), q.lastError());
     return q.numRowsAffected() == 1;
 }
 
 bool Storage::updateMessage(const MessageRecord& m) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("UPDATE messages SET content = ?, state = ?, error = ?, prompt_tokens = ?,"
+    const bool ready = q.prepare(QStringLiteral("UPDATE messages SET content = ?, state = ?, error = ?, prompt_tokens = ?,"
                              " completion_tokens = ?, cached_tokens = ?, tokens_per_second = ?, ttft_ms = ?,"
                              " updated_at = ? WHERE id = ?"));
     for (const QVariant& v : {text(m.content), QVariant(messageStateName(m.state)), text(m.error),
@@ -363,38 +527,39 @@ bool Storage::updateMessage(const MessageRecord& m) {
                               QVariant(m.tokensPerSecond), QVariant(m.timeToFirstTokenMs), QVariant(nowMs()),
                               QVariant(m.id)})
         q.addBindValue(v);
-    if (!q.exec()) return fail(QStringLiteral("cannot save message %1").arg(m.id), q.lastError().text());
-    touchConversation(m.conversationId);
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save message %1").arg(m.id), q.lastError());
+    // Not touching the conversation: the sidebar orders by the last message
+    // sent (appendMessage), so a reply ending or stopped does not move its row.
     return q.numRowsAffected() == 1;
 }
 
 bool Storage::deleteMessagesFrom(qint64 conversationId, int position) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("DELETE FROM messages WHERE conversation_id = ? AND position >= ?"));
+    const bool ready = q.prepare(QStringLiteral("DELETE FROM messages WHERE conversation_id = ? AND position >= ?"));
     q.addBindValue(conversationId);
     q.addBindValue(position);
-    if (!q.exec()) return fail(QStringLiteral("cannot delete messages"), q.lastError().text());
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot delete messages"), q.lastError());
     return true;
 }
 
 qint64 Storage::addToolCall(const ToolCallRecord& c) {
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
+    const bool ready = q.prepare(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
                              " VALUES (?, ?, ?, ?, ?, ?)"));
     for (const QVariant& v : {QVariant(c.messageId), text(c.callId), text(c.name), text(c.arguments),
                               text(c.result), QVariant(c.createdAt ? c.createdAt : nowMs())})
         q.addBindValue(v);
-    if (!q.exec()) return fail(QStringLiteral("cannot save a tool call"), q.lastError().text()), 0;
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save a tool call"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
 }
 
 QList<ToolCallRecord> Storage::toolCalls(qint64 messageId) {
     QList<ToolCallRecord> out;
     QSqlQuery q(db());
-    q.prepare(QStringLiteral("SELECT id, message_id, call_id, name, arguments, result, created_at FROM tool_calls"
+    const bool ready = q.prepare(QStringLiteral("SELECT id, message_id, call_id, name, arguments, result, created_at FROM tool_calls"
                              " WHERE message_id = ? ORDER BY id"));
     q.addBindValue(messageId);
-    if (!q.exec()) return out;
+    if (!ready || !q.exec()) return out;
     while (q.next()) {
         ToolCallRecord c;
         c.id = q.value(0).toLongLong();
@@ -409,25 +574,25 @@ QList<ToolCallRecord> Storage::toolCalls(qint64 messageId) {
     return out;
 }
 
+MessageRecord Storage::asStored(MessageRecord m) const {
+    // Only a writable database had its dead replies marked at open(); in the
+    // others a reply still Streaming was cut off all the same.
+    if (m.state == MessageState::Streaming && mode() != StorageMode::ReadWrite) m.state = MessageState::Interrupted;
+    return m;
+}
+
 int Storage::checkpoint() {
+    // Never into a file opened read-only (it may be damaged).
+    if (mode() != StorageMode::ReadWrite) return 0;
     QSqlQuery q(db());
     if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) || !q.next())
-        return fail(QStringLiteral("checkpoint failed"), q.lastError().text()), -1;
+        return fail(QStringLiteral("checkpoint failed"), q.lastError()), -1;
     // Columns: busy, frames in the log, frames checkpointed.
     return q.value(2).toInt();
 }
 
 void Storage::closeThreadConnection() {
-    const QString name = connectionPrefix_ + QString::number(quintptr(QThread::currentThreadId()), 16);
-    {
-        QSqlDatabase d = QSqlDatabase::database(name, false);
-        if (d.isOpen()) d.close();
-    }
-    QSqlDatabase::removeDatabase(name);
-    {
-        QMutexLocker lock(&connectionsMutex_);
-        connections_.remove(name);
-    }
+    dropThreadConnection();
     // A later thread may get this thread's id.
     QMutexLocker lock(&lastErrorMutex_);
     lastError_.remove(QThread::currentThreadId());
@@ -436,14 +601,14 @@ void Storage::closeThreadConnection() {
 qint64 Storage::importConversation(const ConversationRecord& conv, const QList<MessageRecord>& messages,
                                    const QList<QList<ToolCallRecord>>& toolCalls) {
     QSqlDatabase d = db();
-    if (!d.transaction()) return fail(QStringLiteral("cannot start the import"), d.lastError().text()), 0;
-    auto rollback = [&](const QString& what, const QString& detail) {
+    if (!d.transaction()) return fail(QStringLiteral("cannot start the import"), d.lastError()), 0;
+    auto rollback = [&](const QString& what, const auto& detail) {
         d.rollback();
         fail(what, detail);
         return qint64(0);
     };
     QSqlQuery q(d);
-    q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
+    const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
                              " top_p, top_k, max_tokens, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     const auto& s = conv.settings;
@@ -452,12 +617,12 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
                               QVariant(s.seed)})
         q.addBindValue(v);
-    if (!q.exec()) return rollback(QStringLiteral("cannot import the conversation"), q.lastError().text());
+    if (!ready || !q.exec()) return rollback(QStringLiteral("cannot import the conversation"), q.lastError());
     const qint64 id = q.lastInsertId().toLongLong();
     for (int i = 0; i < messages.size(); ++i) {
         const MessageRecord& m = messages[i];
         QSqlQuery mq(d);
-        mq.prepare(QStringLiteral(
+        const bool mready = mq.prepare(QStringLiteral(
             "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
             " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
@@ -469,7 +634,7 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
                                   QVariant(m.timeToFirstTokenMs), QVariant(m.createdAt ? m.createdAt : now),
                                   QVariant(m.updatedAt ? m.updatedAt : now)})
             mq.addBindValue(v);
-        if (!mq.exec()) return rollback(QStringLiteral("cannot import message %1").arg(i + 1), mq.lastError().text());
+        if (!mready || !mq.exec()) return rollback(QStringLiteral("cannot import message %1").arg(i + 1), mq.lastError());
         const qint64 messageId = mq.lastInsertId().toLongLong();
         if (i < toolCalls.size()) {
             for (ToolCallRecord c : toolCalls[i]) {
@@ -478,8 +643,113 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
             }
         }
     }
-    if (!d.commit()) return rollback(QStringLiteral("cannot commit the import"), d.lastError().text());
+    if (!d.commit()) return rollback(QStringLiteral("cannot commit the import"), d.lastError());
     return id;
+}
+
+QString Storage::backupPath(int n) const { return QDir(dir_).filePath(QStringLiteral("weir.backup-%1.sqlite3").arg(n)); }
+
+bool Storage::backUp() {
+    if (mode() != StorageMode::ReadWrite)
+        return fail(QStringLiteral("no backup copy: the database is not open for writing"), {}, StorageProblem::Other);
+    const QString fresh = QDir(dir_).filePath(QStringLiteral("weir.backup-new.sqlite3"));
+    QFile::remove(fresh);  // a partial copy an earlier attempt left (Weir's own file, not the user's)
+    QString quoted = fresh;
+    quoted.replace(u'\'', QStringLiteral("''"));
+    QSqlQuery q(db());
+    if (!q.exec(QStringLiteral("VACUUM INTO '%1'").arg(quoted))) {
+        QFile::remove(fresh);
+        return fail(QStringLiteral("cannot write a backup copy"), q.lastError());
+    }
+    // Rotate only once the new copy is complete: a failed copy keeps both old ones.
+    const QString newest = backupPath(1), older = backupPath(2);
+    if (QFile::exists(newest)) {
+        QFile::remove(older);
+        if (!QFile::rename(newest, older)) return fail(QStringLiteral("cannot rotate the backup copies"), newest);
+    }
+    if (!QFile::rename(fresh, newest)) return fail(QStringLiteral("cannot name the backup copy"), newest);
+    return true;
+}
+
+QList<StorageBackup> Storage::backups() const {
+    QList<StorageBackup> out;
+    for (int n = 1; n <= 2; ++n) {
+        const QFileInfo info(backupPath(n));
+        if (info.isFile() && info.size() > 0) out.append({info.filePath(), info.lastModified()});
+    }
+    return out;
+}
+
+namespace {
+
+// Whether SQLite finds the file at `path` sound, read through a connection of its own.
+bool isSoundCopy(const QString& path, const QString& connection) {
+    bool sound = false;
+    {
+        QSqlDatabase d = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+        d.setDatabaseName(path);
+        d.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
+        if (d.open()) {
+            QSqlQuery q(d);
+            sound = q.exec(QStringLiteral("PRAGMA integrity_check(1)")) && q.next() && q.value(0).toString() == u"ok" &&
+                    q.exec(QStringLiteral("PRAGMA user_version")) && q.next() && q.value(0).toInt() <= migrations::kLatest;
+        }
+        d.close();
+    }
+    QSqlDatabase::removeDatabase(connection);
+    return sound;
+}
+
+} // namespace
+
+bool Storage::restoreBackup(QString* keptAs) {
+    QString source;
+    for (const StorageBackup& b : backups()) {
+        if (isSoundCopy(b.path, connectionPrefix_ + QStringLiteral("backup-check"))) {
+            source = b.path;
+            break;
+        }
+    }
+    if (source.isEmpty()) return fail(QStringLiteral("no sound backup copy to restore in ") + dir_, {}, StorageProblem::Other);
+    dropThreadConnection();
+    mode_ = int(StorageMode::Closed);
+    {
+        QMutexLocker lock(&connectionsMutex_);
+        if (!connections_.isEmpty())
+            return fail(QStringLiteral("cannot restore while another thread uses the database"), {}, StorageProblem::Other);
+    }
+    // The old file and its log move aside together, under a name that says what they are.
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    QString aside = QDir(dir_).filePath(QStringLiteral("weir.damaged-%1.sqlite3").arg(stamp));
+    for (int n = 2; QFile::exists(aside); ++n)
+        aside = QDir(dir_).filePath(QStringLiteral("weir.damaged-%1-%2.sqlite3").arg(stamp).arg(n));
+    const QStringList suffixes{QString(), QStringLiteral("-wal"), QStringLiteral("-shm")};
+    QStringList moved;
+    auto putBack = [&] {
+        for (const QString& suffix : std::as_const(moved)) QFile::rename(aside + suffix, path_ + suffix);
+    };
+    for (const QString& suffix : suffixes) {
+        if (!QFile::exists(path_ + suffix)) continue;
+        if (!QFile::rename(path_ + suffix, aside + suffix)) {
+            putBack();
+            return fail(QStringLiteral("cannot move %1 aside").arg(path_ + suffix), {}, StorageProblem::ReadOnly);
+        }
+        moved << suffix;
+    }
+    const QString incoming = path_ + QStringLiteral(".restoring");
+    QFile::remove(incoming);
+    if (!QFile::copy(source, incoming) || !QFile::rename(incoming, path_)) {
+        QFile::remove(incoming);
+        putBack();
+        return fail(QStringLiteral("cannot copy %1 to %2").arg(source, path_), {}, StorageProblem::Other);
+    }
+    if (keptAs) *keptAs = moved.isEmpty() ? QString() : aside;
+    return open();
+}
+
+void Storage::setPageLimitForTesting(qint64 pages) {
+    QSqlQuery q(db());
+    q.exec(QStringLiteral("PRAGMA max_page_count = %1").arg(pages > 0 ? pages : qint64(4294967294LL)));
 }
 
 } // namespace weir::desktop

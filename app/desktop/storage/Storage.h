@@ -4,17 +4,45 @@
 // numbered schema migrations tracked in PRAGMA user_version. Each thread that
 // uses a Storage gets its own connection, and its own last error: the
 // checkpointer thread failing must not change what the GUI thread reads.
+//
+// The user's database file is never deleted, overwritten or "repaired": a file
+// that fails SQLite's integrity check or cannot be written is opened read-only,
+// one that cannot be read at all is left alone while the app runs on a
+// temporary database, and restoring a backup copy first renames it aside.
+#include <QDateTime>
 #include <QHash>
 #include <QList>
 #include <QMutex>
 #include <QSet>
 #include <QSqlDatabase>
 #include <QString>
+#include <QStringList>
+#include <atomic>
 #include <optional>
 
 #include "storage/Records.h"
 
+class QSqlError;
+
 namespace weir::desktop {
+
+// What a failed call ran into, from SQLite's result code.
+enum class StorageProblem {
+    None,
+    DiskFull,   // SQLITE_FULL: no space on the disk (or the size limit reached)
+    ReadOnly,   // the file, its folder or the connection cannot be written
+    Damaged,    // SQLITE_CORRUPT / SQLITE_NOTADB, or integrity_check found problems
+    Other,
+};
+
+// How the database is open. Only ReadWrite writes to the user's file.
+enum class StorageMode { Closed, ReadWrite, ReadOnly, Temporary };
+
+// A backup copy Storage keeps next to the database (newest first in backups()).
+struct StorageBackup {
+    QString path;
+    QDateTime time;  // when it was written
+};
 
 class Storage {
 public:
@@ -24,14 +52,43 @@ public:
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
 
-    // Opens the database, migrates it to `targetVersion` (default: latest)
-    // and marks replies left Streaming by a killed process as Interrupted.
-    // On failure returns false and lastError() says why.
+    // Opens the database for reading and writing: checks an existing file with
+    // PRAGMA integrity_check before anything is written to it, migrates it to
+    // `targetVersion` (default: latest) and marks replies left Streaming by a
+    // killed process as Interrupted. On failure returns false, lastError() and
+    // lastProblem() say why, and the file is as it was.
     bool open(int targetVersion = -1);
-    bool isOpen() const { return open_; }
+    // After open() failed: the existing file, read-only (no migration, nothing
+    // written). Writes then fail with StorageProblem::ReadOnly. False if even
+    // reading fails (not a database, unreadable schema, no file).
+    bool openReadOnly();
+    // After both failed: an empty database in memory, so the app still works;
+    // nothing in it outlives the process. The file is not touched.
+    bool openTemporary();
+    bool isOpen() const { return mode() != StorageMode::Closed; }
+    StorageMode mode() const { return StorageMode(mode_.load()); }
     // Why the calling thread's last failed call failed ("" if none failed).
     QString lastError() const;
+    StorageProblem lastProblem() const;
+    // What integrity_check reported when the last open() found the file damaged.
+    QStringList integrityProblems() const { return integrityProblems_; }
     QString databasePath() const { return path_; }
+
+    // Backup copies (SQLite's VACUUM INTO), two kept, newest first. backUp()
+    // runs on any thread, only in ReadWrite mode; a failed copy leaves the
+    // earlier ones as they were.
+    bool backUp();
+    QList<StorageBackup> backups() const;
+    // Replaces the database with the newest backup that passes integrity_check:
+    // the current file (with its -wal and -shm) is renamed to
+    // weir.damaged-DATE.sqlite3, never deleted, then the copy is opened with
+    // open(). Call only while no other thread holds a connection (stop the
+    // checkpointer first). `keptAs` gets the name the old file now has.
+    bool restoreBackup(QString* keptAs = nullptr);
+
+    // Simulates a full disk on the calling thread's connection: the database
+    // may not grow past `pages` pages (PRAGMA max_page_count; 0 lifts it).
+    void setPageLimitForTesting(qint64 pages);
 
     static int latestSchemaVersion();
     int schemaVersion();
@@ -70,7 +127,8 @@ public:
     // Copies the write-ahead log into the database file (the only step that
     // waits for the disk). Connections never do it on their own; the
     // StorageCheckpointer calls this on its thread so the GUI never waits.
-    // Returns the number of log frames checkpointed, or -1 on error.
+    // Returns the number of log frames checkpointed, or -1 on error; 0 when
+    // the database is not open for writing.
     int checkpoint();
     // Closes the calling thread's connection (threads that stop using Storage).
     void closeThreadConnection();
@@ -81,17 +139,30 @@ public:
                               const QList<QList<ToolCallRecord>>& toolCalls);
 
 private:
+    struct Failure {
+        QString message;
+        StorageProblem problem = StorageProblem::None;
+    };
     QSqlDatabase db();
+    QString connectionName() const;
+    void dropThreadConnection();
+    bool openReadWrite(int targetVersion);
+    bool openForReading();
     bool migrate(QSqlDatabase& db, int targetVersion);
-    bool fail(const QString& what, const QString& detail);
+    bool checkIntegrity(QSqlDatabase& db);
+    bool fail(const QString& what, const QString& detail, StorageProblem problem = StorageProblem::Other);
+    bool fail(const QString& what, const QSqlError& error);
+    QString backupPath(int n) const;
+    MessageRecord asStored(MessageRecord m) const;
 
     QString dir_, path_, connectionPrefix_;
     QMutex connectionsMutex_;
     QSet<QString> connections_;
-    bool open_ = false;
+    std::atomic<int> mode_{int(StorageMode::Closed)};  // read by every thread's db()
     int interruptedAtOpen_ = 0;
+    QStringList integrityProblems_;
     mutable QMutex lastErrorMutex_;
-    QHash<Qt::HANDLE, QString> lastError_;  // by thread, under lastErrorMutex_
+    QHash<Qt::HANDLE, Failure> lastError_;  // by thread, under lastErrorMutex_
 };
 
 } // namespace weir::desktop

@@ -26,13 +26,27 @@ void StorageCheckpointer::requestNow() {
     wake_.notify_all();
 }
 
+void StorageCheckpointer::requestBackup() {
+    {
+        std::lock_guard lock(mutex_);
+        backupRequested_ = true;
+    }
+    wake_.notify_all();
+}
+
 void StorageCheckpointer::run() {
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait_for(lock, std::chrono::milliseconds(intervalMs_), [this] { return requested_ || stop_; });
+        wake_.wait_for(lock, std::chrono::milliseconds(intervalMs_),
+                       [this] { return requested_ || backupRequested_ || stop_; });
         const bool last = stop_;
-        requested_ = false;
+        const bool backup = backupRequested_ && !stop_;
+        requested_ = backupRequested_ = false;
         lock.unlock();
+        if (backup) {
+            storage_->backUp();
+            ++backupsDone_;
+        }
         storage_->checkpoint();
         ++completed_;
         lock.lock();

@@ -16,6 +16,7 @@
 #include "weir/types/generate.h"
 #include "weir/types/message.h"
 #include "weir/types/model_config.h"
+#include "weir/types/output_constraint.h"
 
 namespace weir {
 
@@ -57,6 +58,11 @@ public:
     // the conversation (roles out of order, a tool call without a reply...),
     // or when the JSON does not parse.
     PreparedChat prepareChat(const ChatPromptInput& input) const;
+    // Why the engine would refuse this output constraint ("" when it would
+    // not): the schema's JSON or an unsupported keyword, named with where it
+    // is. Cheap (no vocabulary involved) and safe from any thread, so a
+    // server can answer 400 before it submits.
+    static std::string outputConstraintProblem(const OutputConstraint& constraint);
     // A reader for one reply of a chat with tools (PreparedChat::toolNames):
     // calls to other names stay text.
     std::unique_ptr<ToolCallReader> toolCallReader(std::vector<std::string> toolNames) const;

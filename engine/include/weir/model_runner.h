@@ -9,6 +9,7 @@
 
 #include "weir/types/kv_dtype.h"
 #include "weir/types/model_config.h"
+#include "weir/types/output_constraint.h"
 #include "weir/types/sampling_params.h"
 
 namespace weir {
@@ -19,6 +20,7 @@ struct ModelRunnerOptions {
     int32_t contextTokens = 0;       // positions the sequence may reach; 0 = the model's context
     KvDtype kvDtype = KvDtype::F16;
     SamplingParams sampling;         // for sample()
+    OutputConstraint constraint;     // for sample(): JSON output (see output_constraint.h)
 };
 
 class ModelRunner {
@@ -52,8 +54,13 @@ public:
     // weir::Error past contextTokens.
     const std::vector<float>& feed(const std::vector<int32_t>& tokens, int32_t chunk = 512);
     // Draws the next token from the last logits with options.sampling; the
-    // penalties see every token fed so far.
+    // penalties see every token fed so far. With options.constraint, only
+    // tokens that keep the output valid are drawn (an end-of-generation
+    // token only once the document is complete); a schema the engine cannot
+    // compile throws weir::Error naming the problem at the first call.
     int32_t sample();
+    // The constrained document is complete and nothing may follow: stop.
+    bool constraintFinished() const;
 
 private:
     struct Impl;

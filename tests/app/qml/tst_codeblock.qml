@@ -13,6 +13,20 @@ Item {
         when: windowShown
 
         Component { id: blockComponent; CodeBlock { width: 500 } }
+        Component { id: metricsComponent; FontMetrics {} }
+
+        // Narrow and wide letters take the same room only in a fixed-pitch font.
+        function isMonospace(font) {
+            const metrics = createTemporaryObject(metricsComponent, root, { font: font })
+            return metrics.advanceWidth("iiiiiiii") === metrics.advanceWidth("WWWWWWWW")
+        }
+
+        function test_codeIsMonospace() {
+            const block = createTemporaryObject(blockComponent, root, { code: "int x = 1;", language: "cpp" })
+            const body = findChild(block, "codeBody")
+            verify(isMonospace(body.font), "code block font resolves to " + body.font.family)
+            verify(!isMonospace(findChild(block, "codeLanguage").font))  // the check can fail
+        }
 
         function test_labelCopyAndStreaming() {
             const block = createTemporaryObject(blockComponent, root, { code: "def f():", language: "py", complete: false })
@@ -30,6 +44,25 @@ Item {
             compare(copy.text, "Copy")
             mouseClick(copy)
             compare(copy.text, "Copied")
+        }
+
+        function test_longLineScrollsInsideTheBlock() {
+            const longLine = "const veryLongName = [" + "1234567890, ".repeat(40) + "];"
+            const block = createTemporaryObject(blockComponent, root, { code: "short\n" + longLine, language: "js" })
+            waitForRendering(block)
+            const body = findChild(block, "codeBody")
+            const scroller = findChild(block, "codeScroller")
+            compare(body.lineCount, 2)                      // not wrapped
+            compare(block.width, 500)                       // the block keeps its width
+            verify(scroller.width < 500)
+            verify(scroller.contentWidth > 2 * scroller.width)
+            verify(findChild(block, "codeScrollBar").visible)
+            scroller.contentX = scroller.contentWidth - scroller.width   // the end of the line can be reached
+            verify(body.mapToItem(block, body.width, 0).x <= block.width)
+
+            const plain = createTemporaryObject(blockComponent, root, { code: "short", language: "js" })
+            waitForRendering(plain)
+            verify(!findChild(plain, "codeScrollBar").visible)
         }
 
         function test_unknownLanguageKeepsItsName() {

@@ -3,7 +3,7 @@ import QtTest
 import Weir
 
 // Composer: Enter sends (and clears), Shift+Enter adds a line, nothing is
-// sent while a reply runs in the conversation.
+// sent while a reply runs in the conversation; the cursor rests when idle.
 Item {
     id: root
     width: 800; height: 300
@@ -44,6 +44,23 @@ Item {
             keyClick(Qt.Key_Return)
             compare(App.chat.messages.count, 4)
             tryVerify(() => !App.chat.currentGenerating, 10000)
+        }
+
+        // The cursor stops blinking (nothing redraws) a while after the last
+        // key, and shows steady; a key wakes the blink.
+        function test_cursorRestsWhenIdle() {
+            const composer = createTemporaryObject(composerComponent, root, { cursorRestMs: 50 })
+            const input = findChild(composer, "composerInput")
+            const steady = findChild(composer, "restingCursor")
+            input.forceActiveFocus()
+            verify(input.cursorVisible)
+            verify(!steady.visible)
+            tryVerify(function() { return !input.cursorVisible })
+            verify(steady.visible)
+            keyClick(Qt.Key_A)
+            verify(input.cursorVisible)
+            verify(!steady.visible)
+            input.text = ""
         }
 
         function test_emptyTextIsNotSent() {

@@ -4,7 +4,8 @@ import Weir
 
 // EndpointPanel on the fake engine (which cannot be served over HTTP): the
 // switch turns the endpoint on, the reason it cannot listen shows in place,
-// the URL row stays hidden, and asking for other computers shows the warning.
+// the URL row stays hidden, asking for other computers shows the warning, and
+// the web pages (CORS) field takes origins or says why not.
 Item {
     id: root
     width: 600; height: 500
@@ -36,6 +37,29 @@ Item {
             App.endpoint.allowNetwork = false
             App.endpoint.enabled = false
             tryCompare(error, "visible", false)
+        }
+
+        // The web pages field: typed origins are taken (normalised); a typo
+        // shows why in place and leaves the list as it was.
+        function test_webPagesField() {
+            const panel = createTemporaryObject(panelComponent, root)
+            const field = findChild(panel, "endpointCorsField")
+            verify(field)
+            compare(field.text, "")
+            field.forceActiveFocus()
+            field.text = "https://App.example/"
+            field.editingFinished()
+            compare(App.endpoint.corsOrigins, "https://app.example")
+            const cors = findChild(panel, "endpointCorsError")
+            compare(cors.visible, false)
+            field.text = "app.example"
+            field.editingFinished()
+            compare(App.endpoint.corsOrigins, "https://app.example")
+            tryCompare(cors, "visible", true)
+            verify(cors.text.indexOf("not an origin") >= 0)
+            App.endpoint.corsOrigins = ""
+            compare(App.endpoint.corsOrigins, "")
+            compare(cors.visible, false)
         }
     }
 }

@@ -1,6 +1,6 @@
 // The hybrid cache through its public API: storage through KvAccess, window
 // release, all-or-nothing allocation, LRU eviction order, the window-reuse
-// rule, fork, live resizing and the status it reports.
+// rule, live resizing and the status it reports.
 #include "tests/support/weir_test.h"
 
 #include <cstring>
@@ -246,29 +246,6 @@ WEIR_TEST(HybridKvCache, prefixComputedTwiceKeepsOneCopy) {
     c.closeSequence(b);
     REQUIRE_EQ(c.evictablePages(PoolKind::Full), int64_t(6));
     REQUIRE_EQ(c.matchPrefix(tokens(100, 25)).reuseTokens, int64_t(24));
-    REQUIRE(c.checkIntegrity());
-}
-
-WEIR_TEST(HybridKvCache, forkCopiesThePartialPage) {
-    HybridKvCache c(smallConfig());
-    const int32_t p = c.openSequence(1);
-    REQUIRE_EQ(c.allocate(p, 6), KvResult::Ok);
-    for (int32_t l = 0; l < 2; ++l) std::memset(rowOf(c, l, p, 5), 0x5a + l, 64);
-    const int32_t ch = c.forkSequence(p, 2);
-    REQUIRE(ch >= 0);
-    REQUIRE_EQ(c.sequenceInfo(ch).length, int64_t(6));
-    REQUIRE_EQ(c.pageTable(0, ch)[0], c.pageTable(0, p)[0]);  // shared complete page
-    REQUIRE(c.pageTable(0, ch)[1] != c.pageTable(0, p)[1]);  // copied partial page
-    REQUIRE(c.pageTable(1, ch)[1] != c.pageTable(1, p)[1]);
-    for (int32_t l = 0; l < 2; ++l) REQUIRE_EQ(int(rowOf(c, l, ch, 5)[0]), 0x5a + l);
-    std::memset(rowOf(c, 0, ch, 5), 0x11, 64);
-    REQUIRE_EQ(int(rowOf(c, 0, p, 5)[0]), 0x5a);
-    REQUIRE(c.checkIntegrity());
-    c.closeSequence(p);
-    REQUIRE(c.checkIntegrity());
-    REQUIRE_EQ(c.allocate(ch, 3), KvResult::Ok);
-    c.closeSequence(ch);
-    REQUIRE_EQ(c.freePages(PoolKind::Full), int64_t(16));
     REQUIRE(c.checkIntegrity());
 }
 

@@ -2,7 +2,7 @@
 // simple reference model (abstract page ids, the tree as a map from whole
 // prefixes to pages, every count recomputed from scratch) runs the same random
 // operations as HybridKvCache: open + attach, prefill chunks, decode steps,
-// out-of-window release, caching prefixes, finish/cancel, fork, explicit
+// out-of-window release, caching prefixes, finish/cancel, explicit
 // eviction and live resizing. After every operation the results, every pool
 // counter and every sequence are compared, the real page ids are checked to be
 // a bijection with the model's live pages (no page with two owners), every
@@ -255,15 +255,6 @@ struct Ref {
         Key path = keyOf(s.stream, reached);
         touch(path);
         if (s.lockKey.empty() || path.size() >= s.lockKey.size()) s.lockKey = path;
-        // Sequences sharing pages of this path (forks) now use those nodes.
-        for (auto& [id, t] : seqs) {
-            if (&t == &s) continue;
-            for (int64_t i = std::min<int64_t>(reached, int64_t(t.full.size())) - 1; i >= 0; --i) {
-                if (t.full[size_t(i)] != tree.at(keyOf(s.stream, i + 1)).full) continue;
-                if (int64_t(t.lockKey.size()) < (i + 1) * P) t.lockKey = keyOf(s.stream, i + 1);
-                break;
-            }
-        }
         return created;
     }
 };
@@ -327,7 +318,7 @@ WEIR_TEST(KvModel, randomOperationsAgainstReference) {
     // Every page's storage carries its model id (first 4 bytes of its
     // first K row), written when the page first shows up and compared on
     // every later look: content must follow its page through resizes
-    // (compaction) and forks (the copied partial page).
+    // (compaction).
     std::vector<uint8_t> stamped;  // by model page id
     auto pageBytes = [&](int32_t layer, int32_t page) {
         const KvLayerStorage st = cache.layer(layer);
@@ -445,41 +436,8 @@ WEIR_TEST(KvModel, randomOperationsAgainstReference) {
             }
             ref.seqs.erase(id);
             cache.closeSequence(id);
-        } else if (r < 80) {
-            op = "fork";
-            const int32_t id = pickSeq();
-            if (id < 0 || int(ref.seqs.size()) >= kMaxSeqs) continue;
-            RefSeq parent = ref.seqs[id];
-            const uint64_t req = nextRequest++;
-            const bool partial = parent.length % P != 0;
-            KvResult want = partial ? ref.makeRoom(1, 1) : KvResult::Ok;
-            const int32_t child = cache.forkSequence(id, req);
-            if ((child >= 0) != (want == KvResult::Ok)) {
-                err = "fork returned " + std::to_string(child) + ", reference " + kvResultName(want);
-            } else if (child >= 0) {
-                RefSeq c;
-                c.request = req;
-                c.stream.assign(parent.stream.begin(), parent.stream.begin() + parent.length);
-                const int64_t complete = parent.length / P;
-                c.full.assign(parent.full.begin(), parent.full.begin() + complete);
-                c.win.assign(parent.win.begin(), parent.win.begin() + complete);
-                c.lockKey = parent.lockKey;
-                if (partial) {
-                    ref.appendPages(c, 1);
-                    // The copy of the partial page carries the parent's content.
-                    const size_t last = size_t(complete);
-                    int gotF = 0, gotW = 0;
-                    std::memcpy(&gotF, pageBytes(0, cache.pageTable(0, child)[last]), sizeof gotF);
-                    std::memcpy(&gotW, pageBytes(1, cache.pageTable(1, child)[last]), sizeof gotW);
-                    if (gotF != parent.full[last] || (parent.win[last] >= 0 && gotW != parent.win[last]))
-                        err = "fork did not copy the partial page";
-                }
-                c.length = parent.length;
-                c.windowStart = parent.windowStart;
-                ref.seqs[child] = std::move(c);
-            }
         } else if (r < 86) {
-            const bool full = r < 83;
+            const bool full = r < 81;
             op = full ? "evict full" : "evict window";
             const int64_t k = uni(1, 4);
             int64_t want = 0;
@@ -605,7 +563,7 @@ WEIR_TEST(KvModel, randomOperationsAgainstReference) {
     std::printf("  %s\n", summary.c_str());
     // Each kind of operation must have happened for the run to mean anything.
     for (const char* name : {"open+attach", "decode step", "prefill chunk", "release out of window", "cache prefix",
-                             "finish", "cancel", "fork", "evict full", "evict window", "resize full",
+                             "finish", "cancel", "evict full", "evict window", "resize full",
                              "resize window", "match"})
         REQUIRE_MSG(counts[name] > 0, name);
     REQUIRE(hits > 0);

@@ -92,11 +92,24 @@ double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
     return d;
 }
 
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size() || a.empty()) return 0;
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        ab += double(a[i]) * b[i];
+        aa += double(a[i]) * a[i];
+        bb += double(b[i]) * b[i];
+    }
+    return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0;
+}
+
 } // namespace
 
 static weirtest::TempDir dir_;
 
-void checkModel(Model& m, int32_t len) {
+// chunkBound: the largest relative logit change chunking may cause (< 0: none
+// checked; real weights on random tokens amplify rounding too much for one).
+void checkModel(Model& m, int32_t len, double chunkBound = 0.1) {
     kernels::ThreadPool pool(2);
     const int32_t V = m.config().nVocab;
     const std::vector<std::vector<int32_t>> seqs = {tokensFor(1, len, V), tokensFor(2, len * 2 / 3, V), tokensFor(3, len / 2, V)};
@@ -107,44 +120,32 @@ void checkModel(Model& m, int32_t len) {
         REQUIRE_MSG(d <= limit, weirtest::str(what, " differs by ", d));
     };
 
-    for (RowRounding mode : {RowRounding::LlamaCompatible, RowRounding::BatchInvariant}) {
-        m.setRowRounding(mode);
-        const bool invariant = mode == RowRounding::BatchInvariant;
-        std::vector<std::vector<float>> alone;
+    std::vector<std::vector<float>> alone;
+    for (size_t s = 0; s < seqs.size(); ++s)
+        alone.push_back(runPlan(m, {seqs[s]}, [&](int step, size_t) { return step == 0 ? prompt(s) : 1; }, pool, false)[0]);
+
+    // Mixed batches: sequence s starts its prompt at step s, next to the
+    // others' single tokens; rows either grouped per sequence or round-robin.
+    // Each sequence's rows round as if it ran alone, whatever else is batched.
+    for (bool interleave : {false, true}) {
+        const auto mixed = runPlan(m, seqs, [&](int step, size_t s) {
+            return step < int(s) ? 0 : step == int(s) ? prompt(s) : 1;
+        }, pool, interleave);
         for (size_t s = 0; s < seqs.size(); ++s)
-            alone.push_back(runPlan(m, {seqs[s]}, [&](int step, size_t) { return step == 0 ? prompt(s) : 1; }, pool, false)[0]);
-
-        // Mixed batches: sequence s starts its prompt at step s, next to the
-        // others' single tokens; rows either grouped per sequence or round-robin.
-        for (bool interleave : {false, true}) {
-            const auto mixed = runPlan(m, seqs, [&](int step, size_t s) {
-                return step < int(s) ? 0 : step == int(s) ? prompt(s) : 1;
-            }, pool, interleave);
-            for (size_t s = 0; s < seqs.size(); ++s)
-                expect(weirtest::str(invariant ? "invariant" : "llama", " seq ", s, " mixed (interleave ", interleave, ")"),
-                       maxDiff(alone[s], mixed[s]), 1e-4);
-        }
-
-        // Chunks of 1, 2, 3, 5, ... tokens, alone and all sequences together
-        // with different chunk sizes. LlamaCompatible follows llama.cpp, whose
-        // rounding depends on the chunk size (and the model amplifies it), so
-        // only BatchInvariant promises the same numbers here.
-        for (size_t s = 0; s < seqs.size(); ++s) {
-            const auto c = runPlan(m, {seqs[s]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, pool, false)[0];
-            const double d = maxDiff(alone[s], c);
-            if (invariant) expect(weirtest::str("invariant seq ", s, " chunked"), d, 1e-4);
-            else std::printf("  llama seq %zu chunked: max rel diff %.2e (rounding follows the chunking)\n", s, d);
-        }
-        if (invariant) {
-            const auto mixed = runPlan(m, seqs, [](int step, size_t s) {
-                if (s == 1 && step % 4 == 2) return 0;
-                return int(1 + (s * 3 + size_t(step)) % 7);
-            }, pool, true);
-            for (size_t s = 0; s < seqs.size(); ++s)
-                expect(weirtest::str("invariant seq ", s, " mixed chunks"), maxDiff(alone[s], mixed[s]), 1e-4);
-        }
+            expect(weirtest::str("seq ", s, " mixed (interleave ", interleave, ")"), maxDiff(alone[s], mixed[s]), 1e-4);
     }
-    m.setRowRounding(RowRounding::LlamaCompatible);
+
+    // Chunks of 1, 2, 3, 5, ... tokens: rounding follows llama.cpp, which
+    // depends on the chunk size, and a model on random tokens amplifies it
+    // (single logits move by up to ~2 on Gemma 3 270M), so compare the logits
+    // as a whole: wrong positions or KV would leave them nearly uncorrelated.
+    for (size_t s = 0; s < seqs.size(); ++s) {
+        const auto c = runPlan(m, {seqs[s]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, pool, false)[0];
+        const double cos = cosine(alone[s], c);
+        std::printf("  seq %zu chunked: max rel diff %.2e, cosine %.6f\n", s, maxDiff(alone[s], c), cos);
+        REQUIRE_MSG(cos >= 0.99, weirtest::str("seq ", s, " chunked: cosine ", cos));
+        if (chunkBound >= 0) expect(weirtest::str("seq ", s, " chunked"), maxDiff(alone[s], c), chunkBound);
+    }
 }
 
 std::unique_ptr<Model> synthetic(const SyntheticModelSpec& spec) {
@@ -246,5 +247,5 @@ WEIR_TEST(Batching, defaultModel) {
     if (path.empty() || !std::filesystem::exists(path)) SKIP("default model not present (WEIR_MODEL)");
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
     auto m = loadModel(f);
-    checkModel(*m, 12);
+    checkModel(*m, 12, -1);
 }

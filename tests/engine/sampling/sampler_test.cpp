@@ -315,3 +315,29 @@ WEIR_TEST(Sampler, sameSeedSameSequence) {
     REQUIRE(a != c);
     REQUIRE(std::set<int32_t>(a.begin(), a.end()).size() > 5);  // it really samples
 }
+
+// OpenAI's logit_bias: added to the token's logit after the penalties; a bias
+// of -100 or less bans the token even where every other logit is lower.
+WEIR_TEST(Sampler, logitBiasShiftsAndBans) {
+    SamplingParams p = plain();
+    p.temperature = 0;
+    std::vector<float> l = {3.f, 2.f, 1.f};
+    p.logitBias = {{2, 2.5f}};
+    REQUIRE_EQ(Sampler(p).sample(l, {}), 2);
+    REQUIRE_EQ(l[2], 3.5f);
+    p.logitBias = {{0, -100.f}};
+    l = {-500.f, -1000.f, -2000.f};
+    REQUIRE_EQ(Sampler(p).sample(l, {}), 1);
+    p.logitBias = {{7, 50.f}, {-1, 50.f}};  // outside the vocabulary: ignored
+    l = {3.f, 2.f, 1.f};
+    REQUIRE_EQ(Sampler(p).sample(l, {}), 0);
+    // Sampled: a banned token never comes, a strongly favoured one always.
+    SamplingParams q = plain(7);
+    q.logitBias = {{0, -100.f}};
+    const auto banned = frequencies(q, logitsFromProbs(kProbs), 2000);
+    REQUIRE_EQ(banned.count(0), size_t(0));
+    q.logitBias = {{3, 100.f}};
+    const auto favoured = frequencies(q, logitsFromProbs(kProbs), 200);
+    REQUIRE_EQ(favoured.size(), size_t(1));
+    REQUIRE_EQ(favoured.begin()->first, 3);
+}

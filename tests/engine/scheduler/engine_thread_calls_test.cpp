@@ -4,8 +4,8 @@
 // forever, and every request submitted, before, during or after shutdown,
 // gets exactly one terminal event. The scheduler runs on a tiny random-weight
 // Gemma 3 on a thread this test starts and stops itself.
-#include <QTemporaryDir>
-#include <QtTest>
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -98,115 +98,107 @@ GenerateRequest shortRequest(int32_t maxTokens = 4) {
 
 } // namespace
 
-class EngineThreadCallsTest : public QObject {
-    Q_OBJECT
+static weirtest::TempDir dir_;
+static std::string model_;
 
-    QTemporaryDir dir_;
-    std::string model_;
+WEIR_TEST_SUITE_SETUP(EngineThreadCalls) {
+    REQUIRE(dir_.isValid());
+    model_ = dir_.filePath("tiny-gemma3.gguf");
+    test::writeTinyGemma3(model_);
+}
 
-private slots:
-    void initTestCase() {
-        QVERIFY(dir_.isValid());
-        model_ = dir_.filePath("tiny-gemma3.gguf").toStdString();
-        test::writeTinyGemma3(model_);
+// Before: the exception was swallowed and the caller saw success.
+WEIR_TEST(EngineThreadCalls, exceptionOnTheEngineThreadReachesTheCaller) {
+    Rig rig(model_);
+    rig.start();
+    bool threw = false;
+    try {
+        rig.scheduler->runOnEngineThread([] { throw std::runtime_error("pool maintenance broke"); }, true);
+    } catch (const std::runtime_error& e) {
+        threw = true;
+        REQUIRE_EQ(std::string(e.what()), std::string("pool maintenance broke"));
     }
+    REQUIRE(threw);
+    // The engine thread is still serving: a request completes afterwards.
+    Outcomes out(1);
+    rig.scheduler->submit(shortRequest(), out.sink(0));
+    out.waitTerminal(0);
+    REQUIRE_EQ(out.lastKind[0], Event::Kind::Done);
+}
 
-    // Before: the exception was swallowed and the caller saw success.
-    void exceptionOnTheEngineThreadReachesTheCaller() {
+WEIR_TEST(EngineThreadCalls, commandNobodyWaitsForIsReportedWhenItThrows) {
+    Rig rig(model_);
+    rig.start();
+    rig.scheduler->runOnEngineThread([] { throw std::runtime_error("queued command broke"); }, false);
+    rig.scheduler->runOnEngineThread([] {}, true);  // commands run in order: the first has run
+    rig.shutDown();
+    const CacheStatus st = rig.scheduler->status();
+    REQUIRE_EQ(st.violations, uint64_t(1));
+    REQUIRE(!st.violationDetails.empty());
+    REQUIRE_MSG(st.violationDetails.front().find("queued command broke") != std::string::npos,
+                st.violationDetails.front());
+}
+
+// Before: the caller waited forever for a thread that had ended.
+WEIR_TEST(EngineThreadCalls, callsAfterShutdownFailAtOnce) {
+    Rig rig(model_);
+    rig.start();
+    rig.shutDown();
+    bool ran = false;
+    REQUIRE_THROWS(Error, rig.scheduler->runOnEngineThread([&] { ran = true; }, true));
+    REQUIRE_THROWS(Error, rig.scheduler->runOnEngineThread([&] { ran = true; }, false));
+    REQUIRE(!ran);
+    const std::string clear = rig.scheduler->clearPrefixCache();
+    REQUIRE_MSG(clear.find("shut down") != std::string::npos, clear);
+    const std::string resize = rig.scheduler->resizePool(kv::PoolKind::Full, 4096);
+    REQUIRE_MSG(resize.find("shut down") != std::string::npos, resize);
+}
+
+// Before: a request submitted after run() had ended never got an event.
+WEIR_TEST(EngineThreadCalls, submitAfterShutdownEndsAtOnce) {
+    Rig rig(model_);
+    rig.start();
+    rig.shutDown();
+    Outcomes out(1);
+    const uint64_t id = rig.scheduler->submit(shortRequest(), out.sink(0));
+    REQUIRE(id != 0);
+    // Delivered inside submit(): no engine thread is left to do it later.
+    REQUIRE_EQ(out.terminals[0], 1);
+    REQUIRE_EQ(out.lastKind[0], Event::Kind::Cancelled);
+}
+
+// Submitters race the shutdown and keep going after it: every request
+// ends exactly once, whichever side of the shutdown it landed on.
+WEIR_TEST(EngineThreadCalls, everyRequestEndsOnceAcrossShutdown) {
+    constexpr int kSubmitters = 3, kPerSubmitter = 40;
+    Outcomes out(size_t(kSubmitters * kPerSubmitter));
+    {
         Rig rig(model_);
         rig.start();
-        bool threw = false;
-        try {
-            rig.scheduler->runOnEngineThread([] { throw std::runtime_error("pool maintenance broke"); }, true);
-        } catch (const std::runtime_error& e) {
-            threw = true;
-            QCOMPARE(std::string(e.what()), std::string("pool maintenance broke"));
+        std::atomic<int> submitted{0};
+        std::atomic<bool> joined{false};
+        std::vector<std::thread> submitters;
+        for (int s = 0; s < kSubmitters; ++s) {
+            submitters.emplace_back([&, s] {
+                for (int i = 0; i < kPerSubmitter; ++i) {
+                    // The last few wait until the engine thread has ended.
+                    if (i == kPerSubmitter - 5)
+                        while (!joined.load()) std::this_thread::yield();
+                    rig.scheduler->submit(shortRequest(2 + i % 3), out.sink(size_t(s * kPerSubmitter + i)));
+                    ++submitted;
+                }
+            });
         }
-        QVERIFY(threw);
-        // The engine thread is still serving: a request completes afterwards.
-        Outcomes out(1);
-        rig.scheduler->submit(shortRequest(), out.sink(0));
-        out.waitTerminal(0);
-        QCOMPARE(out.lastKind[0], Event::Kind::Done);
-    }
-
-    void commandNobodyWaitsForIsReportedWhenItThrows() {
-        Rig rig(model_);
-        rig.start();
-        rig.scheduler->runOnEngineThread([] { throw std::runtime_error("queued command broke"); }, false);
-        rig.scheduler->runOnEngineThread([] {}, true);  // commands run in order: the first has run
+        while (submitted.load() < kSubmitters * 10) std::this_thread::yield();
         rig.shutDown();
-        const CacheStatus st = rig.scheduler->status();
-        QCOMPARE(st.violations, uint64_t(1));
-        QVERIFY(!st.violationDetails.empty());
-        QVERIFY2(st.violationDetails.front().find("queued command broke") != std::string::npos,
-                 st.violationDetails.front().c_str());
+        joined.store(true);
+        for (auto& t : submitters) t.join();
     }
-
-    // Before: the caller waited forever for a thread that had ended.
-    void callsAfterShutdownFailAtOnce() {
-        Rig rig(model_);
-        rig.start();
-        rig.shutDown();
-        bool ran = false;
-        QVERIFY_THROWS_EXCEPTION(Error, rig.scheduler->runOnEngineThread([&] { ran = true; }, true));
-        QVERIFY_THROWS_EXCEPTION(Error, rig.scheduler->runOnEngineThread([&] { ran = true; }, false));
-        QVERIFY(!ran);
-        const std::string clear = rig.scheduler->clearPrefixCache();
-        QVERIFY2(clear.find("shut down") != std::string::npos, clear.c_str());
-        const std::string resize = rig.scheduler->resizePool(kv::PoolKind::Full, 4096);
-        QVERIFY2(resize.find("shut down") != std::string::npos, resize.c_str());
+    int missing = 0, doubled = 0;
+    for (int n : out.terminals) {
+        missing += n == 0;
+        doubled += n > 1;
     }
-
-    // Before: a request submitted after run() had ended never got an event.
-    void submitAfterShutdownEndsAtOnce() {
-        Rig rig(model_);
-        rig.start();
-        rig.shutDown();
-        Outcomes out(1);
-        const uint64_t id = rig.scheduler->submit(shortRequest(), out.sink(0));
-        QVERIFY(id != 0);
-        // Delivered inside submit(): no engine thread is left to do it later.
-        QCOMPARE(out.terminals[0], 1);
-        QCOMPARE(out.lastKind[0], Event::Kind::Cancelled);
-    }
-
-    // Submitters race the shutdown and keep going after it: every request
-    // ends exactly once, whichever side of the shutdown it landed on.
-    void everyRequestEndsOnceAcrossShutdown() {
-        constexpr int kSubmitters = 3, kPerSubmitter = 40;
-        Outcomes out(size_t(kSubmitters * kPerSubmitter));
-        {
-            Rig rig(model_);
-            rig.start();
-            std::atomic<int> submitted{0};
-            std::atomic<bool> joined{false};
-            std::vector<std::thread> submitters;
-            for (int s = 0; s < kSubmitters; ++s) {
-                submitters.emplace_back([&, s] {
-                    for (int i = 0; i < kPerSubmitter; ++i) {
-                        // The last few wait until the engine thread has ended.
-                        if (i == kPerSubmitter - 5)
-                            while (!joined.load()) std::this_thread::yield();
-                        rig.scheduler->submit(shortRequest(2 + i % 3), out.sink(size_t(s * kPerSubmitter + i)));
-                        ++submitted;
-                    }
-                });
-            }
-            while (submitted.load() < kSubmitters * 10) std::this_thread::yield();
-            rig.shutDown();
-            joined.store(true);
-            for (auto& t : submitters) t.join();
-        }
-        int missing = 0, doubled = 0;
-        for (int n : out.terminals) {
-            missing += n == 0;
-            doubled += n > 1;
-        }
-        QCOMPARE(missing, 0);
-        QCOMPARE(doubled, 0);
-    }
-};
-
-QTEST_GUILESS_MAIN(EngineThreadCallsTest)
-#include "engine_thread_calls_test.moc"
+    REQUIRE_EQ(missing, 0);
+    REQUIRE_EQ(doubled, 0);
+}

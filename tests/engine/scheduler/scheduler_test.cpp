@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -34,6 +35,7 @@ struct Collected {
     std::mutex mutex;
     std::condition_variable cv;
     std::vector<int32_t> tokens;
+    std::vector<std::optional<TokenLogprobs>> logprobs;  // one per token event
     std::string text;
     int terminals = 0;
     int afterTerminal = 0;
@@ -45,6 +47,7 @@ struct Collected {
             if (terminals > 0) ++afterTerminal;
             if (ev.kind == Event::Kind::Token) {
                 if (ev.token >= 0) tokens.push_back(ev.token);
+                logprobs.push_back(ev.logprobs);
                 text += ev.text;
             } else {
                 ++terminals;
@@ -625,4 +628,50 @@ WEIR_TEST(Scheduler, mixedLoadAtTheContextLimit) {
     REQUIRE(r.cancelled > 0);
     REQUIRE_EQ(r.done + r.cancelled + r.errors, uint64_t(160));
     REQUIRE_EQ(r.errors, r.refusedTooLong + r.queueFull);
+}
+
+// Log probabilities ride on the token events when asked for: greedy picks the
+// most likely token, so the chosen one is the first alternative; asking for
+// them changes nothing in the output; a logit bias that bans the greedy
+// choice makes the next best come instead, while the log probabilities (of the
+// raw logits) still show the banned token on top.
+WEIR_TEST(Scheduler, logprobsAndLogitBias) {
+    Engine engine(options());
+    std::mt19937_64 rng(5);
+    const std::vector<int32_t> prompt = randomPrompt(rng, 30, engine.modelConfig().nVocab);
+    const std::vector<int32_t> plain = runAlone(engine, prompt, 6);
+
+    GenerateRequest r = request(prompt, 6);
+    r.topLogprobs = 3;
+    Collected c;
+    engine.submit(r, c.sink());
+    c.waitTerminal();
+    REQUIRE_EQ(c.tokens, plain);
+    REQUIRE_EQ(c.logprobs.size(), plain.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+        REQUIRE(c.logprobs[i].has_value());
+        const TokenLogprobs& lp = *c.logprobs[i];
+        REQUIRE_EQ(lp.chosen.token, plain[i]);
+        REQUIRE_EQ(lp.top.size(), size_t(3));
+        REQUIRE_EQ(lp.top[0].token, plain[i]);
+        REQUIRE_EQ(lp.top[0].logprob, lp.chosen.logprob);
+        REQUIRE(lp.chosen.logprob <= 0.0f);
+        REQUIRE(lp.top[1].logprob <= lp.top[0].logprob && lp.top[2].logprob <= lp.top[1].logprob);
+        REQUIRE(!lp.chosen.bytes.empty());
+    }
+    Collected none;
+    engine.submit(request(prompt, 2), none.sink());
+    none.waitTerminal();
+    for (const auto& lp : none.logprobs) REQUIRE(!lp.has_value());
+
+    GenerateRequest banned = request(prompt, 1);
+    banned.topLogprobs = 2;
+    banned.sampling.logitBias = {{plain[0], -100.0f}};
+    Collected b;
+    engine.submit(banned, b.sink());
+    b.waitTerminal();
+    REQUIRE_EQ(b.tokens.size(), size_t(1));
+    REQUIRE_EQ(b.tokens[0], c.logprobs[0]->top[1].token);
+    REQUIRE_EQ(b.logprobs[0]->top[0].token, plain[0]);
+    expectClean(engine);
 }

@@ -18,6 +18,10 @@ struct ChatPromptInput {
     // "description", "parameters"}}); empty for none.
     std::string toolsJson;
     ToolChoice toolChoice;
+    // tool_choice "required" or a named function: false leaves the call's
+    // opening (PreparedChat::forcedPrefix) out of the prompt, for a caller
+    // that constrains the whole reply to a call itself (as JSON).
+    bool openForcedCall = true;
 };
 
 struct PreparedChat {

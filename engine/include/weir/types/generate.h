@@ -3,10 +3,13 @@
 // exactly one terminal event: Done, Error or Cancelled.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "weir/types/output_constraint.h"
 #include "weir/types/sampling_params.h"
+#include "weir/types/token_logprobs.h"
 
 namespace weir {
 
@@ -30,6 +33,11 @@ struct GenerateRequest {
     // such as <start_function_call> are control tokens in some vocabularies);
     // stop strings then match them too. End-of-generation tokens stay hidden.
     bool showSpecialTokens = false;
+    // >= 0: every Token event carries the token's log probability and this
+    // many alternatives (up to kMaxTopLogprobs); < 0: none (no cost).
+    int32_t topLogprobs = -1;
+    // Structured output: the reply is held to JSON (see output_constraint.h).
+    OutputConstraint constraint;
 };
 
 struct Usage {
@@ -59,6 +67,10 @@ struct Event {
     Usage usage;                         // terminal events
     FinishReason finish = FinishReason::Stop;
     ErrorCode error = ErrorCode::None;   // Error: why
+    // Token, when GenerateRequest::topLogprobs >= 0: the log-softmax of the
+    // model's raw logits for this position (before penalties, bias and
+    // temperature, as vLLM's default and OpenAI's report them).
+    std::optional<TokenLogprobs> logprobs;
     bool isTerminal() const { return kind != Kind::Token; }
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // A JSON string literal from UTF-8 text, for every part of Weir that writes
 // JSON by hand (weir-cli's output, the model file description, the soak
-// report). Control characters are escaped; bytes that are not valid UTF-8
+// report, Jinja's tojson). Control characters are escaped; bytes that are not valid UTF-8
 // become U+FFFD, so the output is always valid JSON.
 #include <cstdio>
 #include <string>
@@ -42,6 +42,8 @@ inline std::string jsonString(std::string_view s) {
         case '\n': out += "\\n"; break;
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
         default:
             if (c < 0x20) {
                 char buf[8];

@@ -1,0 +1,42 @@
+#pragma once
+// Which web pages may call the endpoint from a browser (CORS). None by
+// default: a page's scripts can then neither read an answer nor send JSON
+// (the browser's preflight finds no Access-Control-Allow-Origin). Origins the
+// user lists (--cors-origins, the app's endpoint card), or "*" for any, get
+// their preflight (OPTIONS) answered without authentication, as browsers
+// never send a key on it, and Access-Control-* headers on every answer.
+// The API key, where set, still decides every request but the preflight.
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+#include "app/server/http_request.h"
+
+namespace weir::server {
+
+class CorsPolicy {
+public:
+    explicit CorsPolicy(const QStringList& origins);
+
+    bool allows(const QByteArray& origin) const;
+    // For every answer to a request with this Origin: nothing unless allowed.
+    HttpHeaders answerHeaders(const QByteArray& origin) const;
+    // An allowed origin's preflight, besides answerHeaders: methods, the
+    // headers it asked for, how long the browser may remember the answer.
+    HttpHeaders preflightHeaders(const HttpRequest& request) const;
+
+    // Why `origin` cannot be listed (not "*" and not scheme://host[:port]);
+    // nothing when it can.
+    static std::optional<QString> invalidOrigin(const QString& origin);
+    // "https://Example.com/" -> "https://example.com": how origins compare.
+    static QString normalized(const QString& origin);
+
+    static constexpr int kMaxAgeSeconds = 600;
+
+private:
+    QStringList origins_;  // normalized
+    bool any_ = false;
+};
+
+} // namespace weir::server

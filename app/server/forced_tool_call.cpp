@@ -1,0 +1,91 @@
+#include "app/server/forced_tool_call.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
+
+namespace weir::server {
+
+namespace {
+
+QString compact(const QJsonObject& o) { return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)); }
+
+QString jsonString(const QString& s) {
+    const QByteArray a = QJsonDocument(QJsonArray{s}).toJson(QJsonDocument::Compact);
+    return QString::fromUtf8(a.mid(1, a.size() - 2));
+}
+
+// A reference inside tool `prefix`'s parameters, pointed into the merged $defs.
+QString renamedRef(const QString& ref, const QString& prefix) {
+    if (ref == QLatin1String("#")) return QStringLiteral("#/$defs/") + prefix;
+    for (const QLatin1String root : {QLatin1String("#/$defs/"), QLatin1String("#/definitions/")})
+        if (ref.startsWith(root)) return QStringLiteral("#/$defs/") + prefix + QStringLiteral("__") + ref.mid(root.size());
+    return ref;  // the compiler names what it cannot follow
+}
+
+QJsonValue withRenamedRefs(const QJsonValue& v, const QString& prefix) {
+    if (v.isArray()) {
+        QJsonArray out;
+        for (const QJsonValue& e : v.toArray()) out.append(withRenamedRefs(e, prefix));
+        return out;
+    }
+    if (!v.isObject()) return v;
+    QJsonObject out;
+    const QJsonObject o = v.toObject();
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (it.key() == QLatin1String("$ref") && it->isString()) out.insert(it.key(), renamedRef(it->toString(), prefix));
+        else out.insert(it.key(), withRenamedRefs(*it, prefix));
+    }
+    return out;
+}
+
+} // namespace
+
+bool forcesToolCall(const ToolChoice& choice) {
+    return choice.mode == ToolChoice::Mode::Required || choice.mode == ToolChoice::Mode::Function;
+}
+
+std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice) {
+    QJsonObject defs;
+    QStringList branches;
+    for (qsizetype i = 0; i < tools.size(); ++i) {
+        const QJsonObject fn = tools[i].toObject().value(QLatin1String("function")).toObject();
+        const QString name = fn.value(QLatin1String("name")).toString();
+        if (choice.mode == ToolChoice::Mode::Function && name.toStdString() != choice.function) continue;
+        const QString prefix = QStringLiteral("weir_tool_%1").arg(i);
+        QJsonObject params = fn.value(QLatin1String("parameters")).toObject();
+        if (params.isEmpty()) params.insert(QStringLiteral("type"), QStringLiteral("object"));  // no arguments: {}
+        for (const QLatin1String key : {QLatin1String("$defs"), QLatin1String("definitions")}) {
+            const QJsonObject own = params.value(key).toObject();
+            for (auto it = own.begin(); it != own.end(); ++it)
+                defs.insert(prefix + QStringLiteral("__") + it.key(), withRenamedRefs(*it, prefix));
+            params.remove(key);
+        }
+        defs.insert(prefix, withRenamedRefs(params, prefix));
+        // Written as text: "name" must come before "arguments" (a QJsonObject sorts its keys).
+        branches << QStringLiteral(R"({"type":"object","properties":{"name":{"type":"string","const":%1},)"
+                                   R"("arguments":{"$ref":"#/$defs/%2"}},"required":["name","arguments"],)"
+                                   R"("additionalProperties":false})")
+                        .arg(jsonString(name), prefix);
+    }
+    const QString call = branches.size() == 1 ? branches.front()
+                                              : QStringLiteral(R"({"anyOf":[%1]})").arg(branches.join(QLatin1Char(',')));
+    // The call's schema with the $defs beside it at the root.
+    return (call.left(call.size() - 1) + QStringLiteral(R"(,"$defs":)") + compact(defs) + QLatin1Char('}'))
+        .toStdString();
+}
+
+std::optional<ToolCall> readForcedCall(const std::string& reply) {
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject()) return std::nullopt;
+    const QJsonValue name = doc.object().value(QLatin1String("name"));
+    const QJsonValue args = doc.object().value(QLatin1String("arguments"));
+    if (!name.isString() || !args.isObject()) return std::nullopt;
+    ToolCall call;
+    call.name = name.toString().toStdString();
+    call.arguments = QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact).toStdString();
+    return call;
+}
+
+} // namespace weir::server

@@ -1,0 +1,67 @@
+// ConstraintFactory: trie once per model, grammars cached by their source.
+#include "engine/grammar/constraint_factory.h"
+
+#include <chrono>
+
+#include "engine/grammar/json_schema_compiler.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/vocab_tokenizer.h"
+
+namespace weir::grammar {
+
+namespace {
+
+// A grammar writes text, not markers: control tokens never, and user-defined
+// tokens only when they are whitespace runs (Gemma's "\n\n", "    "), not
+// markers such as Gemma's <start_of_image> or [multimodal], which are
+// user-defined too but mean something else than their letters.
+bool writesText(const Tokenizer& tok, int32_t id, const std::string& bytes) {
+    if (tok.isControl(id)) return false;
+    const auto* vocab = dynamic_cast<const tok::VocabTokenizer*>(&tok);
+    if (!vocab || vocab->tokenType(id) != TokenType::UserDefined) return true;
+    return bytes.find_first_not_of(" \t\n\r") == std::string::npos;
+}
+
+} // namespace
+
+std::shared_ptr<const VocabularyTrie> ConstraintFactory::trie() {
+    if (trie_) return trie_;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::string> bytes(size_t(tokenizer_.vocabSize()));
+    for (int32_t id = 0; id < tokenizer_.vocabSize(); ++id) {
+        std::string b = tokenizer_.tokenBytes(id, false);
+        if (writesText(tokenizer_, id, b)) bytes[size_t(id)] = std::move(b);
+    }
+    trie_ = std::make_shared<const VocabularyTrie>(bytes);
+    trieBuildMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return trie_;
+}
+
+std::shared_ptr<CompiledGrammar> ConstraintFactory::compiled(const OutputConstraint& constraint) {
+    std::string key = constraint.kind == OutputConstraint::Kind::JsonObject ? "object:" : "schema:";
+    if (constraint.kind == OutputConstraint::Kind::JsonSchema) key += constraint.schema;
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+        if (it->first != key) continue;
+        if (it->second->automaton().stateCount() > kMaxSharedStates) {
+            cache_.erase(it);
+            break;
+        }
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front().second;
+    }
+    auto grammar = std::make_shared<const Grammar>(constraint.kind == OutputConstraint::Kind::JsonObject
+                                                       ? anyJsonObjectGrammar()
+                                                       : compileJsonSchema(constraint.schema));
+    auto c = std::make_shared<CompiledGrammar>(std::move(grammar), trie());
+    cache_.emplace_front(std::move(key), c);
+    if (cache_.size() > kMaxCachedGrammars) cache_.pop_back();
+    return c;
+}
+
+std::unique_ptr<GrammarConstraint> ConstraintFactory::make(const OutputConstraint& constraint,
+                                                           std::vector<int32_t> endTokens) {
+    if (constraint.kind == OutputConstraint::Kind::None) return nullptr;
+    return std::make_unique<GrammarConstraint>(compiled(constraint), std::move(endTokens));
+}
+
+} // namespace weir::grammar
