@@ -156,7 +156,7 @@ bool DesktopApp::start(const QStringList& arguments) {
     if (storage_->mode() == StorageMode::ReadWrite) checkpointer_->requestBackup();
     connect(storageStatus_, &StorageStatus::restoreRequested, this, &DesktopApp::restoreBackup);
 
-    settings_ = new AppSettings(dataDir_, QString::fromStdString(locations::defaultModelPath()));
+    settings_ = new AppSettings(dataDir_, QString::fromStdString(locations::appModelPath()));
     engine_ = new EngineHost(factory_);
     engine_->setFileCheck(fileCheck_);
     engine_->setEngineOptions(settings_->engineOptions());

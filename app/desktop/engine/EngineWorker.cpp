@@ -3,12 +3,13 @@
 
 #include <QFileInfo>
 #include <QMetaObject>
-#include <QRegularExpression>
 #include <algorithm>
 #include <exception>
 
 #include "engine/EngineHost.h"
 #include "engine/EventRelay.h"
+#include "settings/BaseModelGuess.h"
+#include "settings/ModelCatalogue.h"
 #ifdef WEIR_HAVE_SERVER
 #include "app/server/api_server.h"
 #endif
@@ -196,7 +197,9 @@ QVariantMap EngineWorker::describe(const EngineOptions& options) const {
     m["path"] = QString::fromStdString(options.modelPath);
     m["fileName"] = QFileInfo(QString::fromStdString(options.modelPath)).fileName();
     m["fileSize"] = QFileInfo(QString::fromStdString(options.modelPath)).size();
-    m["name"] = QString::fromStdString(c.name);
+    // A catalogue model is shown by the catalogue's name; others by general.name.
+    const QString listed = catalogueName(m["fileName"].toString());
+    m["name"] = listed.isEmpty() ? QString::fromStdString(c.name) : listed;
     m["architecture"] = QString::fromStdString(c.architecture);
     m["quantization"] = QString::fromStdString(c.quantization);
     m["parameters"] = double(c.parameterCount);
@@ -225,13 +228,7 @@ QVariantMap EngineWorker::describe(const EngineOptions& options) const {
     m["windowPoolBytes"] = qint64(status.window.totalBytes);
     m["windowFloorTokens"] = qint64(status.window.floorTokens);
     m["chatTemplate"] = QString::fromStdString(backend_->chatTemplateDescription());
-    // A model without its own chat template whose name does not say "it",
-    // "instruct" or "chat" is most likely a base (pretrained) model: it
-    // continues text instead of answering, which the chat view tells the user.
-    static const QRegularExpression tuned(QStringLiteral("(^|[^a-z])(it|instruct|chat|sft|dpo)([^a-z]|$)"),
-                                          QRegularExpression::CaseInsensitiveOption);
-    const QString names = m["name"].toString() + u' ' + m["fileName"].toString();
-    m["baseModel"] = !backend_->hasOwnChatTemplate() && !tuned.match(names).hasMatch();
+    m["baseModel"] = looksLikeBaseModel(m["name"].toString(), m["fileName"].toString(), backend_->hasOwnChatTemplate());
     return m;
 }
 
