@@ -86,12 +86,24 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
         auto tokenize = [&](const std::vector<Message>& turns) {
             return plan.continueLast ? backend_->tokenizeChatContinuation(turns) : backend_->tokenizeChat(turns);
         };
-        const ContextFit fit = fitToContext(messages, plan, context, replyRoom,
-                                            [&](const std::vector<Message>& turns) { return tokenize(turns).size(); });
+        // The turns measured are the system turns and a suffix, so their count
+        // names them: the last one measured is kept, usually the one sent.
+        std::vector<int32_t> measured;
+        size_t measuredTurns = 0;
+        const ContextFit fit = fitToContext(messages, plan, context, replyRoom, [&](const std::vector<Message>& turns) {
+            measured = tokenize(turns);
+            measuredTurns = turns.size();
+            return measured.size();
+        });
         if (!fit.ok) return fail(QString::fromStdString(fit.error));
-        std::vector<Message> sent(messages.begin(), messages.begin() + std::min<size_t>(plan.systemTurns, messages.size()));
-        sent.insert(sent.end(), messages.begin() + fit.firstTurn, messages.end());
-        request.prompt = tokenize(sent);
+        const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), messages.size());
+        if (measuredTurns == systemTurns + (messages.size() - size_t(fit.firstTurn))) {
+            request.prompt = std::move(measured);
+        } else {
+            std::vector<Message> sent(messages.begin(), messages.begin() + std::ptrdiff_t(systemTurns));
+            sent.insert(sent.end(), messages.begin() + fit.firstTurn, messages.end());
+            request.prompt = tokenize(sent);
+        }
         // The reply ends at the edge of the context (finish reason length).
         if (context > 0) {
             const size_t room = context > request.prompt.size() ? context - request.prompt.size() : 1;
