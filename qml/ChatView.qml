@@ -67,11 +67,10 @@ Rectangle {
                         Layout.alignment: Qt.AlignVCenter
                         visible: App.chat.currentId > 0 && App.chat.contextTokens > 0
                         readonly property real share: App.chat.contextTokens > 0 ? App.chat.contextUsed / App.chat.contextTokens : 0
-                        function short(n) { return n >= 1000 ? (n / 1000).toFixed(n >= 10000 ? 0 : 1) + "k" : String(n) }
-                        text: qsTr("%1 / %2 tokens").arg(short(App.chat.contextUsed)).arg(short(App.chat.contextTokens))
+                        function abbreviated(n) { return n >= 1000 ? (n / 1000).toFixed(n >= 10000 ? 0 : 1) + "k" : String(n) }
+                        text: qsTr("%1 / %2 tokens").arg(abbreviated(App.chat.contextUsed)).arg(abbreviated(App.chat.contextTokens))
                         color: share >= 0.9 ? Theme.danger : share >= 0.75 ? Theme.warning : Theme.muted
                         font.pixelSize: Theme.smallSize
-                        font.features: { "tnum": 1 }
                         Accessible.name: qsTr("Context used: %1 of %2 tokens").arg(App.chat.contextUsed).arg(App.chat.contextTokens)
                         ToolTip.visible: contextHover.hovered
                         ToolTip.text: qsTr("How much of the model's context this conversation uses (its latest reply and what it was sent).")

@@ -25,7 +25,6 @@ RowLayout {
         text: qsTr("%1/%2").arg(switcher.owner.versionIndex + 1).arg(switcher.owner.versionCount)
         color: Theme.muted
         font.pixelSize: Theme.smallSize
-        font.features: { "tnum": 1 }
     }
     IconButton {
         objectName: "nextVersionButton"
