@@ -67,8 +67,8 @@ Rectangle {
                         Layout.alignment: Qt.AlignVCenter
                         visible: App.chat.currentId > 0 && App.chat.contextTokens > 0
                         readonly property real share: App.chat.contextTokens > 0 ? App.chat.contextUsed / App.chat.contextTokens : 0
-                        function abbreviated(n) { return n >= 1000 ? (n / 1000).toFixed(n >= 10000 ? 0 : 1) + "k" : String(n) }
-                        text: qsTr("%1 / %2 tokens").arg(abbreviated(App.chat.contextUsed)).arg(abbreviated(App.chat.contextTokens))
+                        text: qsTr("%1 / %2 tokens").arg(Number(App.chat.contextUsed).toLocaleString(Qt.locale(), "f", 0))
+                                                    .arg(Number(App.chat.contextTokens).toLocaleString(Qt.locale(), "f", 0))
                         color: share >= 0.9 ? Theme.danger : share >= 0.75 ? Theme.warning : Theme.muted
                         font.pixelSize: Theme.smallSize
                         Accessible.name: qsTr("Context used: %1 of %2 tokens").arg(App.chat.contextUsed).arg(App.chat.contextTokens)
