@@ -317,14 +317,15 @@ Item {
             }
         }
 
-        // Stopped at Max tokens: say so, and offer to write on.
+        // Stopped at Max tokens (or by the user): say so, and offer to write on.
         RowLayout {
             objectName: "tokenLimitNotice"
-            visible: root.hitTokenLimit
+            visible: root.hitTokenLimit || (root.isLast && root.state === "cancelled" && root.content.length > 0)
             Layout.leftMargin: 32
             spacing: 8
-            Icon { name: "info"; size: 15; color: Theme.muted }
+            Icon { visible: root.hitTokenLimit; name: "info"; size: 15; color: Theme.muted }
             Label {
+                visible: root.hitTokenLimit
                 text: qsTr("Stopped at the token limit")
                 color: Theme.muted
                 font.pixelSize: Theme.smallSize

@@ -314,6 +314,27 @@ private slots:
         QCOMPARE(QString::fromStdString(sent[1].content), partial.content);
     }
 
+    void aMessageThatCannotFitIsRefusedAndRetryReplacesTheFailure() {
+        Fixture f({}, 2, 60);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        f.chat->setSettings({{"maxTokens", 8}, {"contextPolicy", "rollingWindow"}});
+        QStringList words;
+        for (int i = 0; i < 60; ++i) words << QStringLiteral("w%1").arg(i);
+        QVERIFY(f.chat->send(words.join(u' ')));  // 62 tokens: over the context whatever is dropped
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const MessageRecord failed = f.storage.messages(id)[1];
+        QCOMPARE(failed.state, MessageState::Failed);
+        QVERIFY2(failed.error.contains(QStringLiteral("The last message alone needs 70 tokens")), qPrintable(failed.error));
+        // Retry fails the same way, and replaces the empty failed reply instead of adding a version.
+        QVERIFY(f.chat->regenerate());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        QVERIFY(!f.storage.message(failed.id));
+        QCOMPARE(f.storage.messages(id)[1].state, MessageState::Failed);
+        QCOMPARE(f.storage.messages(id)[1].versionCount, 1);
+        QCOMPARE(f.chat->messages()->rowCount(), 2);
+    }
+
     void contextPolicies_data() {
         QTest::addColumn<QString>("policy");
         QTest::addColumn<int>("firstSentAtTurnThree");  // index in the branch of the first message sent; -1: refused

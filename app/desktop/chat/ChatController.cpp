@@ -447,6 +447,7 @@ void ChatController::flushView() {
         if (!g.viewDirty || g.conversationId != currentId_) continue;
         messages_.setContent(g.messageId, g.text);
         g.viewDirty = false;
+        emit contextUsageChanged();  // the header counts the tokens as they come
     }
 }
 
@@ -630,7 +631,11 @@ bool ChatController::regenerateMessage(qint64 messageId) {
     // end of the visible branch for the prompt.
     const QList<MessageRecord> branch = storage_->messages(m->conversationId);
     if (std::none_of(branch.begin(), branch.end(), [&](const MessageRecord& r) { return r.id == messageId; })) return false;
-    return startReply(m->conversationId, messageId);
+    // A reply that failed before writing anything is not worth a version: the new one replaces it.
+    const bool emptyFailure = m->state == MessageState::Failed && m->content.isEmpty();
+    if (!startReply(m->conversationId, messageId)) return false;
+    if (emptyFailure && storage_->deleteMessage(messageId) && m->conversationId == currentId_) showMessages();
+    return true;
 }
 
 bool ChatController::editAndResend(qint64 messageId, const QString& text) {
