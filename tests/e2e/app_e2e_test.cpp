@@ -345,7 +345,14 @@ private slots:
         const QString usage = findItem(window_, "contextUsage")->property("text").toString();
         qInfo().noquote() << "context:" << usage;
         QVERIFY(usage.contains(QStringLiteral("192")));
+        // The policy in the conversation settings, beside the divider.
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
+        QQuickItem* policy = nullptr;
+        QTRY_VERIFY((policy = findVisible(window_->contentItem(), QStringLiteral("contextPolicyBox"))));
+        QCOMPARE(policy->property("currentIndex").toInt(), 2);  // drop the oldest turns
+        QTest::mouseMove(window_, QPoint(window_->width() / 3, window_->height() / 2));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("context")).isEmpty());
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
     }
 
     void cleanupTestCase() {
