@@ -36,7 +36,6 @@ Item {
     readonly property bool streaming: state === "streaming"
     readonly property bool hitTokenLimit: !isUser && state === "complete" && finishReason === "length"
     property bool editing: false
-    property bool confirmingDelete: false
     function submitEdit() {
         if (editArea.text.trim().length === 0) return
         editing = false
@@ -93,9 +92,10 @@ Item {
                 IconButton {
                     objectName: "deleteUserButton"
                     iconName: "trash"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
-                    tip: qsTr("Delete message")
+                    tip: root.versionCount > 1 ? qsTr("Delete this version and the turns that followed it (undo in the notice below)")
+                                               : qsTr("Delete message (undo in the notice below)")
                     enabled: !App.chat.currentGenerating
-                    onClicked: root.confirmingDelete = true
+                    onClicked: App.chat.deleteMessage(root.messageId)
                 }
             }
             VersionSwitcher { owner: root; visible: root.versionCount > 1 }
@@ -165,35 +165,6 @@ Item {
                         onClicked: root.submitEdit()
                     }
                 }
-            }
-        }
-
-        // ---- delete, confirmed in place --------------------------------
-        Rectangle {
-            objectName: "deleteConfirm"
-            visible: root.confirmingDelete
-            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
-            Layout.leftMargin: root.isUser ? 0 : 32
-            implicitWidth: confirmRow.implicitWidth + 16
-            implicitHeight: confirmRow.implicitHeight + 10
-            radius: Theme.smallRadius
-            color: Theme.dangerSoft
-            RowLayout {
-                id: confirmRow
-                anchors.centerIn: parent
-                spacing: 6
-                Label {
-                    color: Theme.text
-                    font.pixelSize: Theme.smallSize
-                    text: root.versionCount > 1 ? qsTr("Delete this version and the turns that follow it?")
-                                                : qsTr("Delete this message? The turns after it stay.")
-                }
-                IconButton {
-                    objectName: "confirmDeleteButton"
-                    text: qsTr("Delete"); danger: true
-                    onClicked: { root.confirmingDelete = false; App.chat.deleteMessage(root.messageId) }
-                }
-                IconButton { text: qsTr("Cancel"); onClicked: root.confirmingDelete = false }
             }
         }
 
@@ -358,9 +329,10 @@ Item {
             IconButton {
                 objectName: "deleteReplyButton"
                 iconName: "trash"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
-                tip: qsTr("Delete message")
+                tip: root.versionCount > 1 ? qsTr("Delete this version and the turns that followed it (undo in the notice below)")
+                                           : qsTr("Delete message (undo in the notice below)")
                 enabled: !App.chat.currentGenerating
-                onClicked: root.confirmingDelete = true
+                onClicked: App.chat.deleteMessage(root.messageId)
             }
             Label {
                 Layout.leftMargin: 6

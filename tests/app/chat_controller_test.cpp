@@ -279,6 +279,33 @@ private slots:
         QCOMPARE(f.chat->messages()->rowCount(), 3);
         QVERIFY(!f.storage.message(before[2].id));
         QVERIFY(!f.chat->deleteMessage(before[2].id));  // already gone
+
+        // Undo puts it back where it was.
+        QCOMPARE(f.chat->undoText(), QStringLiteral("Deleted a message"));
+        f.chat->undoRemove();
+        QCOMPARE(contents(f.storage.messages(id)), contents(before));
+        QCOMPARE(f.storage.messages(id)[3].parentId, before[2].id);
+        QCOMPARE(f.chat->messages()->rowCount(), 4);
+        QVERIFY(f.chat->undoText().isEmpty());
+
+        // A version goes with its branch, and comes back with it and its tool calls.
+        weir::desktop::ToolCallRecord call;
+        call.messageId = before[3].id;
+        call.name = QStringLiteral("calculator");
+        call.arguments = QStringLiteral("{\"x\": 1}");
+        QVERIFY(f.storage.addToolCall(call));
+        QVERIFY(f.chat->regenerateMessage(before[1].id));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, 30000);
+        QVERIFY(f.chat->switchVersion(f.storage.messages(id)[1].id, -1));
+        QCOMPARE(contents(f.storage.messages(id)), contents(before));
+        QVERIFY(f.chat->deleteMessage(before[1].id));
+        QCOMPARE(f.chat->undoText(), QStringLiteral("Deleted a version and the turns that followed it"));
+        QCOMPARE(f.storage.messages(id).size(), 2);  // the other version, shown now
+        QVERIFY(!f.storage.message(before[3].id));
+        f.chat->undoRemove();
+        QCOMPARE(contents(f.storage.messages(id)), contents(before));
+        QCOMPARE(f.storage.toolCalls(before[3].id).size(), 1);
+        QCOMPARE(f.storage.messages(id)[1].versionCount, 2);
     }
 
     void continueWritesOnAtTheTokenLimit() {

@@ -88,6 +88,7 @@ QString ChatController::currentActivity() const {
 }
 
 QString ChatController::undoText() const {
+    if (deletedMessage_) return deletedMessage_->text;
     if (removed_.isEmpty()) return {};
     const QString title = removed_.last().second.isEmpty() ? tr("New conversation") : removed_.last().second;
     return tr("Deleted \u201c%1\u201d").arg(title);
@@ -249,6 +250,7 @@ void ChatController::remove(qint64 id) {
     stopConversation(id);
     if (!storage_->setConversationDeleted(id, true)) return storageFailed(tr("Could not delete"));
     removed_.append({id, c->title});
+    deletedMessage_.reset();  // Undo now means this conversation
     const int row = conversations_.rowOf(id);
     conversations_.remove(id);
     if (id == currentId_) {
@@ -259,6 +261,15 @@ void ChatController::remove(qint64 id) {
 }
 
 void ChatController::undoRemove() {
+    if (deletedMessage_) {
+        const DeletedMessage d = *std::exchange(deletedMessage_, std::nullopt);
+        if (!storage_->restoreMessages(d.before, d.toolCalls)) return storageFailed(tr("Could not restore the message"));
+        if (d.conversationId == currentId_) showMessages();
+        else select(d.conversationId);
+        refreshConversationRow(d.conversationId);
+        emit undoChanged();
+        return;
+    }
     if (removed_.isEmpty()) return;
     const qint64 id = removed_.takeLast().first;
     if (!storage_->setConversationDeleted(id, false)) return storageFailed(tr("Could not restore"));
@@ -270,6 +281,7 @@ void ChatController::undoRemove() {
 void ChatController::purgeRemoved() {
     for (const auto& r : std::as_const(removed_)) storage_->deleteConversation(r.first);
     removed_.clear();
+    deletedMessage_.reset();
     emit undoChanged();
 }
 
@@ -677,10 +689,21 @@ bool ChatController::switchVersion(qint64 messageId, int step) {
 bool ChatController::deleteMessage(qint64 messageId) {
     auto m = storage_->message(messageId);
     if (!m || generationFor(m->conversationId)) return false;
+    DeletedMessage undo;
+    undo.conversationId = m->conversationId;
+    undo.before = storage_->allMessages(m->conversationId);
+    for (const MessageRecord& r : std::as_const(undo.before)) {
+        QList<ToolCallRecord> calls = storage_->toolCalls(r.id);
+        if (!calls.isEmpty()) undo.toolCalls.insert(r.id, calls);
+    }
+    const bool withBranch = versionsOf(undo.before, messageId).size() > 1;
+    undo.text = withBranch ? tr("Deleted a version and the turns that followed it") : tr("Deleted a message");
     if (!storage_->deleteMessage(messageId)) return storageFailed(tr("Could not delete the message")), false;
+    deletedMessage_ = std::move(undo);
     unsaved_.remove(messageId);
     if (m->conversationId == currentId_) showMessages();
     refreshConversationRow(m->conversationId);
+    emit undoChanged();
     return true;
 }
 

@@ -7,6 +7,7 @@
 // screen marked "not saved" and is written again on every save tick until the
 // database takes it; saveProblem says why meanwhile (a banner).
 #include <QElapsedTimer>
+#include <optional>
 #include <QHash>
 #include <QObject>
 #include <QTimer>
@@ -85,6 +86,7 @@ public:
     Q_INVOKABLE void select(qint64 id);
     Q_INVOKABLE void rename(qint64 id, const QString& title);
     Q_INVOKABLE void remove(qint64 id);
+    // Undoes the latest deletion: a conversation, or a message (deleteMessage).
     Q_INVOKABLE void undoRemove();
     Q_INVOKABLE void purgeRemoved();
 
@@ -202,6 +204,15 @@ private:
     QVariantMap currentSettings_;   // of currentId_, refreshed by announceCurrentChanged()
     QString searchText_;
     QList<QPair<qint64, QString>> removed_;   // undo stack: id, title
+    // The undo of the latest deleteMessage (offered while it is the latest
+    // thing deleted): the conversation's messages and tool calls before it.
+    struct DeletedMessage {
+        qint64 conversationId = 0;
+        QString text;  // what the undo offer says
+        QList<MessageRecord> before;
+        QHash<qint64, QList<ToolCallRecord>> toolCalls;
+    };
+    std::optional<DeletedMessage> deletedMessage_;
     QHash<quint64, Generation> generations_;  // by ticket
     QHash<qint64, MessageRecord> unsaved_;    // ended replies the database has not taken yet, by message id
     QString saveProblem_;

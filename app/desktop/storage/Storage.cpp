@@ -643,6 +643,51 @@ bool Storage::deleteMessage(qint64 messageId) {
     return true;
 }
 
+bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qint64, QList<ToolCallRecord>>& toolCalls) {
+    QSqlDatabase d = db();
+    if (!d.transaction()) return fail(QStringLiteral("cannot restore messages"), d.lastError());
+    QSqlError error;
+    auto run = [&](const QString& sql, const QVariantList& values) {
+        QSqlQuery q(d);
+        bool done = q.prepare(sql);
+        for (const QVariant& v : values) q.addBindValue(v);
+        done = done && q.exec();
+        if (!done) error = q.lastError();
+        return done;
+    };
+    bool ok = true;
+    // In position order, so a parent is back before its children.
+    for (const MessageRecord& m : before) {
+        const QVariant parent = m.parentId ? QVariant(m.parentId) : QVariant(QMetaType::fromType<qint64>());
+        if (message(m.id)) {
+            ok = run(QStringLiteral("UPDATE messages SET parent_id = ?, active = ? WHERE id = ?"),
+                     {parent, m.active ? 1 : 0, m.id});
+        } else {
+            ok = run(QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, state, error,"
+                                    " prompt_tokens, completion_tokens, cached_tokens, tokens_per_second, ttft_ms,"
+                                    " created_at, updated_at, parent_id, active, finish_reason, context_from_id)"
+                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                     {m.id, m.conversationId, m.position, text(m.role), text(m.content), messageStateName(m.state),
+                      text(m.error), m.promptTokens, m.completionTokens, m.cachedTokens, m.tokensPerSecond,
+                      m.timeToFirstTokenMs, m.createdAt, m.updatedAt, parent, m.active ? 1 : 0, text(m.finishReason),
+                      m.contextFromId});
+            for (const ToolCallRecord& c : toolCalls.value(m.id)) {
+                if (!ok) break;
+                ok = run(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
+                                        " VALUES (?, ?, ?, ?, ?, ?)"),
+                         {m.id, text(c.callId), text(c.name), text(c.arguments), text(c.result), c.createdAt});
+            }
+        }
+        if (!ok) break;
+    }
+    if (!ok || !d.commit()) {
+        if (ok) error = d.lastError();
+        d.rollback();
+        return fail(QStringLiteral("cannot restore messages"), error);
+    }
+    return true;
+}
+
 qint64 Storage::addToolCall(const ToolCallRecord& c) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"

@@ -133,6 +133,11 @@ public:
     // stay and now follow its parent. One of several versions: it goes with
     // the turns that followed it, and the newest other version is shown.
     bool deleteMessage(qint64 messageId);
+    // Undo of deleteMessage: `before` is allMessages() of the conversation as
+    // it was, with the tool calls of each message by id. Messages missing now
+    // are written back under their ids; the others get back the parent and
+    // active flag they had. Messages written since are left as they are.
+    bool restoreMessages(const QList<MessageRecord>& before, const QHash<qint64, QList<ToolCallRecord>>& toolCalls);
 
     // Tool calls belong to an assistant message.
     qint64 addToolCall(const ToolCallRecord& call);
