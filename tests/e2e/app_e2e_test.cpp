@@ -309,6 +309,16 @@ private slots:
         QTRY_COMPARE(findVisible(root, QStringLiteral("versionLabel"))->property("text").toString(), QStringLiteral("1/2"));
         QCOMPARE(app_->storage()->messages(id).last().id, partial.id);
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("versions")).isEmpty());
+
+        // Delete the shown version (its branch with it), then Undo from the notice.
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("deleteReplyButton"))));
+        QTRY_COMPARE(app_->storage()->messages(id).last().versionCount, 1);
+        QVERIFY(!app_->storage()->message(partial.id));
+        QTRY_VERIFY(findVisible(root, QStringLiteral("undoButton")));
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("undoButton"))));
+        QTRY_VERIFY(app_->storage()->message(partial.id));
+        QCOMPARE(app_->storage()->messages(id).last().id, partial.id);
+        QCOMPARE(app_->storage()->messages(id).last().versionCount, 2);
     }
 
     void contextThatRunsOut() {
