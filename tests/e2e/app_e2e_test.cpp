@@ -308,6 +308,7 @@ private slots:
         QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("previousVersionButton"))));
         QTRY_COMPARE(findVisible(root, QStringLiteral("versionLabel"))->property("text").toString(), QStringLiteral("1/2"));
         QCOMPARE(app_->storage()->messages(id).last().id, partial.id);
+        QTest::mouseMove(window_, QPoint(window_->width() / 2, window_->height() - 200));  // no hover left on the switcher
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("versions")).isEmpty());
 
         // Delete the shown version (its branch with it), then Undo from the notice.
