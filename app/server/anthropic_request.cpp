@@ -136,8 +136,7 @@ bool readMessage(const QJsonValue& mv, const QString& p, QJsonArray& out, ApiErr
 }
 
 bool readTools(const QJsonObject& o, QJsonObject& chat, ApiError& err) {
-    if (!given(o, "tools")) return true;
-    if (!o.value(QLatin1String("tools")).isArray()) {
+    if (given(o, "tools") && !o.value(QLatin1String("tools")).isArray()) {
         err = invalid(QStringLiteral("tools"), QStringLiteral("expected an array."));
         return false;
     }

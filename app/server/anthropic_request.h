@@ -8,7 +8,8 @@
 // auto/any/tool/none becomes auto/required/the named function/none, and
 // stop_sequences, max_tokens (400 when absent), temperature, top_p, top_k and
 // stream carry over. Other block types (images, documents, thinking) and
-// server tools are refused with a 400 naming the block.
+// server tools are refused with a 400 naming the block. `model` may name any
+// model (coding agents send Claude's names): the served one answers.
 #include <QByteArray>
 #include <QJsonObject>
 

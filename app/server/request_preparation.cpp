@@ -172,6 +172,9 @@ PreparedRequest prepareAnthropicMessages(const QByteArray& body, const Preparati
     ApiError err;
     if (!anthropicToChatBody(body, chat, err) || !parseChatObject(chat, cr, err))
         return withDialect(failed(err), ApiDialect::Anthropic);
+    // Coding agents name Claude models: whatever the name, the served model
+    // answers, and the answer names it.
+    cr.model.clear();
     return withDialect(prepareChat(cr, c, countOnly), ApiDialect::Anthropic);
 }
 

@@ -87,11 +87,11 @@ QByteArray ResponsesAnswer::begin() {
     return out;
 }
 
-QByteArray ResponsesAnswer::text(const std::string& delta) {
-    if (delta.empty()) return {};
+QByteArray ResponsesAnswer::openMessage() {
+    if (messageOpen_) return {};
     QByteArray out;
-    const int index = int(output_.size()) - (messageOpen_ ? 1 : 0);
-    if (!messageOpen_) {
+    const int index = int(output_.size());
+    {
         messageOpen_ = true;
         messageText_.clear();
         const QJsonObject item{{QStringLiteral("id"), itemId("msg_")},
@@ -106,6 +106,13 @@ QByteArray ResponsesAnswer::text(const std::string& delta) {
                                                      {QStringLiteral("content_index"), 0},
                                                      {QStringLiteral("part"), textPart(QString())}});
     }
+    return out;
+}
+
+QByteArray ResponsesAnswer::text(const std::string& delta) {
+    if (delta.empty()) return {};
+    QByteArray out = openMessage();
+    const int index = int(output_.size()) - 1;
     messageText_ += qs(delta);
     QJsonObject item = output_.last().toObject();
     item.insert(QStringLiteral("content"), QJsonArray{textPart(messageText_)});
@@ -165,7 +172,9 @@ QByteArray ResponsesAnswer::call(const ToolCall& c) {
 }
 
 QByteArray ResponsesAnswer::end(const AnswerEnding& ending) {
-    QByteArray out = closeMessage();
+    // A reply with nothing in it is still a message (with empty text).
+    QByteArray out = output_.isEmpty() ? openMessage() : QByteArray();
+    out += closeMessage();
     const QJsonObject r = response(&ending);
     const bool incomplete = r.value(QLatin1String("status")).toString() == QLatin1String("incomplete");
     out += event(incomplete ? "response.incomplete" : "response.completed", {{QStringLiteral("response"), r}});
@@ -175,6 +184,7 @@ QByteArray ResponsesAnswer::end(const AnswerEnding& ending) {
 QJsonObject ResponsesAnswer::whole(const AnswerEnding& ending) const {
     // A message still open when the reply ended is complete all the same.
     ResponsesAnswer copy = *this;
+    if (copy.output_.isEmpty()) copy.openMessage();
     copy.closeMessage();
     return copy.response(&ending);
 }

@@ -30,6 +30,7 @@ public:
 
 private:
     QByteArray event(const char* type, QJsonObject data);
+    QByteArray openMessage();
     QByteArray closeMessage();
     QJsonObject response(const AnswerEnding* ending) const;
 

@@ -63,6 +63,8 @@ const char* kAnthropicToolRound = R"({
 
 } // namespace
 
+// The bodies are hidden from moc (Q_MOC_RUN): its lexer loses its way in some of
+// the JSON literals (raw strings with escaped quotes) and then finds no class.
 class ApiDialectsTest : public QObject {
     Q_OBJECT
 
@@ -70,6 +72,7 @@ class ApiDialectsTest : public QObject {
     std::unique_ptr<weir::Engine> gemma_, fim_;
 
     std::unique_ptr<weir::Engine> tinyEngine(const std::string& file, std::vector<std::string> extra) {
+#ifndef Q_MOC_RUN
         weir::test::TinyGemma3Spec spec;
         spec.extraControlTokens = std::move(extra);
         const std::string path = dir_.filePath(QString::fromStdString(file)).toStdString();
@@ -79,24 +82,30 @@ class ApiDialectsTest : public QObject {
         o.threads = 1;
         o.maxContext = 2048;
         return std::make_unique<weir::Engine>(o);
+#endif
     }
 
     PreparationContext context(const weir::Engine& e) {
+#ifndef Q_MOC_RUN
         PreparationContext c;
         c.engine = &e;
         c.model = ServedModel{QStringLiteral("tiny")};
         c.contextLimit = 2048;
         return c;
+#endif
     }
 
 private slots:
     void initTestCase() {
+#ifndef Q_MOC_RUN
         QVERIFY(dir_.isValid());
         gemma_ = tinyEngine("tiny.gguf", {});
         fim_ = tinyEngine("tiny-fim.gguf", {"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"});
+#endif
     }
 
     void anthropicRequestBecomesAChatRequest() {
+#ifndef Q_MOC_RUN
         QJsonObject chat;
         ApiError e;
         QVERIFY(anthropicToChatBody(kAnthropicToolRound, chat, e));
@@ -129,9 +138,11 @@ private slots:
         QCOMPARE(*r.gen.maxTokens, int64_t(64));
         QCOMPARE(r.gen.sampling.topK, 20);
         QVERIFY(r.gen.stream);
+#endif
     }
 
     void anthropicDefaultsAndChoices() {
+#ifndef Q_MOC_RUN
         QJsonObject chat;
         ApiError e;
         ChatRequest r;
@@ -150,9 +161,11 @@ private slots:
         QVERIFY(anthropicToChatBody(none, chat, e));
         QVERIFY(parseChatObject(chat, r = {}, e));
         QCOMPARE(int(r.toolChoice.mode), int(weir::ToolChoice::Mode::None));
+#endif
     }
 
     void anthropicRefusalsNameTheField_data() {
+#ifndef Q_MOC_RUN
         QTest::addColumn<QByteArray>("body");
         QTest::addColumn<QString>("param");
         QTest::newRow("no messages") << QByteArray(R"({"max_tokens": 5})") << "messages";
@@ -168,8 +181,10 @@ private slots:
             "tool_choice": {"type": "sometimes"}})") << "tool_choice.type";
         QTest::newRow("tool_use from user") << QByteArray(R"({"messages": [{"role": "user", "content": [
             {"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]})") << "messages[0].content[0].type";
+#endif
     }
     void anthropicRefusalsNameTheField() {
+#ifndef Q_MOC_RUN
         QFETCH(QByteArray, body);
         QFETCH(QString, param);
         QJsonObject chat;
@@ -182,14 +197,16 @@ private slots:
         QCOMPARE(shaped.value("type").toString(), QStringLiteral("error"));
         QCOMPARE(shaped.value("error").toObject().value("type").toString(), QStringLiteral("invalid_request_error"));
         QCOMPARE(shaped.value("error").toObject().value("message").toString(), e.message);
+#endif
     }
 
     void anthropicStreamIsAnthropicsEventSequence() {
+#ifndef Q_MOC_RUN
         AnthropicAnswer a(QStringLiteral("msg_1"), QStringLiteral("tiny"), 12);
         QByteArray stream = a.begin();
         stream += a.text("Hel");
         stream += a.text("lo");
-        stream += a.call(weir::ToolCall{"call_abc", "get_weather", R"({"city":"Paris"})"});
+        stream += a.call(weir::ToolCall{"call_abc", "get_weather", "{\"city\":\"Paris\"}"});
         AnswerEnding end;
         end.toolCalls = true;
         end.usage.promptTokens = 12;
@@ -214,9 +231,11 @@ private slots:
         QCOMPARE(whole.value("content").toArray().size(), 2);
         QCOMPARE(whole.value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("Hello"));
         QCOMPARE(whole.value("content").toArray()[1].toObject().value("input").toObject(), obj(R"({"city": "Paris"})"));
+#endif
     }
 
     void anthropicStopReasons() {
+#ifndef Q_MOC_RUN
         AnthropicAnswer a(QStringLiteral("msg_1"), QStringLiteral("tiny"), 3);
         a.text("x");
         AnswerEnding e;
@@ -229,13 +248,15 @@ private slots:
         e.stopSequence = "END";
         QCOMPARE(a.whole(e).value("stop_reason").toString(), QStringLiteral("stop_sequence"));
         QCOMPARE(a.whole(e).value("stop_sequence").toString(), QStringLiteral("END"));
+#endif
     }
 
     void responsesRequestBecomesAChatRequest() {
+#ifndef Q_MOC_RUN
         const char* body = R"({"model": "tiny", "instructions": "Be brief.", "max_output_tokens": 20, "store": true,
           "input": [
             {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
-            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "cold"},
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It is cold."}]},
             {"role": "user", "content": "Thanks"}],
@@ -266,14 +287,16 @@ private slots:
         QCOMPARE(e.param, QStringLiteral("tools[0].type"));
         QVERIFY(!responsesToChatBody(R"({"model": "tiny"})", chat, echo, e));
         QCOMPARE(e.param, QStringLiteral("input"));
+#endif
     }
 
     void responsesStreamNumbersEveryEvent() {
+#ifndef Q_MOC_RUN
         ResponsesAnswer a(QStringLiteral("resp_1"), QStringLiteral("tiny"), 100, QJsonObject());
         QByteArray stream = a.begin();
         stream += a.text("Hi");
         stream += a.text(" there");
-        stream += a.call(weir::ToolCall{"call_9", "f", R"({"a":1})"});
+        stream += a.call(weir::ToolCall{"call_9", "f", "{\"a\":1}"});
         AnswerEnding end;
         end.toolCalls = true;
         end.usage.promptTokens = 5;
@@ -311,9 +334,19 @@ private slots:
         QCOMPARE(whole.value("status").toString(), QStringLiteral("incomplete"));
         QCOMPARE(whole.value("incomplete_details").toObject().value("reason").toString(), QStringLiteral("max_output_tokens"));
         QCOMPARE(whole.value("output").toArray()[0].toObject().value("status").toString(), QStringLiteral("completed"));
+        // Nothing said at all: still one message, with empty text.
+        ResponsesAnswer empty(QStringLiteral("resp_3"), QStringLiteral("tiny"), 100, QJsonObject());
+        const auto emptyEvents = events(empty.begin() + empty.end(AnswerEnding{}));
+        QCOMPARE(emptyEvents.back().first, QStringLiteral("response.completed"));
+        const QJsonArray emptyOutput = emptyEvents.back().second.value("response").toObject().value("output").toArray();
+        QCOMPARE(emptyOutput.size(), 1);
+        QCOMPARE(emptyOutput[0].toObject().value("content").toArray()[0].toObject().value("text").toString(), QString());
+        QCOMPARE(empty.whole(AnswerEnding{}).value("output").toArray().size(), 1);
+#endif
     }
 
     void countTokensIsThePromptThatWouldRun() {
+#ifndef Q_MOC_RUN
         const QByteArray body = R"({"system": "Be terse.", "max_tokens": 8,
             "messages": [{"role": "user", "content": "the operator shall record every change"}]})";
         const PreparationContext c = context(*gemma_);
@@ -334,9 +367,11 @@ private slots:
         QVERIFY(tooLong.error);
         QCOMPARE(int(tooLong.dialect), int(ApiDialect::Anthropic));
         QCOMPARE(tooLong.error->code, QStringLiteral("context_length_exceeded"));
+#endif
     }
 
     void responsesPreparationKeepsTheClientsStops() {
+#ifndef Q_MOC_RUN
         const PreparedRequest p = prepareResponses(R"({"input": "hello", "max_output_tokens": 4})", context(*gemma_));
         QVERIFY(!p.error);
         QCOMPARE(int(p.dialect), int(ApiDialect::Responses));
@@ -346,9 +381,11 @@ private slots:
             R"({"messages": [{"role": "user", "content": "x"}], "stop_sequences": ["ZZ"]})", context(*gemma_), false);
         QCOMPARE(a.clientStops, std::vector<std::string>{"ZZ"});
         QCOMPARE(a.choices[0].generate.stop.front(), std::string("ZZ"));  // its index is the client's
+#endif
     }
 
     void suffixNeedsFimTokens() {
+#ifndef Q_MOC_RUN
         QVERIFY(!fillInMiddlePrompt(*gemma_, "a", "b"));
         const PreparedRequest refused =
             prepareCompletion(R"({"prompt": "def f(", "suffix": "return x", "max_tokens": 4})", context(*gemma_));
@@ -372,6 +409,7 @@ private slots:
         QCOMPARE(e.param, QStringLiteral("suffix"));
         QVERIFY(!parseCompletionRequest(R"({"prompt": "x", "suffix": 3})", r = {}, e));
         QCOMPARE(e.param, QStringLiteral("suffix"));
+#endif
     }
 };
 

@@ -36,9 +36,10 @@ class EmbeddingsCase:
             raise unittest.SkipTest(f"{cls.MODEL_PATH} is missing")
         cls.server = Server("--max-running-requests", "4", "--max-context", "1024", model=cls.MODEL_PATH)
         cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="none", max_retries=0, timeout=300)
+        cls.model = cls.client.models.list().data[0].id
 
     def embed(self, inputs, **kw):
-        return self.client.embeddings.create(model="weir", input=inputs, **kw)
+        return self.client.embeddings.create(model=self.model, input=inputs, **kw)
 
     def test_unit_length_deterministic_and_batched(self):
         batch = self.embed(TEXTS)

@@ -31,9 +31,10 @@ class ResponsesTest(ServedTestCase):
     def setUpClass(cls):
         cls.server = Server("--max-running-requests", "4", "--max-context", "2048")
         cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="none", max_retries=0, timeout=300)
+        cls.model = cls.client.models.list().data[0].id
 
     def create(self, **kw):
-        kw.setdefault("model", "weir")
+        kw.setdefault("model", self.model)
         kw.setdefault("max_output_tokens", 8)
         return self.client.responses.create(**kw)
 
@@ -84,8 +85,8 @@ class ResponsesTest(ServedTestCase):
                                      "arguments": call.arguments},
                                     {"type": "function_call_output", "call_id": call.call_id, "output": "Rain, 14 C"}],
                              tools=[WEATHER], max_output_tokens=8)
-        self.assertEqual(follow.output[0].type, "message")
-        self.assertTrue(follow.output_text)
+        self.assertEqual([o.type for o in follow.output], ["message"])  # its text may be empty: a tiny model
+        self.assertGreater(follow.usage.input_tokens, r.usage.input_tokens)  # the call and its output are in
 
     def test_function_call_streamed(self):
         events = list(self.create(input=ASK, tools=[WEATHER], tool_choice="required", max_output_tokens=40,
