@@ -59,6 +59,16 @@ class EmbeddingsCase:
         self.assertGreater(batch.usage.prompt_tokens, 10)
         self.assertEqual(batch.model_extra.get("pooling"), "last")
 
+    def test_many_inputs_keep_their_order(self):
+        # More inputs than the server puts in the engine at once (8): all come back, in order.
+        texts = [f"Item number {i} of the list." for i in range(20)]
+        got = self.embed(texts).data
+        self.assertEqual([d.index for d in got], list(range(20)))
+        for i in (0, 9, 19):
+            alone = self.embed(texts[i]).data[0].embedding
+            self.assertLess(max(abs(x - y) for x, y in zip(alone, got[i].embedding)), 1e-4)
+        self.assertLess(cosine(got[0].embedding, got[19].embedding), 0.99999)
+
     def test_token_ids_and_base64(self):
         ids = [[5, 200, 300, 400], [5, 200, 300, 400], [7, 8, 9]]
         got = self.embed(ids).data
