@@ -131,6 +131,7 @@ QByteArray ResponsesAnswer::closeMessage() {
     const int index = int(output_.size()) - 1;
     QJsonObject item = output_.last().toObject();
     item.insert(QStringLiteral("status"), QStringLiteral("completed"));
+    item.insert(QStringLiteral("content"), QJsonArray{textPart(messageText_)});  // also when empty
     output_.replace(index, item);
     const QJsonValue id = item.value(QLatin1String("id"));
     QByteArray out = event("response.output_text.done", {{QStringLiteral("item_id"), id},

@@ -340,6 +340,7 @@ private slots:
         QCOMPARE(emptyEvents.back().first, QStringLiteral("response.completed"));
         const QJsonArray emptyOutput = emptyEvents.back().second.value("response").toObject().value("output").toArray();
         QCOMPARE(emptyOutput.size(), 1);
+        QCOMPARE(emptyOutput[0].toObject().value("content").toArray().size(), 1);
         QCOMPARE(emptyOutput[0].toObject().value("content").toArray()[0].toObject().value("text").toString(), QString());
         QCOMPARE(empty.whole(AnswerEnding{}).value("output").toArray().size(), 1);
 #endif
