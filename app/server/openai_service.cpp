@@ -10,11 +10,15 @@
 #include <QRandomGenerator>
 #include <QUrl>
 #include <exception>
+#include <optional>
 
+#include "app/server/anthropic_answer.h"
 #include "app/server/api_client_tag.h"
+#include "app/server/embeddings_request.h"
 #include "app/server/forced_tool_call.h"
 #include "app/server/request_parser.h"
 #include "app/server/response_json.h"
+#include "app/server/responses_answer.h"
 
 namespace weir::server {
 
@@ -22,6 +26,10 @@ namespace {
 
 // How long stop() waits for the last answers to reach their clients.
 constexpr int kShutdownFlushMs = 2000;
+
+// Embedding inputs in the engine at once, per request: a batch of many never
+// fills the wait queue, and still keeps the engine's running slots busy.
+constexpr int kEmbeddingsInFlight = 8;
 
 QString randomId(int n) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -47,11 +55,11 @@ void respondJson(HttpConnection* c, int status, const QJsonObject& body, HttpHea
     c->respond(status, std::move(extra), json(body));
 }
 
-void respondError(HttpConnection* c, const ApiError& e) {
+void respondError(HttpConnection* c, const ApiError& e, ApiDialect dialect = ApiDialect::OpenAiChat) {
     HttpHeaders extra;
     if (e.retryAfterSeconds > 0) extra.emplace_back(QByteArrayLiteral("Retry-After"), QByteArray::number(e.retryAfterSeconds));
     if (e.status == 401) extra.emplace_back(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
-    respondJson(c, e.status, e.toJson(), std::move(extra));
+    respondJson(c, e.status, errorJsonFor(dialect, e), std::move(extra));
 }
 
 int64_t contextLimitOf(const Engine& e) {
@@ -75,7 +83,11 @@ struct Choice {
     std::unique_ptr<ToolCallReader> reader;
     bool forcedCall = false;      // the reply is a call as JSON, read at its end (forced_tool_call.h)
     std::string heldCall;         // forcedCall: the reply so far
+    FinishReason reason = FinishReason::Stop;  // the engine's, for the answer writers
+    int stopIndex = -1;           // which stop string ended it (Event::stopIndex)
     std::string echo;             // completions with echo: the prompt, before the reply
+    std::optional<GenerateRequest> unsent;  // not yet in the engine (embeddings go in a few at a time)
+    std::vector<float> embedding; // embeddings: the input's vector
     std::string text;             // non-streaming: everything so far
     std::vector<ToolCall> calls;  // non-streaming: every call so far
     int callCount = 0;
@@ -90,7 +102,11 @@ struct Job {
     quint64 key = 0;
     QString client, endpoint;
     bool chat = true, stream = false, includeUsage = false, logprobs = false, parallelToolCalls = true;
+    bool embeddings = false, base64 = false;
     AnswerHeader header;
+    ApiDialect dialect = ApiDialect::OpenAiChat;
+    std::unique_ptr<AnswerWriter> writer;  // Anthropic, Responses: their shape; null: chat completions'
+    std::vector<std::string> clientStops;  // a stop at one of these is the client's stop sequence
     QPointer<HttpConnection> conn;
     bool headersSent = false;
     bool clientGone = false;
@@ -104,8 +120,9 @@ struct Job {
 namespace {
 
 // Engine events name the choice: the request's key and the choice's index.
-constexpr int kChoiceBits = 8;
+constexpr int kChoiceBits = 12;
 static_assert(kMaxPrompts * kMaxChoicesPerPrompt <= (1 << kChoiceBits), "choices must fit the event key");
+static_assert(kMaxEmbeddingInputs <= (1 << kChoiceBits), "embedding inputs must fit the event key");
 quint64 eventKey(quint64 key, int index) { return (key << kChoiceBits) | quint64(index); }
 quint64 jobOf(quint64 eventKey) { return eventKey >> kChoiceBits; }
 int choiceOf(quint64 eventKey) { return int(eventKey & ((1u << kChoiceBits) - 1)); }
@@ -242,12 +259,12 @@ HttpErrorBody OpenAiService::formatHttpFailure(const HttpFailure& f) {
     return {kJsonType, e.body()};
 }
 
-void OpenAiService::fail(HttpConnection* c, const ApiError& e) {
+void OpenAiService::fail(HttpConnection* c, const ApiError& e, ApiDialect dialect) {
     {
         std::lock_guard<std::mutex> lock(statsMutex_);
         stats_.rejected(e.status);
     }
-    respondError(c, e);
+    respondError(c, e, dialect);
 }
 
 void OpenAiService::onRequest(HttpConnection* c, const HttpRequest& request) {
@@ -266,8 +283,13 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
     QString path = req.path;
     // Clients configured with the server's root as their base URL leave out /v1.
     if (path == QLatin1String("/chat/completions") || path == QLatin1String("/completions") ||
-        path == QLatin1String("/models") || path.startsWith(QLatin1String("/models/")))
+        path == QLatin1String("/models") || path.startsWith(QLatin1String("/models/")) ||
+        path == QLatin1String("/messages") || path == QLatin1String("/messages/count_tokens") ||
+        path == QLatin1String("/responses") || path == QLatin1String("/embeddings"))
         path.prepend(QLatin1String("/v1"));
+    // Anthropic's clients read errors in Anthropic's shape.
+    const ApiDialect dialect =
+        path.startsWith(QLatin1String("/v1/messages")) ? ApiDialect::Anthropic : ApiDialect::OpenAiChat;
     const QByteArray& method = req.method;
     const bool get = method == "GET" || method == "HEAD";
     auto wrongMethod = [&](const char* allowed) {
@@ -276,19 +298,19 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
         e.code = QStringLiteral("method_not_allowed");
         e.message = QStringLiteral("%1 %2 is not supported; use %3.")
                         .arg(QString::fromLatin1(method.left(20)), path.left(200), QLatin1String(allowed));
-        fail(c, e);
+        fail(c, e, dialect);
     };
 
     // An allowed page's answers say so, whatever the answer is.
     c->setAnswerHeaders(cors_.answerHeaders(req.header("origin")));
-    if (auto refused = guard_.check(req)) return fail(c, *refused);
+    if (auto refused = guard_.check(req)) return fail(c, *refused, dialect);
     // A browser's preflight never carries the key: answered before authentication.
     if (method == "OPTIONS") return preflight(c, req);
     if (path == QLatin1String("/health") || path == QLatin1String("/v1/health")) {
         if (!get) return wrongMethod("GET");
         return respondJson(c, 200, {{QStringLiteral("status"), QStringLiteral("ok")}, {QStringLiteral("model"), model_.id}});
     }
-    if (!authorized(c, req)) return;
+    if (!authorized(c, req, dialect)) return;
     if (path == QLatin1String("/v1/models")) {
         if (!get) return wrongMethod("GET");
         return respondJson(c, 200, {{QStringLiteral("object"), QStringLiteral("list")},
@@ -302,11 +324,27 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
     }
     if (path == QLatin1String("/v1/chat/completions")) {
         if (method != "POST") return wrongMethod("POST");
-        return prepare(c, req, true);
+        return prepare(c, req, Endpoint::ChatCompletions);
     }
     if (path == QLatin1String("/v1/completions")) {
         if (method != "POST") return wrongMethod("POST");
-        return prepare(c, req, false);
+        return prepare(c, req, Endpoint::Completions);
+    }
+    if (path == QLatin1String("/v1/messages")) {
+        if (method != "POST") return wrongMethod("POST");
+        return prepare(c, req, Endpoint::AnthropicMessages);
+    }
+    if (path == QLatin1String("/v1/messages/count_tokens")) {
+        if (method != "POST") return wrongMethod("POST");
+        return prepare(c, req, Endpoint::AnthropicCountTokens);
+    }
+    if (path == QLatin1String("/v1/responses")) {
+        if (method != "POST") return wrongMethod("POST");
+        return prepare(c, req, Endpoint::Responses);
+    }
+    if (path == QLatin1String("/v1/embeddings")) {
+        if (method != "POST") return wrongMethod("POST");
+        return prepare(c, req, Endpoint::Embeddings);
     }
     if (path == QLatin1String("/v1/cache/status")) {
         if (!get) return wrongMethod("GET");
@@ -324,7 +362,7 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
     e.status = 404;
     e.code = QStringLiteral("unknown_url");
     e.message = QStringLiteral("Invalid URL (%1 %2).").arg(QString::fromLatin1(method.left(20)), path.left(200));
-    fail(c, e);
+    fail(c, e, dialect);
 }
 
 void OpenAiService::preflight(HttpConnection* c, const HttpRequest& req) {
@@ -344,13 +382,20 @@ void OpenAiService::preflight(HttpConnection* c, const HttpRequest& req) {
     c->respond(204, std::move(headers), {});
 }
 
-bool OpenAiService::authorized(HttpConnection* c, const HttpRequest& req) {
+bool OpenAiService::authorized(HttpConnection* c, const HttpRequest& req, ApiDialect dialect) {
     if (opt_.apiKey.isEmpty()) return true;
     const QByteArray auth = req.header("authorization");
+    // Anthropic's clients send the key as x-api-key.
+    const QByteArray apiKey = req.header("x-api-key").trimmed();
     ApiError e;
     e.status = 401;
-    if (auth.isEmpty()) {
-        e.message = QStringLiteral("You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY'.");
+    if (!apiKey.isEmpty()) {
+        if (sameSecret(apiKey, opt_.apiKey.toUtf8())) return true;
+        e.message = QStringLiteral("Incorrect API key provided.");
+        e.code = QStringLiteral("invalid_api_key");
+    } else if (auth.isEmpty()) {
+        e.message = QStringLiteral("You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY' "
+                                   "(or as 'x-api-key: YOUR_KEY').");
         e.code = QStringLiteral("missing_api_key");
     } else {
         // The scheme is case-insensitive (RFC 7235): "bearer KEY" is fine.
@@ -361,7 +406,7 @@ bool OpenAiService::authorized(HttpConnection* c, const HttpRequest& req) {
         e.message = QStringLiteral("Incorrect API key provided.");
         e.code = QStringLiteral("invalid_api_key");
     }
-    fail(c, e);
+    fail(c, e, dialect);
     return false;
 }
 
@@ -390,17 +435,24 @@ bool OpenAiService::queueFull() const { return engine_.cacheStatus().waiting >= 
 
 // ---------------------------------------------------------------- work off this thread
 
-void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, bool chat) {
+void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, Endpoint endpoint) {
     const quint64 key = nextKey_++;
     preparing_.emplace(key, QPointer<HttpConnection>(c));
     preparingCount_ = int(preparing_.size());
     keyOf_[c] = key;
     const PreparationContext context = context_;
     const QByteArray body = request.body;
-    pool_.start([this, key, chat, body, context] {
+    pool_.start([this, key, endpoint, body, context] {
         PreparedRequest result;
         try {
-            result = chat ? prepareChatCompletion(body, context) : prepareCompletion(body, context);
+            switch (endpoint) {
+            case Endpoint::ChatCompletions: result = prepareChatCompletion(body, context); break;
+            case Endpoint::Completions: result = prepareCompletion(body, context); break;
+            case Endpoint::AnthropicMessages: result = prepareAnthropicMessages(body, context, false); break;
+            case Endpoint::AnthropicCountTokens: result = prepareAnthropicMessages(body, context, true); break;
+            case Endpoint::Responses: result = prepareResponses(body, context); break;
+            case Endpoint::Embeddings: result = prepareEmbeddings(body, context); break;
+            }
         } catch (const std::exception& e) {
             ApiError err;
             err.status = 500;
@@ -408,6 +460,8 @@ void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, bool 
             err.message = QStringLiteral("Internal error: %1").arg(QString::fromUtf8(e.what()));
             result = PreparedRequest{};
             result.error = err;
+            if (endpoint == Endpoint::AnthropicMessages || endpoint == Endpoint::AnthropicCountTokens)
+                result.dialect = ApiDialect::Anthropic;
         }
         {
             std::lock_guard lock(preparedMutex_);
@@ -434,8 +488,9 @@ void OpenAiService::onPrepared(quint64 key) {
     if (!c) return;
     keyOf_.erase(c.data());
     if (!c->owesAnswer()) return;
-    if (prepared.error) return fail(c, *prepared.error);
-    if (queueFull()) return fail(c, queueFullError());
+    if (prepared.error) return fail(c, *prepared.error, prepared.dialect);
+    if (prepared.countOnly) return respondJson(c, 200, {{QStringLiteral("input_tokens"), prepared.promptTokens}});
+    if (queueFull()) return fail(c, queueFullError(), prepared.dialect);
     submit(c, key, std::move(prepared));
 }
 
@@ -468,7 +523,34 @@ void OpenAiService::onClientGone(HttpConnection* c) {
 
 void OpenAiService::cancelChoices(Job& j) {
     for (Choice& ch : j.choices)
-        if (!ch.ended) engine_.cancel(ch.requestId);
+        if (!ch.ended && !ch.unsent) engine_.cancel(ch.requestId);
+}
+
+// Hands the engine the choices not yet in it: all of them, except for
+// embeddings, which go in a few at a time, the next as one ends. Once the
+// request has failed or its client left, they are dropped instead.
+void OpenAiService::feedChoices(Job& j) {
+    int inFlight = 0;
+    for (const Choice& ch : j.choices)
+        if (!ch.ended && !ch.unsent) ++inFlight;
+    const int limit = j.embeddings ? kEmbeddingsInFlight : int(j.choices.size());
+    std::shared_ptr<EngineEventQueue> queue = events_;
+    for (Choice& ch : j.choices) {
+        if (!ch.unsent) continue;
+        if (j.failed || j.clientGone || !queue) {
+            ch.unsent.reset();
+            ch.ended = true;
+            --j.open;
+            continue;
+        }
+        if (inFlight >= limit) break;
+        const quint64 ek = eventKey(j.key, ch.index);
+        EventSink sink = [queue, ek](const Event& ev) { queue->push(ek, ev); };
+        GenerateRequest g = std::move(*ch.unsent);
+        ch.unsent.reset();
+        ch.requestId = engine_.submit(std::move(g), std::move(sink));
+        ++inFlight;
+    }
 }
 
 // ---------------------------------------------------------------- the engine
@@ -486,6 +568,23 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
     job->header.model = p.model;
     job->header.fingerprint = fingerprint_;
     job->endpoint = p.chat ? QStringLiteral("chat.completions") : QStringLiteral("completions");
+    job->dialect = p.dialect;
+    job->embeddings = p.embeddings;
+    job->base64 = p.base64;
+    if (p.embeddings) {
+        job->header.id = QStringLiteral("embd-") + randomId(24);
+        job->endpoint = QStringLiteral("embeddings");
+    }
+    job->clientStops = std::move(p.clientStops);
+    if (p.dialect == ApiDialect::Anthropic) {
+        job->header.id = QStringLiteral("msg_") + randomId(24);
+        job->endpoint = QStringLiteral("messages");
+        job->writer = std::make_unique<AnthropicAnswer>(job->header.id, p.model, p.promptTokens);
+    } else if (p.dialect == ApiDialect::Responses) {
+        job->header.id = QStringLiteral("resp_") + randomId(24);
+        job->endpoint = QStringLiteral("responses");
+        job->writer = std::make_unique<ResponsesAnswer>(job->header.id, p.model, job->header.created, std::move(p.echo));
+    }
     job->client = QStringLiteral("api:%1").arg(key);
     job->conn = c;
     job->choices.resize(p.choices.size());
@@ -508,15 +607,12 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
         std::lock_guard<std::mutex> lock(statsMutex_);
         stats_.accepted();
     }
-    std::shared_ptr<EngineEventQueue> queue = events_;
     for (size_t i = 0; i < p.choices.size(); ++i) {
-        GenerateRequest& g = p.choices[i].generate;
-        g.tag = ClientTag{kApiRequestTagKind, key};
-        const quint64 ek = eventKey(key, int(i));
-        EventSink sink = [queue, ek](const Event& ev) { queue->push(ek, ev); };
-        // The engine may answer at once (a refusal): the job must be complete before.
-        raw->choices[i].requestId = engine_.submit(std::move(g), std::move(sink));
+        raw->choices[i].unsent = std::move(p.choices[i].generate);
+        raw->choices[i].unsent->tag = ClientTag{kApiRequestTagKind, key};
     }
+    // The engine may answer at once (a refusal): the job is complete before.
+    feedChoices(*raw);
     emit sessionStarted(raw->choices.empty() ? 0 : raw->choices[0].requestId, raw->client, raw->endpoint);
 }
 
@@ -590,6 +686,9 @@ void OpenAiService::onTerminal(Job& j, Choice& ch, const Event& ev) {
     ch.ended = true;
     --j.open;
     ch.usage = ev.usage;
+    ch.reason = ev.finish;
+    ch.stopIndex = ev.stopIndex;
+    if (ev.kind == Event::Kind::Done && j.embeddings) ch.embedding = ev.embedding;
     try {
         switch (ev.kind) {
         case Event::Kind::Done: choiceDone(j, ch, ev.finish); break;
@@ -604,6 +703,7 @@ void OpenAiService::onTerminal(Job& j, Choice& ch, const Event& ev) {
     } catch (const std::exception&) {
         j.failed = true;
     }
+    feedChoices(j);
     if (j.open == 0) complete(j);
 }
 
@@ -627,6 +727,10 @@ void OpenAiService::startStream(Job& j) {
                               {QByteArrayLiteral("Cache-Control"), QByteArrayLiteral("no-cache")},
                               // nginx in front: pass each event on at once
                               {QByteArrayLiteral("X-Accel-Buffering"), QByteArrayLiteral("no")}});
+    if (j.writer) {
+        j.conn->streamData(j.writer->begin());
+        return;
+    }
     for (Choice& ch : j.choices) {
         if (j.chat) {
             QJsonObject delta{{QStringLiteral("role"), QStringLiteral("assistant")}, {QStringLiteral("content"), QString()}};
@@ -665,6 +769,7 @@ void OpenAiService::deliverText(Job& j, Choice& ch, const std::string& delta, bo
         }
     }
     for (ToolCall& c : calls) c.id = (QStringLiteral("call_") + randomId(24)).toStdString();
+    if (j.writer) return deliverToWriter(j, ch, text, std::move(calls));
     if (!j.stream) {
         ch.text += text;
         ch.calls.insert(ch.calls.end(), calls.begin(), calls.end());
@@ -696,10 +801,22 @@ void OpenAiService::deliverText(Job& j, Choice& ch, const std::string& delta, bo
     }
 }
 
+void OpenAiService::deliverToWriter(Job& j, Choice& ch, const std::string& text, std::vector<ToolCall> calls) {
+    ch.callCount += int(calls.size());
+    if (text.empty() && calls.empty()) return;
+    // The stream's opening events come before the first piece's.
+    if (j.stream) startStream(j);
+    QByteArray out = j.writer->text(text);
+    for (const ToolCall& c : calls) out += j.writer->call(c);
+    if (j.stream && writable(j)) j.conn->streamData(out);
+}
+
 void OpenAiService::choiceDone(Job& j, Choice& ch, FinishReason reason) {
     if (j.clientGone || j.failed) return;
     deliverText(j, ch, {}, true);
     ch.finish = ch.callCount > 0 ? QStringLiteral("tool_calls") : finishReasonName(reason);
+    ch.reason = reason;
+    if (j.writer) return;  // its end goes out with the usage, in complete()
     if (!j.stream || !writable(j)) return;
     startStream(j);
     if (j.chat) writeEvent(j, chatChunkJson(j.header, ch.index, QJsonObject{}, ch.finish, QJsonValue::Null, j.includeUsage));
@@ -726,7 +843,13 @@ ApiError OpenAiService::errorOf(const Event& ev) const {
 // an error event, then "[DONE]" and the end of the stream.
 void OpenAiService::endWithError(Job& j, const ApiError& e) {
     if (!writable(j)) return;
-    if (!j.headersSent) return respondError(j.conn, e);
+    if (!j.headersSent) return respondError(j.conn, e, j.dialect);
+    if (j.writer) {
+        // Anthropic and Responses streams end with their error event (no [DONE]).
+        j.conn->streamData(j.writer->errorEvent(e));
+        j.conn->endStream();
+        return;
+    }
     writeEvent(j, e.toJson());
     j.conn->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
     j.conn->endStream();
@@ -784,7 +907,25 @@ void OpenAiService::complete(Job& j) {
     QPointer<HttpConnection> c = writable(j) && !j.failed ? j.conn : nullptr;
     QByteArray streamEnd;
     QJsonObject whole;
-    if (c && j.stream) {
+    if (c && j.embeddings) {
+        std::vector<std::vector<float>> vectors;
+        for (Choice& ch : j.choices) vectors.push_back(std::move(ch.embedding));
+        whole = embeddingsJson(j.header.model, vectors, j.base64, QStringLiteral("last"), usage.promptTokens);
+    } else if (c && j.writer) {
+        const Choice& ch = j.choices.front();
+        AnswerEnding ending;
+        ending.reason = ch.reason;
+        ending.toolCalls = ch.callCount > 0;
+        if (ch.reason == FinishReason::StopString && ch.stopIndex >= 0 && size_t(ch.stopIndex) < j.clientStops.size())
+            ending.stopSequence = j.clientStops[size_t(ch.stopIndex)];
+        ending.usage = usage;
+        if (j.stream) {
+            startStream(j);
+            if (writable(j)) j.conn->streamData(j.writer->end(ending));
+        } else {
+            whole = j.writer->whole(ending);
+        }
+    } else if (c && j.stream) {
         startStream(j);
         if (j.includeUsage)
             writeEvent(j, usageChunkJson(j.header,
@@ -806,12 +947,12 @@ void OpenAiService::complete(Job& j) {
             whole = textCompletionJson(j.header, choices, &usage);
         }
     }
-    const bool stream = j.stream, headersSent = j.headersSent;
+    const bool stream = j.stream, headersSent = j.headersSent, done = !j.writer;
     finishJob(j, outcome, usage);  // j is gone from here on
     if (!c) return;
     if (stream) {
         if (headersSent) {
-            c->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
+            if (done) c->streamData(QByteArrayLiteral("data: [DONE]\n\n"));
             c->endStream();
         }
     } else {

@@ -30,6 +30,9 @@ namespace weir::server {
 struct Job;
 struct Choice;
 
+// What a POST to a generating path asks for.
+enum class Endpoint { ChatCompletions, Completions, AnthropicMessages, AnthropicCountTokens, Responses, Embeddings };
+
 class OpenAiService : public QObject {
     Q_OBJECT
 public:
@@ -57,12 +60,12 @@ private:
     void onRequest(HttpConnection* c, const HttpRequest& request);
     void preflight(HttpConnection* c, const HttpRequest& request);
     void route(HttpConnection* c, const HttpRequest& request);
-    bool authorized(HttpConnection* c, const HttpRequest& request);
-    void prepare(HttpConnection* c, const HttpRequest& request, bool chat);
+    bool authorized(HttpConnection* c, const HttpRequest& request, ApiDialect dialect);
+    void prepare(HttpConnection* c, const HttpRequest& request, Endpoint endpoint);
     void onPrepared(quint64 key);
     void clearCache(HttpConnection* c);
     void onClientGone(HttpConnection* c);
-    void fail(HttpConnection* c, const ApiError& e);
+    void fail(HttpConnection* c, const ApiError& e, ApiDialect dialect = ApiDialect::OpenAiChat);
     bool queueFull() const;
     ApiError queueFullError() const;
     ApiError shuttingDownError() const;
@@ -71,11 +74,13 @@ private:
     // Engine events.
     void submit(HttpConnection* c, quint64 key, PreparedRequest prepared);
     void cancelChoices(Job& j);
+    void feedChoices(Job& j);
     void drainEvents();
     void onTokens(Job& j, Choice& ch, const std::string& text, int count, std::vector<TokenLogprobs> logprobs);
     void onTerminal(Job& j, Choice& ch, const Event& ev);
     void deliverText(Job& j, Choice& ch, const std::string& delta, bool final);
     void startStream(Job& j);
+    void deliverToWriter(Job& j, Choice& ch, const std::string& text, std::vector<ToolCall> calls);
     void writeEvent(Job& j, const QJsonObject& o);
     QJsonObject textChunk(const Job& j, const Choice& ch, const std::string& text, const QString& finish,
                           const QJsonValue& logprobs) const;

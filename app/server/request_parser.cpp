@@ -607,9 +607,14 @@ bool readResponseFormat(const QJsonObject& o, OutputConstraint& out, ApiError& e
 
 } // namespace
 
+bool parseJsonBody(const QByteArray& body, QJsonObject& out, ApiError& err) { return parseObject(body, out, err); }
+
 bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& err) {
     QJsonObject o;
-    if (!parseObject(body, o, err)) return false;
+    return parseObject(body, o, err) && parseChatObject(o, out, err);
+}
+
+bool parseChatObject(const QJsonObject& o, ChatRequest& out, ApiError& err) {
     return readModel(o, out.model, err) && readMessages(o, out.messages, err) && readTools(o, out, err) &&
            readGeneration(o, true, out.gen, err) && readResponseFormat(o, out.responseFormat, err);
 }
@@ -672,8 +677,17 @@ bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiE
     if (!readGeneration(o, false, out.gen, err)) return false;
     if (!out.gen.maxTokens) out.gen.maxTokens = 16;  // OpenAI's default for completions
     if (present(o, "suffix")) {
-        err = badValue(QStringLiteral("suffix"), QStringLiteral("suffix is not supported."));
-        return false;
+        const QJsonValue sv = o.value(QLatin1String("suffix"));
+        if (!sv.isString()) {
+            err = wrongType(QStringLiteral("suffix"), QStringLiteral("a string"), sv);
+            return false;
+        }
+        for (const CompletionPrompt& p : out.prompts)
+            if (p.isTokens) {
+                err = badValue(QStringLiteral("suffix"), QStringLiteral("a suffix needs a text prompt, not token ids."));
+                return false;
+            }
+        out.suffix = sv.toString().toStdString();
     }
     if (present(o, "best_of")) {
         std::optional<int64_t> bestOf;

@@ -6,6 +6,7 @@
 // use. No engine, no network: the fuzz test calls these directly.
 #include <QByteArray>
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QString>
 #include <cstdint>
 #include <optional>
@@ -61,6 +62,7 @@ struct CompletionRequest {
     QString model;                         // empty: not given (the served model)
     std::vector<CompletionPrompt> prompts; // one or more: each gets n choices
     bool echo = false;
+    std::optional<std::string> suffix;     // fill in the middle (fill_in_middle.h); text prompts only
     GenerationFields gen;
 };
 
@@ -76,6 +78,11 @@ inline constexpr int kMaxLogitBias = 1024;      // entries in logit_bias
 
 // True and `out` filled, or false and `error` filled (status 400).
 bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& error);
+// The same for a body already parsed: the Anthropic and Responses requests
+// are translated into chat completions' shape and read here.
+bool parseChatObject(const QJsonObject& body, ChatRequest& out, ApiError& error);
+// A body that must be a JSON object.
+bool parseJsonBody(const QByteArray& body, QJsonObject& out, ApiError& error);
 bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiError& error);
 
 } // namespace weir::server

@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <climits>
 
+#include "app/server/anthropic_request.h"
 #include "app/server/chat_prompt.h"
+#include "app/server/embeddings_request.h"
+#include "app/server/fill_in_middle.h"
 #include "app/server/forced_tool_call.h"
 #include "app/server/request_parser.h"
+#include "app/server/responses_request.h"
 
 namespace weir::server {
 
@@ -106,19 +110,26 @@ void addChoices(GenerateRequest base, int prompt, const std::string& echo, const
 
 } // namespace
 
-PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationContext& c) {
-    ChatRequest cr;
+namespace {
+
+// A chat request, however it came in, ready for the engine.
+PreparedRequest prepareChat(const ChatRequest& cr, const PreparationContext& c, bool countOnly) {
     ApiError err;
-    if (!parseChatRequest(body, cr, err)) return failed(err);
     if (!cr.model.isEmpty() && !c.model.matches(cr.model)) return failed(c.model.unknown(cr.model));
     if (auto e = checkLogitBias(cr.gen, c)) return failed(*e);
     OutputConstraint constraint;
     if (auto e = chooseConstraint(cr, constraint)) return failed(*e);
     PreparedChat prompt;
     if (!buildChatPrompt(cr, *c.engine, prompt, err)) return failed(err);
-    if (auto e = checkContext(prompt.prompt.size(), cr.gen.maxTokens, c, true)) return failed(*e);
     PreparedRequest p;
+    p.promptTokens = int(prompt.prompt.size());
+    if (countOnly) {
+        p.countOnly = true;
+        return p;
+    }
+    if (auto e = checkContext(prompt.prompt.size(), cr.gen.maxTokens, c, true)) return failed(*e);
     p.chat = true;
+    p.clientStops = cr.gen.stop;
     p.model = cr.model.isEmpty() ? c.model.id : cr.model;
     p.parallelToolCalls = cr.parallelToolCalls;
     copyGeneration(cr.gen, p);
@@ -141,6 +152,86 @@ PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationC
     return p;
 }
 
+PreparedRequest withDialect(PreparedRequest p, ApiDialect dialect) {
+    p.dialect = dialect;
+    return p;
+}
+
+} // namespace
+
+PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationContext& c) {
+    ChatRequest cr;
+    ApiError err;
+    if (!parseChatRequest(body, cr, err)) return failed(err);
+    return prepareChat(cr, c, false);
+}
+
+PreparedRequest prepareAnthropicMessages(const QByteArray& body, const PreparationContext& c, bool countOnly) {
+    QJsonObject chat;
+    ChatRequest cr;
+    ApiError err;
+    if (!anthropicToChatBody(body, chat, err) || !parseChatObject(chat, cr, err))
+        return withDialect(failed(err), ApiDialect::Anthropic);
+    // Coding agents name Claude models: whatever the name, the served model
+    // answers, and the answer names it.
+    cr.model.clear();
+    return withDialect(prepareChat(cr, c, countOnly), ApiDialect::Anthropic);
+}
+
+PreparedRequest prepareResponses(const QByteArray& body, const PreparationContext& c) {
+    QJsonObject chat, echo;
+    ChatRequest cr;
+    ApiError err;
+    if (!responsesToChatBody(body, chat, echo, err) || !parseChatObject(chat, cr, err))
+        return withDialect(failed(err), ApiDialect::Responses);
+    PreparedRequest p = withDialect(prepareChat(cr, c, false), ApiDialect::Responses);
+    p.echo = std::move(echo);
+    return p;
+}
+
+PreparedRequest prepareEmbeddings(const QByteArray& body, const PreparationContext& c) {
+    EmbeddingsRequest er;
+    ApiError err;
+    if (!parseEmbeddingsRequest(body, er, err)) return failed(err);
+    if (!er.model.isEmpty() && !c.model.matches(er.model)) return failed(c.model.unknown(er.model));
+    PreparedRequest p;
+    p.chat = false;
+    p.embeddings = true;
+    p.base64 = er.base64;
+    p.model = er.model.isEmpty() ? c.model.id : er.model;
+    const int32_t vocab = c.engine->vocabSize();
+    for (size_t i = 0; i < er.inputs.size(); ++i) {
+        const CompletionPrompt& in = er.inputs[i];
+        const QString param = er.inputs.size() > 1 ? QStringLiteral("input[%1]").arg(i) : QStringLiteral("input");
+        PreparedChoice choice;
+        if (in.isTokens) {
+            for (int32_t t : in.tokens)
+                if (t >= vocab)
+                    return failed(ApiError::invalid(
+                        param, QStringLiteral("Token id %1 is outside the vocabulary (%2 tokens).").arg(t).arg(vocab),
+                        QStringLiteral("invalid_value")));
+            choice.generate.prompt = in.tokens;
+        } else {
+            // Text to embed is text: control-token names in it stay text.
+            choice.generate.prompt = c.engine->tokenize(in.text, true);
+        }
+        // The input and nothing else must fit (no completion token follows).
+        if (int64_t(choice.generate.prompt.size()) >= c.contextLimit)
+            return failed(ApiError::invalid(param,
+                                            QStringLiteral("This model's maximum context length is %1 tokens, however "
+                                                           "you requested %2 tokens in the input. Please reduce the "
+                                                           "length of the input.")
+                                                .arg(c.contextLimit)
+                                                .arg(choice.generate.prompt.size()),
+                                            QStringLiteral("context_length_exceeded")));
+        choice.generate.embed = true;
+        choice.prompt = int(i);
+        if (i == 0) p.promptTokens = int(choice.generate.prompt.size());
+        p.choices.push_back(std::move(choice));
+    }
+    return p;
+}
+
 PreparedRequest prepareCompletion(const QByteArray& body, const PreparationContext& c) {
     CompletionRequest cr;
     ApiError err;
@@ -149,9 +240,18 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
     if (auto e = checkLogitBias(cr.gen, c)) return failed(*e);
     PreparedRequest p;
     p.chat = false;
+    p.dialect = ApiDialect::OpenAiCompletion;
     p.model = cr.model.isEmpty() ? c.model.id : cr.model;
     copyGeneration(cr.gen, p);
     const int32_t vocab = c.engine->vocabSize();
+    if (cr.suffix && !fillInMiddlePrompt(*c.engine, {}, {}))
+        return failed(ApiError::invalid(QStringLiteral("suffix"),
+                                        QStringLiteral("Invalid value for 'suffix': the model %1 has no fill-in-the-middle "
+                                                       "tokens (<|fim_prefix|>, <|fim_suffix|>, <|fim_middle|> or "
+                                                       "<fim_prefix>, ...), so it cannot complete between a prompt and "
+                                                       "a suffix.")
+                                            .arg(c.model.id),
+                                        QStringLiteral("invalid_value")));
     for (size_t i = 0; i < cr.prompts.size(); ++i) {
         const CompletionPrompt& prompt = cr.prompts[i];
         const QString param = cr.prompts.size() > 1 ? QStringLiteral("prompt[%1]").arg(i) : QStringLiteral("prompt");
@@ -167,7 +267,8 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
             if (cr.echo) echo = c.engine->detokenize(prompt.tokens);
         } else {
             // A raw prompt is the client's own template: its special tokens count.
-            base.prompt = c.engine->tokenizePrompt(prompt.text);
+            base.prompt = c.engine->tokenizePrompt(
+                cr.suffix ? *fillInMiddlePrompt(*c.engine, prompt.text, *cr.suffix) : prompt.text);
             if (cr.echo) echo = prompt.text;
         }
         if (auto e = checkContext(base.prompt.size(), cr.gen.maxTokens, c, false)) {

@@ -6,12 +6,14 @@
 // pool, never on the thread that accepts connections and answers /health;
 // everything here is safe to run on several threads at once.
 #include <QByteArray>
+#include <QJsonObject>
 #include <QString>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/server/answer_writer.h"
 #include "app/server/api_error.h"
 #include "app/server/served_model.h"
 #include "weir/engine.h"
@@ -48,9 +50,23 @@ struct PreparedRequest {
     bool logprobs = false;          // the answer carries log probabilities
     bool parallelToolCalls = true;  // false: a reply ends after its first call
     QString model;                  // as the client named it, else the served model's id
+    ApiDialect dialect = ApiDialect::OpenAiChat;  // the answer's and the errors' shape
+    bool countOnly = false;         // count_tokens: answer with promptTokens, run nothing
+    int promptTokens = 0;           // the (first) prompt's tokens
+    std::vector<std::string> clientStops;  // the client's stop strings: the first entries of every choice's stop list
+    QJsonObject echo;               // Responses: the request's settings the answer repeats
+    bool embeddings = false;        // embeddings: each choice is one input's vector
+    bool base64 = false;            // embeddings: encoding_format base64
 };
 
 PreparedRequest prepareChatCompletion(const QByteArray& body, const PreparationContext& context);
 PreparedRequest prepareCompletion(const QByteArray& body, const PreparationContext& context);
+// Anthropic Messages (anthropic_request.h), its count_tokens (countOnly set),
+// and OpenAI Responses (responses_request.h): translated to a chat request,
+// then prepared as chat completions are.
+PreparedRequest prepareAnthropicMessages(const QByteArray& body, const PreparationContext& context, bool countOnly);
+PreparedRequest prepareResponses(const QByteArray& body, const PreparationContext& context);
+// OpenAI embeddings (embeddings_request.h): one embed request per input.
+PreparedRequest prepareEmbeddings(const QByteArray& body, const PreparationContext& context);
 
 } // namespace weir::server

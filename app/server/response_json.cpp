@@ -4,6 +4,7 @@
 
 #include <QJsonDocument>
 #include <cmath>
+#include <cstring>
 
 namespace weir::server {
 
@@ -55,6 +56,37 @@ QJsonArray toolCallsJson(const std::vector<ToolCall>& calls, int firstIndex, boo
         ++index;
     }
     return a;
+}
+
+QJsonObject embeddingsJson(const QString& model, const std::vector<std::vector<float>>& vectors, bool base64,
+                           const QString& pooling, int promptTokens) {
+    QJsonArray data;
+    for (size_t i = 0; i < vectors.size(); ++i) {
+        QJsonValue embedding;
+        if (base64) {
+            QByteArray bytes;
+            bytes.reserve(qsizetype(vectors[i].size() * 4));
+            for (float f : vectors[i]) {
+                uint32_t u;
+                std::memcpy(&u, &f, 4);
+                for (int b = 0; b < 4; ++b) bytes.append(char((u >> (8 * b)) & 0xff));
+            }
+            embedding = QString::fromLatin1(bytes.toBase64());
+        } else {
+            QJsonArray a;
+            for (float f : vectors[i]) a.append(double(f));
+            embedding = a;
+        }
+        data.append(QJsonObject{{QStringLiteral("object"), QStringLiteral("embedding")},
+                                {QStringLiteral("index"), int(i)},
+                                {QStringLiteral("embedding"), embedding}});
+    }
+    return {{QStringLiteral("object"), QStringLiteral("list")},
+            {QStringLiteral("data"), data},
+            {QStringLiteral("model"), model},
+            {QStringLiteral("pooling"), pooling},
+            {QStringLiteral("usage"), QJsonObject{{QStringLiteral("prompt_tokens"), promptTokens},
+                                                  {QStringLiteral("total_tokens"), promptTokens}}}};
 }
 
 QString finishReasonName(FinishReason reason) {

@@ -59,6 +59,12 @@ struct TextChoice {
 QJsonObject textCompletionJson(const AnswerHeader& h, const std::vector<TextChoice>& choices, const Usage* usage,
                                int firstIndex = 0);
 
+// An embeddings answer: {"object": "list", "data": [{"object": "embedding",
+// "index", "embedding": floats or base64 of little-endian float32}], "model",
+// "pooling" (how the vector was made), "usage": {prompt_tokens, total_tokens}}.
+QJsonObject embeddingsJson(const QString& model, const std::vector<std::vector<float>>& vectors, bool base64,
+                           const QString& pooling, int promptTokens);
+
 // Engine::cacheStatus() for GET /v1/cache/status.
 QJsonObject cacheStatusJson(const CacheStatus& status);
 

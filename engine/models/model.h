@@ -3,6 +3,7 @@
 // pass over a mixed batch. Create one with loadModel(); the architecture is
 // chosen from general.architecture and refused with weir::Error if unsupported.
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ public:
     // written to the cache at its position.
     virtual void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits,
                          kernels::ThreadPool& pool) = 0;
+    // After forward(): for every wantLogits token, in batch order, its final
+    // hidden state after the output norm (nEmbd floats each; what the logits
+    // are computed from, and what embeddings are made of). Valid until the
+    // next forward().
+    virtual std::span<const float> finalHidden() const = 0;
 };
 
 // Keeps the file mapped for as long as the model lives.

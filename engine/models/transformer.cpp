@@ -250,6 +250,7 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
 
 void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits, ThreadPool& pool) {
     logits.clear();
+    hiddenRows_ = 0;
     int64_t n = int64_t(batch.tokens.size());
     if (n == 0) return;
     checkBatch(batch, kv);
@@ -318,6 +319,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
         n = nOut;
     }
     normRows(x, w_.outputNorm, h_.data(), nOut, E, pool);
+    hiddenRows_ = nOut;
     logits.resize(size_t(nOut) * size_t(c.nVocab));
     kernels::matmul(w_.output, h_.data(), nOut, logits.data(), pool, &outGroups_);
 }

@@ -50,6 +50,7 @@ public:
 
     const ModelConfig& config() const override { return config_; }
     void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits, kernels::ThreadPool& pool) override;
+    std::span<const float> finalHidden() const override { return {h_.data(), size_t(hiddenRows_ * config_.nEmbd)}; }
 
 private:
     void checkBatch(const Batch& batch, const KvAccess& kv) const;
@@ -76,6 +77,7 @@ private:
     std::vector<float> attnScratch_;         // per thread
     std::vector<int64_t> attnCost_;          // prefix sums of per-(token, head) work
     std::vector<int32_t> outRows_;           // batch indices that want logits
+    int64_t hiddenRows_ = 0;                 // rows of h_ that finalHidden() shows
     // Each row's sequence batch (size, index) for matmul's llama.cpp kernel choice:
     // all batch rows, and the rows that produce logits.
     std::vector<int32_t> order_, groupSize_, groupIndex_, outGroupSize_, outGroupIndex_;

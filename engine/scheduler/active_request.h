@@ -27,11 +27,11 @@ struct ActiveRequest {
 
     ActiveRequest(uint64_t id_, GenerateRequest req, EventSink sink_, const Tokenizer* tok)
         : id(id_), tag(req.tag), tokens(std::move(req.prompt)),
-          promptTokens(int32_t(tokens.size())), maxTokens(req.maxTokens),
+          promptTokens(int32_t(tokens.size())), maxTokens(req.embed ? 1 : req.maxTokens),
           stopAtEndOfGeneration(req.stopAtEndOfGeneration), sink(std::move(sink_)),
           sampler(req.sampling), stops(std::move(req.stop)),
           topLogprobs(std::min(req.topLogprobs, kMaxTopLogprobs)), constraintSpec(std::move(req.constraint)),
-          submitted(Clock::now()) {
+          embed(req.embed), submitted(Clock::now()) {
         if (tok) detokenizer = std::make_unique<StreamingDetokenizer>(*tok, req.showSpecialTokens);
     }
 
@@ -69,6 +69,8 @@ struct ActiveRequest {
     int32_t preemptions = 0;
     bool finished = false;
     ErrorCode error = ErrorCode::Internal;  // reported if it ends with Error
+    bool embed = false;              // GenerateRequest::embed: ends after the prompt with its embedding
+    std::vector<float> embedding;    // embed: set just before it finishes
 
     Clock::time_point submitted, firstToken, lastToken;
 };

@@ -1,6 +1,7 @@
 #include "engine/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <future>
 #include <span>
@@ -582,6 +583,10 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
         if (r.remaining() == 0) {
             float* logits = logits_.data() + row * size_t(nVocab);
             ++row;
+            if (r.embed) {
+                finishEmbedding(r, row - 1);
+                continue;
+            }
             // The row as the model produced it: the sampler rewrites it in place.
             if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
             if (r.constraint && !constrainLogits(r, logits, nVocab)) continue;
@@ -591,7 +596,7 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
             afterToken(r, token);
         }
         if (r.finished || r.seq < 0) continue;
-        if (prefill) {
+        if (prefill && !r.embed) {
             // Share the computed prefix at once: a second conversation with the
             // same system prompt reuses it even while this one is still running.
             cache_.cachePrefix(r.seq, std::span<const int32_t>(r.tokens.data(), size_t(r.computed)));
@@ -651,6 +656,22 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     finish(r, Event::Kind::Done, reason, "");
 }
 
+void Scheduler::finishEmbedding(ActiveRequest& r, size_t row) {
+    const int64_t E = model_.config().nEmbd;
+    const std::span<const float> hidden = model_.finalHidden();
+    if (hidden.size() < (row + 1) * size_t(E)) {
+        finish(r, Event::Kind::Error, FinishReason::Stop, "internal error: the model gave no final hidden state");
+        return;
+    }
+    const float* h = hidden.data() + row * size_t(E);
+    double norm = 0;
+    for (int64_t i = 0; i < E; ++i) norm += double(h[i]) * double(h[i]);
+    norm = std::sqrt(norm);
+    r.embedding.resize(size_t(E));
+    for (int64_t i = 0; i < E; ++i) r.embedding[size_t(i)] = norm > 0 ? float(double(h[i]) / norm) : 0.0f;
+    finish(r, Event::Kind::Done, FinishReason::Stop, "");
+}
+
 void Scheduler::emitToken(ActiveRequest& r, int32_t token, const std::string& text) {
     Event ev;
     ev.kind = Event::Kind::Token;
@@ -668,7 +689,8 @@ void Scheduler::finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, 
     if (r.seq >= 0) {
         try {
             // A finished conversation's tokens are the next turn's prefix.
-            if (kind == Event::Kind::Done)
+            // An embedding's prompt is not a conversation that continues.
+            if (kind == Event::Kind::Done && !r.embed)
                 cache_.cachePrefix(r.seq, std::span<const int32_t>(r.tokens.data(), size_t(r.computed)));
         } catch (...) {
         }
@@ -681,8 +703,10 @@ void Scheduler::finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, 
     ev.kind = kind;
     ev.request = r.id;
     ev.finish = reason;
+    if (kind == Event::Kind::Done && reason == FinishReason::StopString) ev.stopIndex = r.stops.matched();
     if (kind != Event::Kind::Done) ev.text = message;
     if (kind == Event::Kind::Error) ev.error = r.error;
+    if (kind == Event::Kind::Done) ev.embedding = std::move(r.embedding);
     Usage& u = ev.usage;
     u.promptTokens = r.promptTokens;
     u.completionTokens = r.generated;

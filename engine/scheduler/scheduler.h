@@ -137,6 +137,9 @@ private:
     std::string attachConstraint(ActiveRequest& r);
     bool constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab);
     bool advanceConstraint(ActiveRequest& r, int32_t token);
+    // An embed request whose prompt is computed: its hidden state (row `row` of
+    // the model's final hidden rows), normalised, ends it.
+    void finishEmbedding(ActiveRequest& r, size_t row);
     void emitToken(ActiveRequest& r, int32_t token, const std::string& text);
     void finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, const std::string& message);
     void failAll(std::vector<ActiveRequest*> requests, const std::string& message);

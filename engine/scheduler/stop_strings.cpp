@@ -5,8 +5,11 @@
 namespace weir {
 
 StopStringMatcher::StopStringMatcher(std::vector<std::string> stops) {
-    for (auto& s : stops)
-        if (!s.empty()) stops_.push_back(std::move(s));
+    for (size_t i = 0; i < stops.size(); ++i) {
+        if (stops[i].empty()) continue;
+        stops_.push_back(std::move(stops[i]));
+        index_.push_back(int(i));
+    }
 }
 
 StopStringMatcher::Result StopStringMatcher::push(const std::string& delta) {
@@ -15,9 +18,12 @@ StopStringMatcher::Result StopStringMatcher::push(const std::string& delta) {
     pending_ += delta;
     // Earliest complete match wins; a stop string may span several deltas.
     size_t cut = std::string::npos;
-    for (const auto& s : stops_) {
-        const size_t at = pending_.find(s);
-        if (at != std::string::npos) cut = std::min(cut, at);
+    for (size_t i = 0; i < stops_.size(); ++i) {
+        const size_t at = pending_.find(stops_[i]);
+        if (at != std::string::npos && at < cut) {
+            cut = at;
+            matched_ = index_[i];
+        }
     }
     if (cut != std::string::npos) {
         r.text = pending_.substr(0, cut);

@@ -20,14 +20,19 @@ public:
     // End of generation without a stop: everything held back.
     std::string flush();
     bool stopped() const { return stopped_; }
+    // After a stop: the index, in the list given to the constructor, of the
+    // stop string that matched (the earliest in the text); -1 before.
+    int matched() const { return matched_; }
 
 private:
     // Length of the longest suffix of pending_ that is a proper prefix of a stop string.
     size_t heldBackLength() const;
 
     std::vector<std::string> stops_;
+    std::vector<int> index_;  // stops_[i] is the constructor's stops[index_[i]] (empty ones are dropped)
     std::string pending_;
     bool stopped_ = false;
+    int matched_ = -1;
 };
 
 } // namespace weir

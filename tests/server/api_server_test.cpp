@@ -22,6 +22,7 @@
 #include <QThread>
 #include <QUrl>
 #include <atomic>
+#include <cmath>
 #include <memory>
 
 #include "app/server/api_server.h"
@@ -170,6 +171,87 @@ private slots:
         QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "bearer SECRET").status, 401);
         QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "Basic secret").status, 401);
         QCOMPARE(send(nam, server.url() + "/models", "GET", {}, "Bearersecret").status, 401);
+    }
+
+    // Anthropic Messages, Responses and embeddings on the same server: the key
+    // as x-api-key too, Anthropic's error shape on its paths, each API's own
+    // stream ending (no [DONE]), count_tokens equal to the prompt that ran,
+    // and a batch of embeddings larger than the server feeds the engine at once.
+    void otherApis() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.apiKey = QStringLiteral("secret");
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        auto post = [&](const QString& path, const QJsonObject& body, const QByteArray& apiKey) {
+            QNetworkRequest req{QUrl(server.url() + path)};
+            req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+            if (!apiKey.isEmpty()) req.setRawHeader("x-api-key", apiKey);
+            req.setRawHeader("anthropic-version", "2023-06-01");
+            QNetworkReply* r = nam.post(req, QJsonDocument(body).toJson(QJsonDocument::Compact));
+            QEventLoop loop;
+            connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+            loop.exec();
+            Reply out;
+            out.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+            out.body = r->readAll();
+            r->deleteLater();
+            return out;
+        };
+        const QJsonObject message{
+            {"max_tokens", 4}, {"temperature", 0}, {"system", "terse"},
+            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hello world status"}}}}};
+        Reply r = post("/messages", message, {});
+        QCOMPARE(r.status, 401);
+        QCOMPARE(obj(r.body)["type"].toString(), QStringLiteral("error"));
+        QCOMPARE(obj(r.body)["error"].toObject()["type"].toString(), QStringLiteral("authentication_error"));
+        QCOMPARE(post("/messages", message, "wrong").status, 401);
+        r = post("/messages", message, "secret");
+        QCOMPARE(r.status, 200);
+        const QJsonObject m = obj(r.body);
+        QCOMPARE(m["type"].toString(), QStringLiteral("message"));
+        QCOMPARE(m["model"].toString(), QStringLiteral("tiny"));
+        r = post("/messages/count_tokens", message, "secret");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["input_tokens"].toInt(), m["usage"].toObject()["input_tokens"].toInt());
+        QJsonObject streamed = message;
+        streamed["stream"] = true;
+        r = post("/messages", streamed, "secret");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.startsWith("event: message_start\n"));
+        QVERIFY(r.body.endsWith("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+        QVERIFY(!r.body.contains("[DONE]"));
+        r = post("/messages", QJsonObject{{"messages", "not a list"}}, "secret");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(obj(r.body)["error"].toObject()["type"].toString(), QStringLiteral("invalid_request_error"));
+
+        r = post("/responses", QJsonObject{{"input", "hello world"}, {"max_output_tokens", 3}, {"stream", true}}, "secret");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.startsWith("event: response.created\n"));
+        QVERIFY(r.body.contains("event: response.incomplete\n") || r.body.contains("event: response.completed\n"));
+        QVERIFY(!r.body.contains("[DONE]"));
+
+        QJsonArray inputs;
+        for (int i = 0; i < 20; ++i) inputs.append(QStringLiteral("the ledger %1").arg(i));
+        r = post("/embeddings", QJsonObject{{"input", inputs}}, "secret");
+        QCOMPARE(r.status, 200);
+        const QJsonArray data = obj(r.body)["data"].toArray();
+        QCOMPARE(data.size(), 20);
+        for (int i = 0; i < 20; ++i) QCOMPARE(data[i].toObject()["index"].toInt(), i);
+        const Reply one = post("/embeddings", QJsonObject{{"input", inputs[13]}}, "secret");
+        QCOMPARE(obj(one.body)["data"].toArray()[0].toObject()["embedding"].toArray().size(),
+                 data[13].toObject()["embedding"].toArray().size());
+        const QJsonArray a = obj(one.body)["data"].toArray()[0].toObject()["embedding"].toArray();
+        const QJsonArray b = data[13].toObject()["embedding"].toArray();
+        double diff = 0;
+        for (qsizetype i = 0; i < a.size(); ++i) diff = std::max(diff, std::abs(a[i].toDouble() - b[i].toDouble()));
+        QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+        QCOMPARE(server.activeRequests(), 0);
+        engine.clearPrefixCache();
+        const weir::CacheStatus st = engine.cacheStatus();
+        QCOMPARE(st.full.freeTokens, st.full.capacityTokens);
+        QCOMPARE(st.violations, uint64_t(0));
     }
 
     // A wait queue of zero: the engine refuses every request, the client gets 503 + Retry-After.

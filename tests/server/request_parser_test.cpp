@@ -505,7 +505,7 @@ private slots:
         for (int i = 0; i <= weir::server::kMaxPrompts; ++i) many += (i ? ",\"p\"" : "\"p\"");
         QVERIFY(!parseCompletionRequest(many + "]}", r = {}, e));
         QCOMPARE(e.param, QStringLiteral("prompt"));
-        QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": "x", "suffix": "y"})", r = {}, e));
+        QVERIFY(!parseCompletionRequest(R"({"model": "m", "prompt": "x", "suffix": ["y"]})", r = {}, e));
         QCOMPARE(e.param, QStringLiteral("suffix"));
     }
 

@@ -39,6 +39,15 @@ WEIR_TEST(StopStrings, earliestStopWins) {
     auto r = m.push("hello world");
     REQUIRE(r.stopped);
     REQUIRE_EQ(r.text, std::string("hel"));
+    REQUIRE_EQ(m.matched(), 1);  // "lo w" begins first
+}
+WEIR_TEST(StopStrings, matchedIndexCountsDroppedEmptyStops) {
+    // Empty stop strings are dropped, yet the index is the caller's.
+    StopStringMatcher m({"", "never", "END"});
+    REQUIRE_EQ(m.matched(), -1);
+    auto r = m.push("text END more");
+    REQUIRE(r.stopped);
+    REQUIRE_EQ(m.matched(), 2);
 }
 WEIR_TEST(StopStrings, flushReturnsHeldText) {
     StopStringMatcher m({"\n\nUser:"});

@@ -29,6 +29,7 @@ struct TinyGemma3Spec {
     int32_t context = 8192;
     uint64_t seed = 7;
     std::string chatTemplate;  // Jinja source; empty: Gemma 3's from the test data, when there
+    std::vector<std::string> extraControlTokens;  // more control tokens after Gemma's (e.g. FIM markers)
 };
 
 inline std::vector<std::string> tinyVocabWords() {
@@ -75,6 +76,10 @@ inline void writeTinyGemma3(const std::string& path, const TinyGemma3Spec& spec 
     // Vocabulary: control tokens first (Gemma's ids), then bytes, characters, word pieces.
     std::vector<std::string> tokens = {"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"};
     std::vector<int32_t> types = {3, 3, 3, 2, 3, 3};
+    for (const std::string& t : spec.extraControlTokens) {
+        tokens.push_back(t);
+        types.push_back(3);
+    }
     std::vector<float> scores(tokens.size(), 0.0f);
     std::set<std::string> seen(tokens.begin(), tokens.end());
     auto add = [&](const std::string& t, int32_t type, float score) {

@@ -38,6 +38,12 @@ struct GenerateRequest {
     int32_t topLogprobs = -1;
     // Structured output: the reply is held to JSON (see output_constraint.h).
     OutputConstraint constraint;
+    // An embedding instead of a reply: the prompt is computed (prefill, in
+    // the same batches as everything else) and nothing is sampled; the
+    // request ends Done with Event::embedding, and its pages are released
+    // without entering the prefix cache. maxTokens, sampling, stop and
+    // constraint are not used.
+    bool embed = false;
 };
 
 struct Usage {
@@ -66,11 +72,19 @@ struct Event {
     std::string text;                    // Token: complete UTF-8 text delta; Error: message
     Usage usage;                         // terminal events
     FinishReason finish = FinishReason::Stop;
+    // Done with StopString: the index in GenerateRequest::stop of the string
+    // that matched (so a client can tell its own stop sequences from a
+    // template's end-of-turn markers); -1 otherwise.
+    int32_t stopIndex = -1;
     ErrorCode error = ErrorCode::None;   // Error: why
     // Token, when GenerateRequest::topLogprobs >= 0: the log-softmax of the
     // model's raw logits for this position (before penalties, bias and
     // temperature, as vLLM's default and OpenAI's report them).
     std::optional<TokenLogprobs> logprobs;
+    // Done of an embed request: the last prompt token's final hidden state
+    // (after the model's output norm), L2-normalised to unit length
+    // (last-token pooling, as decoder-only embedding models use).
+    std::vector<float> embedding;
     bool isTerminal() const { return kind != Kind::Token; }
 };
 
