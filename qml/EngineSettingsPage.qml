@@ -157,10 +157,14 @@ Rectangle {
                 Layout.fillWidth: true
                 spacing: 8
                 IconButton { text: qsTr("Restore defaults"); iconName: "undo"; onClicked: page.draft = App.settings.engineDefaults() }
-                Item { Layout.fillWidth: true }
+                Item { Layout.fillWidth: true; visible: !page.blocked }
                 Label {
+                    objectName: "applyRefusal"
                     visible: page.blocked
-                    text: qsTr("The engine would refuse these settings")
+                    Layout.fillWidth: true
+                    horizontalAlignment: Text.AlignRight
+                    wrapMode: Text.Wrap
+                    text: advisor.refusal
                     color: Theme.danger
                     font.pixelSize: Theme.smallSize
                 }
@@ -211,11 +215,22 @@ Rectangle {
         }
     }
 
+    // Checked on every keystroke: the typed number goes to the draft as it is
+    // (out of range too, so the advisor names the problem), not only on Enter.
     component NumberField: SpinBox {
+        id: nf
         signal edited(int v)
         editable: true
         implicitWidth: 160
         onValueModified: edited(value)
+        Connections {
+            target: nf.contentItem
+            ignoreUnknownSignals: true
+            function onTextEdited() {
+                const t = nf.contentItem.text.replace(/[^0-9-]/g, "")
+                if (/^-?[0-9]+$/.test(t)) nf.edited(Number(t))
+            }
+        }
     }
 
     Dialog {

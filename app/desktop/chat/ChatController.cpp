@@ -19,7 +19,8 @@ namespace {
 
 QVariantMap settingsToMap(const ConversationSettings& s) {
     return {{"systemPrompt", s.systemPrompt}, {"temperature", s.temperature}, {"topP", s.topP},
-            {"topK", s.topK},                 {"maxTokens", s.maxTokens},     {"seed", s.seed}};
+            {"topK", s.topK},                 {"maxTokens", s.maxTokens},     {"seed", s.seed},
+            {"minP", s.minP},                 {"repeatPenalty", s.repeatPenalty}};
 }
 
 } // namespace
@@ -341,6 +342,8 @@ bool ChatController::startReply(qint64 conversationId) {
     request.sampling.temperature = float(c->settings.temperature);
     request.sampling.topP = float(c->settings.topP);
     request.sampling.topK = c->settings.topK;
+    request.sampling.minP = float(c->settings.minP);
+    request.sampling.repeatPenalty = float(c->settings.repeatPenalty);
     request.sampling.seed = c->settings.seed >= 0 ? quint64(c->settings.seed) : QRandomGenerator::global()->generate64();
 
     Generation g;
@@ -552,6 +555,8 @@ void ChatController::setSettingsOf(qint64 conversationId, const QVariantMap& map
     s.topK = std::max(0, map.value("topK", s.topK).toInt());
     s.maxTokens = std::clamp(map.value("maxTokens", s.maxTokens).toInt(), 1, 1 << 20);
     s.seed = map.value("seed", s.seed).toLongLong();
+    s.minP = std::clamp(map.value("minP", s.minP).toDouble(), 0.0, 1.0);
+    s.repeatPenalty = std::clamp(map.value("repeatPenalty", s.repeatPenalty).toDouble(), 0.5, 2.0);
     if (!storage_->setConversationSettings(conversationId, s)) return storageFailed(tr("Could not save settings"));
     if (conversationId == currentId_) announceCurrentChanged();
 }

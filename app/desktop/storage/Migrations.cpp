@@ -74,6 +74,14 @@ bool migrateTo3(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
+// 4: min-p and repeat penalty per conversation (defaults: the engine's).
+bool migrateTo4(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN min_p REAL NOT NULL DEFAULT 0.05"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN repeat_penalty REAL NOT NULL DEFAULT 1.0"),
+    }, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -81,6 +89,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 1: return migrateTo1(db, error);
     case 2: return migrateTo2(db, error);
     case 3: return migrateTo3(db, error);
+    case 4: return migrateTo4(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

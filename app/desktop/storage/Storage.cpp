@@ -43,7 +43,8 @@ qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 QVariant text(const QString& s) { return s.isNull() ? QVariant(QString(QStringLiteral(""))) : QVariant(s); }
 
 const char* kConversationColumns =
-    "id, title, created_at, updated_at, deleted_at, system_prompt, temperature, top_p, top_k, max_tokens, seed";
+    "id, title, created_at, updated_at, deleted_at, system_prompt, temperature, top_p, top_k, max_tokens, seed,"
+    " min_p, repeat_penalty";
 const char* kMessageColumns =
     "id, conversation_id, position, role, content, state, error, prompt_tokens, completion_tokens,"
     " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at";
@@ -61,6 +62,8 @@ ConversationRecord readConversation(const QSqlQuery& q) {
     c.settings.topK = q.value(8).toInt();
     c.settings.maxTokens = q.value(9).toInt();
     c.settings.seed = q.value(10).toLongLong();
+    c.settings.minP = q.value(11).toDouble();
+    c.settings.repeatPenalty = q.value(12).toDouble();
     return c;
 }
 
@@ -348,11 +351,11 @@ bool Storage::migrate(QSqlDatabase& d, int targetVersion) {
 qint64 Storage::createConversation(const QString& title, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     for (const QVariant& v : {text(title), QVariant(now), QVariant(now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed)})
+                              QVariant(s.seed), QVariant(s.minP), QVariant(s.repeatPenalty)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot create a conversation"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
@@ -396,9 +399,10 @@ bool Storage::renameConversation(qint64 id, const QString& title) {
 bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
-                             " max_tokens = ?, seed = ? WHERE id = ?"));
+                             " max_tokens = ?, seed = ?, min_p = ?, repeat_penalty = ? WHERE id = ?"));
     for (const QVariant& v : {text(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
-                              QVariant(s.maxTokens), QVariant(s.seed), QVariant(id)})
+                              QVariant(s.maxTokens), QVariant(s.seed), QVariant(s.minP), QVariant(s.repeatPenalty),
+                              QVariant(id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
@@ -609,13 +613,13 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
     };
     QSqlQuery q(d);
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     const auto& s = conv.settings;
     for (const QVariant& v : {text(conv.title), QVariant(conv.createdAt ? conv.createdAt : now),
                               QVariant(conv.updatedAt ? conv.updatedAt : now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed)})
+                              QVariant(s.seed), QVariant(s.minP), QVariant(s.repeatPenalty)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return rollback(QStringLiteral("cannot import the conversation"), q.lastError());
     const qint64 id = q.lastInsertId().toLongLong();
