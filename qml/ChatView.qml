@@ -119,7 +119,7 @@ Rectangle {
 
         ConversationSettingsPanel {
             visible: view.settingsOpen && App.chat.currentId > 0
-            Layout.preferredWidth: 320
+            Layout.preferredWidth: Math.min(320, Math.round(view.width * 0.45))
             Layout.fillHeight: true
             onCloseRequested: view.settingsOpen = false
         }

@@ -179,6 +179,49 @@ Rectangle {
                 }
             }
 
+            // The app's look: applies at once, kept for the next start.
+            Card {
+                objectName: "appearanceCard"
+                Layout.fillWidth: true
+                Layout.topMargin: 8
+                ColumnLayout {
+                    width: parent.width
+                    spacing: 12
+                    Label { text: qsTr("Appearance"); font.weight: Font.DemiBold; color: Theme.text }
+                    SettingRow {
+                        label: qsTr("Theme")
+                        help: qsTr("System follows the desktop's light or dark mode")
+                        ComboBox {
+                            objectName: "themeCombo"
+                            implicitWidth: 160
+                            textRole: "text"
+                            valueRole: "value"
+                            model: [{ value: "system", text: qsTr("System") }, { value: "light", text: qsTr("Light") },
+                                    { value: "dark", text: qsTr("Dark") }]
+                            currentIndex: Math.max(0, indexOfValue(App.settings.theme))
+                            onActivated: App.settings.theme = currentValue
+                        }
+                    }
+                    SettingRow {
+                        label: qsTr("Text size")
+                        help: qsTr("Ctrl+plus, Ctrl+minus, Ctrl+0 to reset")
+                        RowLayout {
+                            spacing: 4
+                            IconButton { text: "\u2212"; tip: qsTr("Smaller text (Ctrl+minus)"); enabled: App.settings.zoom > App.settings.zoomMin; onClicked: App.settings.zoom = App.settings.zoom - 0.1 }
+                            Label {
+                                objectName: "zoomLabel"
+                                text: qsTr("%1%").arg(Math.round(App.settings.zoom * 100))
+                                color: Theme.text
+                                horizontalAlignment: Text.AlignHCenter
+                                Layout.preferredWidth: 56
+                            }
+                            IconButton { text: "+"; tip: qsTr("Larger text (Ctrl+plus)"); enabled: App.settings.zoom < App.settings.zoomMax; onClicked: App.settings.zoom = App.settings.zoom + 0.1 }
+                            IconButton { text: qsTr("Reset"); enabled: App.settings.zoom !== 1; onClicked: App.settings.zoom = 1 }
+                        }
+                    }
+                }
+            }
+
             // Applies at once (no reload): the endpoint serves whatever model is loaded.
             Card {
                 objectName: "endpointCard"

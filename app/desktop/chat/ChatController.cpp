@@ -91,13 +91,17 @@ QString ChatController::undoText() const {
 
 void ChatController::reload() {
     QList<ConversationRecord> all = storage_->conversations();
-    if (!searchText_.trimmed().isEmpty()) {
-        const QList<qint64> ids = storage_->searchConversations(searchText_.trimmed());
+    QHash<qint64, ConversationListModel::SearchMatch> matches;
+    if (const QString needle = searchText_.trimmed(); !needle.isEmpty()) {
+        const QList<qint64> ids = storage_->searchConversations(needle);
         const QSet<qint64> keep(ids.begin(), ids.end());
         all.erase(std::remove_if(all.begin(), all.end(), [&](const ConversationRecord& c) { return !keep.contains(c.id); }),
                   all.end());
+        const auto hits = storage_->firstMatchingMessages(needle);
+        for (auto it = hits.begin(); it != hits.end(); ++it)
+            matches.insert(it.key(), {it.value().first, searchSnippet(it.value().second, needle)});
     }
-    conversations_.setConversations(all);
+    conversations_.setConversations(all, matches);
 }
 
 void ChatController::setSearchText(const QString& text) {

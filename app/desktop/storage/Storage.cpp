@@ -440,11 +440,33 @@ int Storage::purgeDeletedConversations() {
     return q.numRowsAffected();
 }
 
-QList<qint64> Storage::searchConversations(const QString& text) {
-    QList<qint64> out;
+namespace {
+// A LIKE pattern that finds `text` anywhere, its wildcards escaped with '\\'.
+QString likePattern(const QString& text) {
     QString pattern = text;
     pattern.replace(u'\\', QStringLiteral("\\\\")).replace(u'%', QStringLiteral("\\%")).replace(u'_', QStringLiteral("\\_"));
-    pattern = u'%' + pattern + u'%';
+    return u'%' + pattern + u'%';
+}
+} // namespace
+
+QHash<qint64, QPair<qint64, QString>> Storage::firstMatchingMessages(const QString& text) {
+    QHash<qint64, QPair<qint64, QString>> out;
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral(
+        "SELECT m.conversation_id, m.id, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE c.deleted_at = 0 AND m.content LIKE :p ESCAPE '\\' ORDER BY m.conversation_id, m.position"));
+    q.bindValue(QStringLiteral(":p"), likePattern(text));
+    if (!ready || !q.exec()) return fail(QStringLiteral("search failed"), q.lastError()), out;
+    while (q.next()) {
+        const qint64 conversation = q.value(0).toLongLong();
+        if (!out.contains(conversation)) out.insert(conversation, {q.value(1).toLongLong(), q.value(2).toString()});
+    }
+    return out;
+}
+
+QList<qint64> Storage::searchConversations(const QString& text) {
+    QList<qint64> out;
+    const QString pattern = likePattern(text);
     QSqlQuery q(db());
     // LIKE is case-insensitive for ASCII in SQLite; good enough for a search box.
     const bool ready = q.prepare(QStringLiteral(
