@@ -50,7 +50,6 @@ ApplicationWindow {
     property alias sidebarDrawer: drawer
     // Below this width the sidebar is a drawer over the page, not a column beside it.
     readonly property bool narrow: width < 760
-    readonly property bool sidebarShown: narrow ? drawer.position > 0 : !App.settings.sidebarCollapsed
 
     // Ctrl+B and the sidebar buttons: fold the column away, or open the drawer.
     function toggleSidebar() {

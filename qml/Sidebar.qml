@@ -9,6 +9,7 @@ import Weir
 // the pool monitor, engine settings, model and about pages sits at the bottom.
 Rectangle {
     id: sidebar
+    objectName: "sidebar"
     color: Theme.sidebar
 
     property string page: "chat"
@@ -51,6 +52,7 @@ Rectangle {
                 Layout.fillWidth: true
             }
             IconButton {
+                objectName: "importButton"
                 iconName: "upload"
                 tip: qsTr("Import a conversation (JSON)")
                 onClicked: importDialog.open()
@@ -233,6 +235,7 @@ Rectangle {
         }
     }
 
+    function exportConversation(id, format) { exportDialog.start(id, format) }
     ExportDialog { id: exportDialog }
     ImportDialog { id: importDialog }
 }
