@@ -126,8 +126,10 @@ ApplicationWindow {
     Shortcut { sequences: [StandardKey.Quit, "Ctrl+Q"]; context: Qt.ApplicationShortcut; onActivated: window.close() }
     Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Ctrl+B"; onActivated: window.toggleSidebar() }
-    Shortcut { sequences: [StandardKey.ZoomIn, "Ctrl+=", "Ctrl++"]; onActivated: window.zoomBy(0.1) }
-    Shortcut { sequences: [StandardKey.ZoomOut, "Ctrl+-"]; onActivated: window.zoomBy(-0.1) }
+    // Spelled out: StandardKey.ZoomIn/ZoomOut are these same keys, and a key
+    // listed twice makes the shortcut ambiguous (it then does nothing).
+    Shortcut { sequences: ["Ctrl++", "Ctrl+="]; onActivated: window.zoomBy(0.1) }
+    Shortcut { sequence: "Ctrl+-"; onActivated: window.zoomBy(-0.1) }
     Shortcut { sequence: "Ctrl+0"; onActivated: window.zoomBy(0) }
     Shortcut { sequence: "Ctrl+,"; onActivated: window.navigate(window.page === "settings" ? "chat" : "settings") }
     Shortcut {
