@@ -62,7 +62,8 @@ Rectangle {
                             font.pixelSize: Theme.smallSize
                         }
                     }
-                    PoolGauge { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
+                    // Narrow: the title keeps the room; the pool monitor is one click away in the sidebar.
+                    PoolGauge { visible: view.width >= 640; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
                     EndpointChip { Layout.alignment: Qt.AlignVCenter }
                     ModelChip { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
                     IconButton {
