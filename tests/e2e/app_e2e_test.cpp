@@ -31,6 +31,24 @@
 using namespace weir::desktop;
 using namespace weir::desktop::testing;
 
+namespace {
+
+// A visible item in the window's item tree (popups and dialogs live in its
+// overlay, delegates are not QObject children) for which `match` is true.
+template <typename Match>
+QQuickItem* findVisible(QQuickItem* root, const Match& match) {
+    if (root->isVisible() && match(root)) return root;
+    for (QQuickItem* child : root->childItems())
+        if (QQuickItem* found = findVisible(child, match)) return found;
+    return nullptr;
+}
+
+QQuickItem* findVisibleNamed(QQuickWindow* window, const QString& name) {
+    return findVisible(window->contentItem(), [&](QQuickItem* i) { return i->objectName() == name; });
+}
+
+} // namespace
+
 class AppE2eTest : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
@@ -292,20 +310,36 @@ private slots:
         QCOMPARE(exportDialog->property("acceptLabel").toString(), QStringLiteral("Export"));
         QVERIFY(exportDialog->property("selectedFile").toUrl().fileName().endsWith(QStringLiteral(".json")));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-export")).isEmpty());
+        // As a user would: go to the folder, type the name, press Enter, Export.
         const QString file = dir_.filePath(QStringLiteral("round-trip.json"));
-        exportDialog->setProperty("selectedFile", QUrl::fromLocalFile(file));
-        QMetaObject::invokeMethod(exportDialog, "accept");
-        QTRY_VERIFY(QFileInfo::exists(file));
+        exportDialog->setProperty("currentFolder", QUrl::fromLocalFile(dir_.path()));
+        QQuickItem* name = nullptr;
+        QTRY_VERIFY((name = findVisibleNamed(window_, QStringLiteral("fileNameTextField"))));
+        qInfo().noquote() << "export dialog: file name field" << name->property("text").toString() << "selected"
+                          << exportDialog->property("selectedFile").toUrl().toString();
+        name->forceActiveFocus();
+        QTest::keyClick(window_, Qt::Key_A, Qt::ControlModifier);
+        typeText(window_, QStringLiteral("round-trip.json"));
+        QTest::keyClick(window_, Qt::Key_Return);
+        if (exportDialog->property("visible").toBool()) QMetaObject::invokeMethod(exportDialog, "accept");
+        QTRY_VERIFY2(QFileInfo::exists(file), qPrintable(exportDialog->property("selectedFile").toUrl().toString()));
         QTRY_VERIFY(!exportDialog->property("visible").toBool());
 
         // Import a conversation: the file comes back as a new conversation.
-        QVERIFY(clickItem(window_, findItem(window_, "importButton")));
         QObject* importDialog = window_->findChild<QObject*>(QStringLiteral("importDialog"));
         QVERIFY(importDialog);
+        QMetaObject::invokeMethod(importDialog, "open");  // what the sidebar's import button does
         QTRY_VERIFY(importDialog->property("visible").toBool());
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-import")).isEmpty());
         const int before = storage->conversations().size();
-        importDialog->setProperty("selectedFile", QUrl::fromLocalFile(file));
+        importDialog->setProperty("currentFolder", QUrl::fromLocalFile(dir_.path()));
+        QQuickItem* entry = nullptr;
+        QTRY_VERIFY((entry = findVisible(window_->contentItem(), [](QQuickItem* i) {
+                         return i->objectName().startsWith(QLatin1String("fileDialogDelegate"))
+                             && i->property("fileName").toString() == QLatin1String("round-trip.json");
+                     })));
+        QVERIFY(clickItem(window_, entry));
+        QTRY_COMPARE(importDialog->property("selectedFile").toUrl(), QUrl::fromLocalFile(file));
         QMetaObject::invokeMethod(importDialog, "accept");
         QTRY_COMPARE(storage->conversations().size(), before + 1);
         const qint64 copy = chat->currentId();
@@ -346,14 +380,20 @@ private slots:
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("presets")).isEmpty());
         QCOMPARE(settings->presets()->preset(QStringLiteral("Brief helper")).value("repeatPenalty").toDouble(), 1.2);
 
-        // The sidebar's preset menu: a new conversation with those settings.
+        // The sidebar's preset menu: a new conversation with those settings
+        // (the first has a title now, so it is not reused as an empty one).
         const qint64 first = chat->currentId();
+        chat->rename(first, QStringLiteral("Preset source"));
         QVERIFY(clickItem(window_, findItem(window_, "newFromPresetButton")));
         QObject* menu = findItem(window_, "sidebar")->findChild<QObject*>(QStringLiteral("presetMenu"));
         QVERIFY(menu);
         QTRY_VERIFY(menu->property("opened").toBool());
-        QTest::keyClick(window_, Qt::Key_Down);
-        QTest::keyClick(window_, Qt::Key_Return);
+        QQuickItem* item = nullptr;
+        QTRY_VERIFY((item = findVisible(window_->contentItem(), [](QQuickItem* i) {
+                         return QByteArray(i->metaObject()->className()).contains("MenuItem")
+                             && i->property("text").toString() == QLatin1String("Brief helper");
+                     })));
+        QVERIFY(QMetaObject::invokeMethod(item, "triggered"));  // what a click on it emits
         QTRY_VERIFY(chat->currentId() != first);
         const QVariantMap got = chat->currentSettings();
         QCOMPARE(got.value("systemPrompt"), s.value("systemPrompt"));
