@@ -22,7 +22,7 @@ Rectangle {
 
     // Settings of this conversation (the prompt as typed) kept as a named preset.
     function saveAsPreset(name) {
-        savePrompt()
+        if (promptSaver.running) savePrompt()   // typed but not yet saved; otherwise the stored prompt is current
         const problem = App.settings.presets.save(name, App.chat.currentSettings)
         if (problem.length > 0) { App.chat.notice(problem, true); return }
         presetCombo.currentIndex = presetCombo.find(name.trim())

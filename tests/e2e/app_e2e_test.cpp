@@ -394,6 +394,7 @@ private slots:
                              && i->property("text").toString() == QLatin1String("Brief helper");
                      })));
         QVERIFY(QMetaObject::invokeMethod(item, "triggered"));  // what a click on it emits
+        QMetaObject::invokeMethod(menu, "close");              // and the click closes the menu
         QTRY_VERIFY(chat->currentId() != first);
         const QVariantMap got = chat->currentSettings();
         QCOMPARE(got.value("systemPrompt"), s.value("systemPrompt"));
