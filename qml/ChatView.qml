@@ -64,6 +64,20 @@ Rectangle {
                             font.pixelSize: Theme.smallSize
                         }
                     }
+                    Label {
+                        objectName: "contextUsage"
+                        Layout.alignment: Qt.AlignVCenter
+                        visible: App.chat.currentId > 0 && App.chat.contextTokens > 0
+                        readonly property real share: App.chat.contextTokens > 0 ? App.chat.contextUsed / App.chat.contextTokens : 0
+                        text: qsTr("%1 / %2 tokens").arg(Number(App.chat.contextUsed).toLocaleString(Qt.locale(), "f", 0))
+                                                    .arg(Number(App.chat.contextTokens).toLocaleString(Qt.locale(), "f", 0))
+                        color: share >= 0.9 ? Theme.danger : share >= 0.75 ? Theme.warning : Theme.muted
+                        font.pixelSize: Theme.smallSize
+                        Accessible.name: qsTr("Context used: %1 of %2 tokens").arg(App.chat.contextUsed).arg(App.chat.contextTokens)
+                        ToolTip.visible: contextHover.hovered
+                        ToolTip.text: qsTr("How much of the model's context this conversation uses (its latest reply and what it was sent).")
+                        HoverHandler { id: contextHover }
+                    }
                     // Narrow: the title keeps the room; the pool monitor is one click away in the sidebar.
                     PoolGauge { visible: view.width >= 640; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
                     EndpointChip { Layout.alignment: Qt.AlignVCenter }

@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Weir
 
-// Per-conversation settings: system prompt and sampling. Changes are saved
+// Per-conversation settings: system prompt, sampling, and what to do when the
+// context is full. Changes are saved
 // as they are made (the prompt a moment after the last keystroke, and at once
 // when another conversation opens) and apply to the next reply. Esc in the
 // prompt leaves the box; it does not stop the reply being written.
@@ -229,6 +230,44 @@ Rectangle {
                     color: Theme.faint
                     font.pixelSize: Theme.smallSize - 1
                     text: qsTr("The same seed and settings give the same reply.")
+                }
+            }
+
+            // What happens when the conversation outgrows the model's context.
+            ColumnLayout {
+                Layout.fillWidth: true
+                Layout.leftMargin: 16
+                Layout.rightMargin: 16
+                spacing: 4
+                Label { text: qsTr("When the context is full"); color: Theme.text }
+                ComboBox {
+                    id: contextPolicy
+                    objectName: "contextPolicyBox"
+                    Layout.fillWidth: true
+                    Accessible.name: qsTr("When the context is full")
+                    readonly property var names: ["", "stop", "dropOldest", "rollingWindow"]
+                    readonly property var labels: [qsTr("Stop with a message"), qsTr("Drop the oldest turns"), qsTr("Rolling window")]
+                    model: [qsTr("Default (%1)").arg(labels[Math.max(0, names.indexOf(App.chat.defaultContextPolicy) - 1)])].concat(labels)
+                    currentIndex: Math.max(0, names.indexOf(panel.values.contextPolicy || ""))
+                    onActivated: function(index) { panel.save("contextPolicy", names[index]) }
+                }
+                Label {
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    color: Theme.faint
+                    font.pixelSize: Theme.smallSize - 1
+                    text: {
+                        const p = contextPolicy.names[contextPolicy.currentIndex] || App.chat.defaultContextPolicy
+                        if (p === "stop") return qsTr("The next reply is refused with a message saying how much is over.")
+                        if (p === "rollingWindow") return qsTr("The system prompt and the latest turns that fit are sent; the cut moves with every turn.")
+                        return qsTr("The system prompt is kept; the oldest turns are dropped, enough to free half the context, so the cut moves rarely.")
+                    }
+                }
+                IconButton {
+                    objectName: "contextPolicyDefaultButton"
+                    visible: contextPolicy.currentIndex > 0 && contextPolicy.names[contextPolicy.currentIndex] !== App.chat.defaultContextPolicy
+                    text: qsTr("Use for new conversations")
+                    onClicked: App.chat.defaultContextPolicy = contextPolicy.names[contextPolicy.currentIndex]
                 }
             }
 

@@ -5,7 +5,9 @@ import Weir
 
 // One message. User turns are bubbles on the right (edit and resend);
 // replies are full-width, made of typed parts (Markdown text, code, thinking),
-// with their state, usage and actions underneath.
+// with their state, usage and actions underneath. A turn with versions (edits,
+// regenerations) has a "‹ 2/3 ›" switcher; a divider above a message says the
+// model was not sent what comes before it (the context ran out).
 Item {
     id: root
     required property real messageId
@@ -23,11 +25,16 @@ Item {
     required property int queuePosition
     required property bool isLast
     required property bool saved      // false: the database has not taken this text yet
+    required property int versionIndex
+    required property int versionCount
+    required property string finishReason
+    required property bool contextStart
     property real columnWidth: 800
     signal editRequested(real messageId, string text)
 
     readonly property bool isUser: role === "user"
     readonly property bool streaming: state === "streaming"
+    readonly property bool hitTokenLimit: !isUser && state === "complete" && finishReason === "length"
     property bool editing: false
     function submitEdit() {
         if (editArea.text.trim().length === 0) return
@@ -46,6 +53,26 @@ Item {
         anchors.topMargin: 8
         spacing: 6
 
+        // ---- the context ran out above here ----------------------------
+        RowLayout {
+            objectName: "contextDivider"
+            visible: root.contextStart
+            Layout.fillWidth: true
+            Layout.bottomMargin: 6
+            spacing: 10
+            Rectangle { Layout.fillWidth: true; height: 1; color: Theme.warning }
+            Label {
+                text: qsTr("Earlier messages are not sent to the model")
+                color: Theme.warning
+                font.pixelSize: Theme.smallSize
+                font.weight: Font.DemiBold
+                ToolTip.visible: dividerHover.hovered
+                ToolTip.text: qsTr("The conversation no longer fits in the model's context. The policy in the conversation settings decides what is left out.")
+                HoverHandler { id: dividerHover }
+            }
+            Rectangle { Layout.fillWidth: true; height: 1; color: Theme.warning }
+        }
+
         // ---- user turn -------------------------------------------------
         RowLayout {
             visible: root.isUser && !root.editing
@@ -59,10 +86,19 @@ Item {
                 IconButton {
                     objectName: "editButton"
                     iconName: "pencil"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
-                    tip: qsTr("Edit and resend")
+                    tip: qsTr("Edit and resend (the current text stays as a version)")
                     onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
                 }
+                IconButton {
+                    objectName: "deleteUserButton"
+                    iconName: "trash"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
+                    tip: root.versionCount > 1 ? qsTr("Delete this version and the turns that followed it (undo in the notice below)")
+                                               : qsTr("Delete message (undo in the notice below)")
+                    enabled: !App.chat.currentGenerating
+                    onClicked: App.chat.deleteMessage(root.messageId)
+                }
             }
+            VersionSwitcher { owner: root; visible: root.versionCount > 1 }
             Rectangle {
                 Layout.maximumWidth: root.columnWidth * 0.8
                 implicitWidth: userText.implicitWidth + 28
@@ -252,20 +288,51 @@ Item {
             }
         }
 
+        // Stopped at Max tokens (or by the user): say so, and offer to write on.
+        RowLayout {
+            objectName: "tokenLimitNotice"
+            visible: root.hitTokenLimit || (root.isLast && root.state === "cancelled" && root.content.length > 0)
+            Layout.leftMargin: 32
+            spacing: 8
+            Icon { visible: root.hitTokenLimit; name: "info"; size: 15; color: Theme.muted }
+            Label {
+                visible: root.hitTokenLimit
+                text: qsTr("Stopped at the token limit")
+                color: Theme.muted
+                font.pixelSize: Theme.smallSize
+            }
+            IconButton {
+                objectName: "continueButton"
+                visible: root.isLast
+                text: qsTr("Continue")
+                iconName: "send"
+                enabled: App.engine.ready && !App.chat.currentGenerating
+                onClicked: App.chat.continueReply(root.messageId)
+            }
+        }
+
         // Usage and actions.
         RowLayout {
             visible: !root.isUser && !root.streaming
             Layout.leftMargin: 26
             spacing: 2
-            opacity: hover.hovered || root.isLast ? 1 : 0
+            opacity: hover.hovered || root.isLast || root.versionCount > 1 ? 1 : 0
+            VersionSwitcher { owner: root; visible: root.versionCount > 1 }
             IconButton { iconName: "copy"; iconSize: 15; implicitWidth: 28; implicitHeight: 28; tip: qsTr("Copy reply"); onClicked: App.chat.copyText(root.content) }
             IconButton {
-                visible: root.isLast
                 objectName: "regenerateButton"
                 iconName: "refresh"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
-                tip: qsTr("Regenerate")
+                tip: qsTr("Regenerate (this reply stays as a version)")
                 enabled: App.engine.ready && !App.chat.currentGenerating
-                onClicked: App.chat.regenerate()
+                onClicked: App.chat.regenerateMessage(root.messageId)
+            }
+            IconButton {
+                objectName: "deleteReplyButton"
+                iconName: "trash"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
+                tip: root.versionCount > 1 ? qsTr("Delete this version and the turns that followed it (undo in the notice below)")
+                                           : qsTr("Delete message (undo in the notice below)")
+                enabled: !App.chat.currentGenerating
+                onClicked: App.chat.deleteMessage(root.messageId)
             }
             Label {
                 Layout.leftMargin: 6

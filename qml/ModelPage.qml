@@ -4,8 +4,10 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Weir
 
-// The model picker and model info: open a GGUF file, recent models, the
-// default model; what the loaded model is (architecture, parameters,
+// The model picker and model info: every installed model (the model
+// folders' GGUF files and the recent ones, summarised off the GUI thread by
+// App.installedModels) with a one-click switch, or open any GGUF file; what
+// the loaded model is (architecture, parameters,
 // quantization, context, window, which layers slide) and its KV pools.
 Rectangle {
     id: page
@@ -14,6 +16,17 @@ Rectangle {
     readonly property var info: App.engine.modelInfo
     readonly property var bundled: App.bundledModels
     readonly property var missing: bundled.filter(m => m.path === "")
+    readonly property var installed: App.installedModels.models
+
+    // Scanned each time the page is shown (files may have been added) and when
+    // the recent models change.
+    function rescan() { App.installedModels.refresh(App.settings.recentModels) }
+    onVisibleChanged: if (visible) rescan()
+    Component.onCompleted: if (visible) rescan()
+    Connections {
+        target: App.settings
+        function onRecentModelsChanged() { if (page.visible) page.rescan() }
+    }
 
     FileDialog {
         id: openDialog
@@ -92,23 +105,21 @@ Rectangle {
                 ColumnLayout {
                     spacing: 8
                     RowLayout {
-                        Label { text: qsTr("Load a model"); font.weight: Font.DemiBold; color: Theme.text; Layout.fillWidth: true }
+                        Label { text: qsTr("Installed models"); font.weight: Font.DemiBold; color: Theme.text; Layout.fillWidth: true }
                         IconButton { objectName: "openModelButton"; text: qsTr("Open GGUF file\u2026"); iconName: "folder"; onClicked: openDialog.open() }
                     }
-                    ModelRow {
-                        visible: App.fileExists(App.settings.defaultModel)
-                        path: App.settings.defaultModel
-                        tag: qsTr("default")
+                    Label {
+                        Layout.fillWidth: true
+                        visible: page.installed.length === 0
+                        wrapMode: Text.Wrap
+                        color: Theme.muted
+                        font.pixelSize: Theme.smallSize
+                        text: App.installedModels.scanning ? qsTr("Looking for models\u2026")
+                                                           : qsTr("No model found in %1.").arg(App.modelFolders.join(", "))
                     }
                     Repeater {
-                        model: App.settings.recentModels.filter(p => p !== App.settings.defaultModel)
-                        ModelRow { required property string modelData; path: modelData; tag: qsTr("recent") }
-                    }
-                    // The catalogue's models that are installed and not listed above.
-                    Repeater {
-                        model: page.bundled.filter(m => m.path !== "" && m.path !== App.settings.defaultModel
-                                                        && App.settings.recentModels.indexOf(m.path) < 0)
-                        ModelRow { required property var modelData; path: modelData.path; tag: qsTr("bundled") }
+                        model: page.installed
+                        ModelRow { required property var modelData; entry: modelData }
                     }
                 }
             }
@@ -156,26 +167,77 @@ Rectangle {
         Label { text: parent.value; color: Theme.text; font.pixelSize: Theme.smallSize + 1; elide: Text.ElideRight; Layout.fillWidth: true }
     }
 
+    // One installed model: what it is, and a one-click switch to it.
     component ModelRow: ItemDelegate {
         id: mr
-        property string path
-        property string tag
+        property var entry
+        readonly property string path: entry.path
         readonly property bool current: App.engine.modelPath === path
         // A file that failed to load is not "in use": it is marked as failed.
         readonly property bool loaded: current && (App.engine.state === EngineHost.Ready || App.engine.state === EngineHost.Loading)
         readonly property bool failed: current && App.engine.state === EngineHost.Failed
+        readonly property bool broken: (entry.error || "") !== ""
+        objectName: "modelRow:" + entry.fileName
         Layout.fillWidth: true
         hoverEnabled: true
-        onClicked: if (!loaded) App.loadModel(path)
+        Accessible.name: qsTr("%1, %2").arg(entry.name).arg(statusText.text)
+        onClicked: if (!loaded && !broken) App.loadModel(path)
         contentItem: RowLayout {
             spacing: 10
-            Icon { name: "chip"; size: 16; color: Theme.muted }
-            Label { text: mr.path.split("/").pop(); color: Theme.text; Layout.fillWidth: true; elide: Text.ElideMiddle }
+            Icon { name: "chip"; size: 18; color: mr.loaded ? Theme.accent : Theme.muted; Layout.alignment: Qt.AlignTop }
+            ColumnLayout {
+                spacing: 2
+                Layout.fillWidth: true
+                RowLayout {
+                    spacing: 8
+                    Label { text: mr.entry.catalogueName || mr.entry.name; color: Theme.text; font.weight: Font.DemiBold; elide: Text.ElideRight; Layout.maximumWidth: mr.width * 0.5 }
+                    Label {
+                        visible: text !== ""
+                        text: mr.entry.role === "chat" ? qsTr("chat model") : mr.entry.role === "default" ? qsTr("pool test model") : ""
+                        color: Theme.faint
+                        font.pixelSize: Theme.smallSize - 1
+                    }
+                    Item { Layout.fillWidth: true }
+                }
+                Label {
+                    Layout.fillWidth: true
+                    elide: Text.ElideRight
+                    color: mr.broken ? Theme.danger : Theme.muted
+                    font.pixelSize: Theme.smallSize
+                    text: mr.broken ? mr.entry.error
+                          : [mr.entry.architecture,
+                             App.formatCount(mr.entry.parameters) + " " + qsTr("parameters"),
+                             mr.entry.quantization,
+                             App.formatBytes(mr.entry.fileBytes),
+                             mr.entry.slidingLayers > 0
+                               ? qsTr("%1 layers, %2 sliding (window %3)").arg(mr.entry.layers).arg(mr.entry.slidingLayers).arg(App.formatNumber(mr.entry.slidingWindow))
+                               : qsTr("%1 layers, none sliding").arg(mr.entry.layers),
+                             mr.entry.hasChatTemplate ? qsTr("own chat template")
+                               : mr.entry.baseModel ? qsTr("base model (continues text)") : qsTr("built-in chat template")].join(" \u00b7 ")
+                }
+                Label {
+                    Layout.fillWidth: true
+                    text: mr.path
+                    color: Theme.faint
+                    font.pixelSize: Theme.smallSize - 1
+                    elide: Text.ElideMiddle
+                }
+            }
             Label {
+                id: statusText
+                Layout.alignment: Qt.AlignVCenter
                 text: mr.loaded ? (App.engine.state === EngineHost.Loading ? qsTr("loading") : qsTr("in use"))
-                                : mr.failed ? qsTr("failed to load") : mr.tag
-                color: mr.loaded ? Theme.success : mr.failed ? Theme.danger : Theme.faint
+                                : mr.failed ? qsTr("failed to load") : mr.broken ? qsTr("cannot load") : ""
+                visible: text !== ""
+                color: mr.loaded ? Theme.success : Theme.danger
                 font.pixelSize: Theme.smallSize - 1
+            }
+            Button {
+                objectName: "useModelButton"
+                visible: !mr.loaded && !mr.broken
+                text: qsTr("Use")
+                Accessible.name: qsTr("Use %1").arg(mr.entry.name)
+                onClicked: App.loadModel(mr.path)
             }
         }
         background: Rectangle { radius: Theme.smallRadius; color: mr.hovered ? Theme.hover : "transparent" }

@@ -4,7 +4,7 @@ import QtQuick.Layouts
 import Weir
 
 // Short notices at the bottom (exported, imported, errors), and the undo
-// offer after a conversation is deleted.
+// offer after a conversation or a message is deleted.
 Item {
     id: toast
     property string message

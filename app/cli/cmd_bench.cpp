@@ -1,6 +1,9 @@
 // weir-cli bench: prefill and decode speed of the model alone (no scheduler,
 // no tokenizer), as JSON. Prefill runs --pp tokens as one sequence in batches
 // of --batch; decode then runs --tg greedy steps on top of that context.
+// Then the machine's read bandwidth with the same threads: decode is memory-
+// bound, so bytes read per decoded token (weights + K/V in view) times
+// tokens/s over that bandwidth says how close decode is to the limit.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,6 +40,7 @@ int run(const std::vector<std::string>& argv) {
     const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
     const long long batchSize = args.intValue("--batch", 512, 1, EngineLimits::kMaxPrefillChunk);
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
+    const bool bandwidth = !args.flag("--no-bandwidth");
     args.rejectUnknown();
 
     ModelRunnerOptions ro;
@@ -72,17 +76,29 @@ int run(const std::vector<std::string>& argv) {
     const double decodeS = secondsSince(td);
 
     rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
+    getrusage(RUSAGE_SELF, &ru);  // before the bandwidth probe's buffer
+    const double decodeRate = tg > 0 ? double(tg) / decodeS : 0.0;
+    // The average step saw pp + tg/2 positions.
+    const DecodeTraffic traffic = runner.decodeTraffic();
+    const double bytesPerToken = double(traffic.bytesAt(pp + tg / 2));
+    std::string limits;
+    if (bandwidth) {
+        const double bytesPerS = measureReadBandwidth(runner.threads());
+        limits = ",\"read_bandwidth_gb_per_s\":" + jsonNumber(bytesPerS / 1e9) +
+                 ",\"decode_limit_tokens_per_s\":" + jsonNumber(bytesPerS / bytesPerToken) +
+                 ",\"decode_fraction_of_bandwidth_limit\":" + jsonNumber(decodeRate * bytesPerToken / bytesPerS);
+    }
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
-                "\"peak_rss_mb\":%s}\n",
+                "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s}\n",
                 jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), runner.threads(), pp, tg, batchSize,
                 kvDtypeName(kvType), jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
-                jsonNumber(tg > 0 ? double(tg) / decodeS : 0.0).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str());
+                jsonNumber(decodeRate).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str(),
+                jsonNumber(bytesPerToken).c_str(), jsonNumber(double(traffic.outputHeadBytes)).c_str(), limits.c_str());
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth]", &run};
 
 } // namespace
 } // namespace weir::cli

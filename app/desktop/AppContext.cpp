@@ -23,7 +23,8 @@ AppContext* AppContext::create(QQmlEngine*, QJSEngine*) {
 }
 
 AppContext::AppContext(const Parts& parts, QObject* parent)
-    : QObject(parent), parts_(parts), themeOverride_(qEnvironmentVariable("WEIR_THEME")) {}
+    : QObject(parent), parts_(parts), themeOverride_(qEnvironmentVariable("WEIR_THEME")),
+      installedModels_(new InstalledModels(this)) {}
 
 AppContext::~AppContext() {
     if (g_instance == this) g_instance = nullptr;

@@ -12,6 +12,7 @@
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
+#include "settings/InstalledModels.h"
 #include "storage/StorageStatus.h"
 
 namespace weir::desktop {
@@ -37,6 +38,8 @@ class AppContext : public QObject {
     Q_PROPERTY(QString logFilePath READ logFilePath CONSTANT)
     // The catalogue's models (settings/ModelCatalogue.h), each with where it was found.
     Q_PROPERTY(QVariantList bundledModels READ bundledModels CONSTANT)
+    // Every installed model, summarised off the GUI thread (settings/InstalledModels.h).
+    Q_PROPERTY(InstalledModels* installedModels READ installedModels CONSTANT)
     // Where the app looks for models, first to last.
     Q_PROPERTY(QStringList modelFolders READ modelFolders CONSTANT)
     // "dark", "light" or "" (follow the system palette); starts from $WEIR_THEME.
@@ -80,6 +83,7 @@ public:
     QString logFilePath() const { return parts_.logFilePath; }
     QVariantList bundledModels() const;
     QStringList modelFolders() const;
+    InstalledModels* installedModels() const { return installedModels_; }
     QString themeOverride() const { return themeOverride_; }
     void setThemeOverride(const QString& theme);
     int interruptedAtStart() const { return parts_.interruptedAtStart; }
@@ -103,6 +107,7 @@ signals:
 private:
     Parts parts_;
     QString themeOverride_;
+    InstalledModels* installedModels_ = nullptr;
     mutable QString monospaceFamily_;  // resolved on first use (needs the font database)
 };
 

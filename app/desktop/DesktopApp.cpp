@@ -156,7 +156,7 @@ bool DesktopApp::start(const QStringList& arguments) {
     if (storage_->mode() == StorageMode::ReadWrite) checkpointer_->requestBackup();
     connect(storageStatus_, &StorageStatus::restoreRequested, this, &DesktopApp::restoreBackup);
 
-    settings_ = new AppSettings(dataDir_, QString::fromStdString(locations::defaultModelPath()));
+    settings_ = new AppSettings(dataDir_, QString::fromStdString(locations::appModelPath()));
     engine_ = new EngineHost(factory_);
     engine_->setFileCheck(fileCheck_);
     engine_->setEngineOptions(settings_->engineOptions());
@@ -167,6 +167,9 @@ bool DesktopApp::start(const QStringList& arguments) {
         if (engine_->state() != EngineHost::Ready) pools_->clear();
     });
     chat_ = new ChatController(storage_.get(), engine_);
+    if (!settings_->contextPolicy().isEmpty()) chat_->setDefaultContextPolicy(settings_->contextPolicy());
+    connect(chat_, &ChatController::defaultContextPolicyChanged, settings_,
+            [this] { settings_->setContextPolicy(chat_->defaultContextPolicy()); });
     endpoint_ = new ApiEndpoint(settings_, engine_);
     connect(chat_, &ChatController::currentChanged, settings_, [this] { settings_->setLastConversation(chat_->currentId()); });
     chat_->select(settings_->lastConversation());

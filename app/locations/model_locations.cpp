@@ -50,4 +50,10 @@ std::string defaultModelPath() {
     return WEIR_DEFAULT_MODEL;
 }
 
+std::string appModelPath() {
+    if (std::string m = env("WEIR_MODEL"); !m.empty()) return m;
+    if (std::string found = findModel(WEIR_CHAT_MODEL_FILE); !found.empty()) return found;
+    return defaultModelPath();
+}
+
 } // namespace weir::locations

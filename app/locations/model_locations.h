@@ -21,6 +21,11 @@ std::vector<std::filesystem::path> modelSearchDirs();
 // search folder that has it; else the path the build was configured with
 // (which may not exist: the caller's load reports that).
 std::string defaultModelPath();
+// The model the desktop app opens when the user has not chosen one:
+// $WEIR_MODEL when set; else the chat model (WEIR_CHAT_MODEL_FILE, an
+// instruction-tuned model) where a search folder has it; else
+// defaultModelPath() (a base model: it continues text rather than answering).
+std::string appModelPath();
 // Where a model named `fileName` is found in the search folders ("" if none).
 std::string findModel(const std::string& fileName);
 

@@ -3,6 +3,7 @@
 // its own thread.
 #include "weir/engine.h"
 
+#include <cctype>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -148,6 +149,28 @@ std::vector<int32_t> Engine::tokenizeChat(const std::vector<Message>& messages) 
     ChatRenderOptions options;
     options.addGenerationPrompt = true;
     return tokenizeMarked(*impl_->tokenizer, impl_->chat->renderMarked(templateMessages(messages), options));
+}
+
+std::vector<int32_t> Engine::tokenizeChatContinuation(const std::vector<Message>& messages) const {
+    if (messages.empty() || messages.back().role != "assistant" || messages.back().content.empty())
+        throw Error("nothing to continue: the conversation does not end with an assistant message that has text");
+    ChatRenderOptions options;
+    options.addGenerationPrompt = false;
+    MarkedText marked = impl_->chat->renderMarked(templateMessages(messages), options);
+    // The reply's text is the last untrusted range; what follows it is the
+    // template's end of turn. Templates may trim the text, so compare the
+    // trimmed end.
+    const auto& ranges = marked.untrusted.ranges();
+    std::string_view reply = messages.back().content;
+    while (!reply.empty() && std::isspace(static_cast<unsigned char>(reply.back()))) reply.remove_suffix(1);
+    const size_t end = ranges.empty() ? 0 : ranges.back().end;
+    std::string_view head(marked.text.data(), end);
+    while (!head.empty() && std::isspace(static_cast<unsigned char>(head.back()))) head.remove_suffix(1);
+    if (reply.empty() || !head.ends_with(reply))
+        throw Error("cannot continue this reply: the chat template (" + impl_->chat->description() +
+                    ") does not end the prompt with the reply's text");
+    marked.text.resize(end);
+    return tokenizeMarked(*impl_->tokenizer, marked);
 }
 
 PreparedChat Engine::prepareChat(const ChatPromptInput& input) const {

@@ -162,4 +162,16 @@ void checkModelFile(const std::string& path) {
     if (f->find("tokenizer.ggml.model")) Tokenizer::fromGguf(*f);
 }
 
+ModelFileSummary summarizeModelFile(const std::string& path) {
+    const std::shared_ptr<const GgufFile> f = GgufFile::open(path);
+    if (!f->find("general.architecture") || !f->findTensor("token_embd.weight"))
+        throw Error(path + ": not a model (a GGUF without general.architecture or token_embd.weight)");
+    ModelFileSummary s;
+    s.config = loadModel(f)->config();
+    if (f->find("tokenizer.ggml.model")) Tokenizer::fromGguf(*f);
+    s.hasChatTemplate = f->find("tokenizer.chat_template") != nullptr;
+    s.fileBytes = f->fileSize();
+    return s;
+}
+
 } // namespace weir

@@ -9,6 +9,7 @@
 #include "engine/models/simple_kv_cache.h"
 #include "engine/sampling/sampler.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "kernels/cpu/read_bandwidth.h"
 #include "kernels/cpu/thread_pool.h"
 #include "weir/base/error.h"
 
@@ -64,6 +65,32 @@ ModelRunner::~ModelRunner() = default;
 const ModelConfig& ModelRunner::config() const { return impl_->model->config(); }
 int32_t ModelRunner::threads() const { return impl_->pool->size(); }
 int32_t ModelRunner::position() const { return int32_t(impl_->history.size()); }
+
+DecodeTraffic ModelRunner::decodeTraffic() const {
+    const Impl& m = *impl_;
+    const ModelConfig& c = m.model->config();
+    DecodeTraffic t;
+    const bool tied = m.file->findTensor("output.weight") == nullptr;
+    for (const gguf::TensorInfo& info : m.file->tensors()) {
+        const bool embedding = info.name == "token_embd.weight";
+        if (embedding && !tied) continue;  // one row per token
+        t.weightBytes += info.nbytes;
+        if (info.name == "output.weight" || (embedding && tied)) t.outputHeadBytes = info.nbytes;
+    }
+    const uint64_t perLayer = kvRowBytes(m.options.kvDtype, int64_t(c.nHeadKv) * c.headDimK) +
+                              kvRowBytes(m.options.kvDtype, int64_t(c.nHeadKv) * c.headDimV);
+    for (int32_t l = 0; l < c.nLayer; ++l) {
+        const bool slides = size_t(l) < c.layerSlides.size() && c.layerSlides[size_t(l)];
+        (slides ? t.kvBytesPerWindowPosition : t.kvBytesPerPosition) += perLayer;
+    }
+    t.slidingWindow = c.slidingWindow;
+    return t;
+}
+
+double measureReadBandwidth(int32_t threads) {
+    kernels::ThreadPool pool(threads);
+    return kernels::measureReadBandwidth(pool);
+}
 
 std::vector<int32_t> ModelRunner::tokenize(const std::string& text) {
     Tokenizer& tok = impl_->tok();

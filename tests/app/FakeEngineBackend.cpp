@@ -76,10 +76,27 @@ std::vector<int32_t> FakeEngineBackend::tokenizeChat(const std::vector<Message>&
     if (fake_.record) {
         std::lock_guard lock(fake_.record->mutex);
         fake_.record->chats.push_back(messages);
+        fake_.record->continuations.push_back(false);
     }
     std::vector<int32_t> out;
     for (const Message& m : messages)
         for (size_t i = 0; i < splitWords(m.content).size() + 2; ++i) out.push_back(int32_t(i));
+    return out;
+}
+
+std::vector<int32_t> FakeEngineBackend::tokenizeChatContinuation(const std::vector<Message>& messages) const {
+    if (messages.empty() || messages.back().role != "assistant" || messages.back().content.empty())
+        throw Error("nothing to continue");
+    if (fake_.record) {
+        std::lock_guard lock(fake_.record->mutex);
+        fake_.record->chats.push_back(messages);
+        fake_.record->continuations.push_back(true);
+    }
+    // As tokenizeChat, without the end-of-turn token of the open last message.
+    std::vector<int32_t> out;
+    for (const Message& m : messages)
+        for (size_t i = 0; i < splitWords(m.content).size() + 2; ++i) out.push_back(int32_t(i));
+    out.pop_back();
     return out;
 }
 

@@ -32,6 +32,7 @@ struct FakeEngineConfig {
         std::mutex mutex;
         std::vector<GenerateRequest> requests;
         std::vector<std::vector<Message>> chats;
+        std::vector<bool> continuations;  // per chat: rendered to continue its last message
     };
     std::shared_ptr<Record> record;
 };
@@ -49,6 +50,7 @@ public:
     const ModelConfig& modelConfig() const override { return config_; }
     const EngineOptions& options() const override { return options_; }
     std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const override;
+    std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const override;
     uint64_t submit(GenerateRequest request, EventSink sink) override;
     void cancel(uint64_t id) override;
     CacheStatus cacheStatus() const override;

@@ -21,11 +21,12 @@ using testing::FakeEngineConfig;
 namespace {
 
 struct Fixture {
-    explicit Fixture(FakeEngineConfig config = {}, int maxRunning = 2)
+    explicit Fixture(FakeEngineConfig config = {}, int maxRunning = 2, int maxContext = 0)
         : storage(dir.path()), host(FakeEngineBackend::factory(config)) {
         QVERIFY(storage.open());
         weir::EngineOptions options;
         options.maxRunningRequests = maxRunning;
+        options.maxContext = maxContext;
         host.setEngineOptions(options);
         host.setStatusInterval(10);
         chat = std::make_unique<ChatController>(&storage, &host);
@@ -37,6 +38,19 @@ struct Fixture {
     EngineHost host;
     std::unique_ptr<ChatController> chat;
 };
+
+QStringList contents(const QList<MessageRecord>& list) {
+    QStringList out;
+    for (const MessageRecord& m : list) out << m.content;
+    return out;
+}
+
+// Ten words: twelve tokens for the fake (a word each, two for the turn).
+QString tenWords(const QString& tag) {
+    QStringList words;
+    for (int i = 0; i < 10; ++i) words << tag + QString::number(i);
+    return words.join(u' ');
+}
 
 QString expectedReply(qint64 conv, int promptTokens) {
     return QString::fromStdString(testing::fakeReplyFor(
@@ -161,33 +175,246 @@ private slots:
         f.chat->stop();
     }
 
-    void regenerateAndEditAndResend() {
-        Fixture f;
+    void regenerateAndEditMakeVersionsAndSwitchingShowsTheirBranch() {
+        FakeEngineConfig config;
+        config.record = std::make_shared<FakeEngineConfig::Record>();
+        Fixture f(config);
         QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
         const qint64 id = f.chat->newConversation();
         QVERIFY(f.chat->send(QStringLiteral("one two")));
         QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const qint64 question = f.storage.messages(id)[0].id;
         const qint64 firstReply = f.storage.messages(id)[1].id;
 
+        // Regenerate: a second version of the reply; the first is kept.
         QVERIFY(f.chat->regenerate());
         QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
         auto stored = f.storage.messages(id);
         QCOMPARE(stored.size(), 2);
-        QVERIFY(stored[1].id != firstReply);
+        const qint64 secondReply = stored[1].id;
+        QVERIFY(secondReply != firstReply);
+        QCOMPARE(stored[1].versionIndex, 1);
+        QCOMPARE(stored[1].versionCount, 2);
+        QVERIFY(f.storage.message(firstReply));
         QCOMPARE(f.chat->messages()->rowCount(), 2);
+        QCOMPARE(f.chat->messages()->get(1).value("versionCount").toInt(), 2);
+        {
+            // The regenerated reply was asked for with the question alone.
+            std::lock_guard lock(config.record->mutex);
+            QCOMPARE(config.record->chats.back().size(), size_t(1));
+        }
 
         QVERIFY(f.chat->send(QStringLiteral("three")));
         QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, 30000);
         QCOMPARE(f.storage.messages(id).size(), 4);
 
-        // Edit the first question: everything after it goes, a new reply comes.
-        QVERIFY(f.chat->editAndResend(stored[0].id, QStringLiteral("one two three four")));
+        // The first version had no later turns: switching to it shows that.
+        QVERIFY(f.chat->switchVersion(secondReply, -1));
+        QCOMPARE(contents(f.storage.messages(id)).size(), 2);
+        QCOMPARE(f.chat->messages()->rowCount(), 2);
+        QCOMPARE(f.chat->messages()->get(1).value("messageId").toLongLong(), firstReply);
+        QCOMPARE(f.chat->messages()->get(1).value("versionIndex").toInt(), 0);
+        QVERIFY(!f.chat->switchVersion(firstReply, -1));  // no version before the first
+        QVERIFY(f.chat->switchVersion(firstReply, 1));
+        QCOMPARE(f.chat->messages()->rowCount(), 4);
+        QCOMPARE(f.chat->messages()->get(2).value("content").toString(), QStringLiteral("three"));
+
+        // Edit the first question: a new version of it with a new reply; the
+        // old question keeps its whole branch.
+        QVERIFY(f.chat->editAndResend(question, QStringLiteral("one two three four")));
+        QVERIFY(!f.chat->switchVersion(question, 1));  // not while it generates
         QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 4, 30000);
         stored = f.storage.messages(id);
         QCOMPARE(stored.size(), 2);
         QCOMPARE(stored[0].content, QStringLiteral("one two three four"));
+        QCOMPARE(stored[0].versionCount, 2);
         QCOMPARE(stored[1].content, expectedReply(id, 6));
         QCOMPARE(f.chat->messages()->rowCount(), 2);
+        QCOMPARE(f.storage.allMessages(id).size(), 7);
+        {
+            std::lock_guard lock(config.record->mutex);
+            const auto& sent = config.record->chats.back();
+            QCOMPARE(sent.size(), size_t(1));
+            QCOMPARE(sent[0].content, std::string("one two three four"));
+        }
+        QVERIFY(f.chat->switchVersion(stored[0].id, -1));
+        QCOMPARE(contents(f.storage.messages(id)),
+                 (QStringList{QStringLiteral("one two"), f.storage.message(secondReply)->content, QStringLiteral("three"),
+                              f.storage.messages(id)[3].content}));
+
+        // JSON export keeps every version; Markdown is the branch on screen;
+        // the JSON imports back with its versions.
+        QTemporaryDir out;
+        const QString json = out.filePath(QStringLiteral("c.json")), md = out.filePath(QStringLiteral("c.md"));
+        QVERIFY(f.chat->exportConversation(id, QUrl::fromLocalFile(json), QStringLiteral("json")));
+        QVERIFY(f.chat->exportConversation(id, QUrl::fromLocalFile(md), QStringLiteral("markdown")));
+        QFile jf(json), mf(md);
+        QVERIFY(jf.open(QIODevice::ReadOnly) && mf.open(QIODevice::ReadOnly));
+        const QByteArray jsonText = jf.readAll();
+        const QString mdText = QString::fromUtf8(mf.readAll());
+        QVERIFY(jsonText.contains("one two three four"));
+        QVERIFY(!mdText.contains(QStringLiteral("one two three four")));
+        QVERIFY(mdText.contains(QStringLiteral("three")));
+        const qint64 imported = f.chat->importConversation(QUrl::fromLocalFile(json));
+        QVERIFY(imported > 0);
+        QCOMPARE(f.storage.allMessages(imported).size(), 7);
+        QCOMPARE(contents(f.storage.messages(imported)), contents(f.storage.messages(id)));
+        QCOMPARE(f.storage.messages(imported)[0].versionCount, 2);
+    }
+
+    void deleteOneMessage() {
+        Fixture f;
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("first")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        QVERIFY(f.chat->send(QStringLiteral("second")));
+        QVERIFY(!f.chat->deleteMessage(f.storage.messages(id)[0].id));  // not while a reply is written
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        const auto before = f.storage.messages(id);
+        QVERIFY(f.chat->deleteMessage(before[2].id));  // "second": the reply after it stays
+        const auto after = f.storage.messages(id);
+        QCOMPARE(after.size(), 3);
+        QCOMPARE(after[2].id, before[3].id);
+        QCOMPARE(f.chat->messages()->rowCount(), 3);
+        QVERIFY(!f.storage.message(before[2].id));
+        QVERIFY(!f.chat->deleteMessage(before[2].id));  // already gone
+
+        // Undo puts it back where it was.
+        QCOMPARE(f.chat->undoText(), QStringLiteral("Deleted a message"));
+        f.chat->undoRemove();
+        QCOMPARE(contents(f.storage.messages(id)), contents(before));
+        QCOMPARE(f.storage.messages(id)[3].parentId, before[2].id);
+        QCOMPARE(f.chat->messages()->rowCount(), 4);
+        QVERIFY(f.chat->undoText().isEmpty());
+
+        // A version goes with its branch, and comes back with it and its tool calls.
+        weir::desktop::ToolCallRecord call;
+        call.messageId = before[3].id;
+        call.name = QStringLiteral("calculator");
+        call.arguments = QStringLiteral("{\"x\": 1}");
+        QVERIFY(f.storage.addToolCall(call));
+        QVERIFY(f.chat->regenerateMessage(before[1].id));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, 30000);
+        QVERIFY(f.chat->switchVersion(f.storage.messages(id)[1].id, -1));
+        QCOMPARE(contents(f.storage.messages(id)), contents(before));
+        QVERIFY(f.chat->deleteMessage(before[1].id));
+        QCOMPARE(f.chat->undoText(), QStringLiteral("Deleted a version and the turns that followed it"));
+        QCOMPARE(f.storage.messages(id).size(), 2);  // the other version, shown now
+        QVERIFY(!f.storage.message(before[3].id));
+        f.chat->undoRemove();
+        QCOMPARE(contents(f.storage.messages(id)), contents(before));
+        QCOMPARE(f.storage.toolCalls(before[3].id).size(), 1);
+        QCOMPARE(f.storage.messages(id)[1].versionCount, 2);
+    }
+
+    void continueWritesOnAtTheTokenLimit() {
+        FakeEngineConfig config;
+        config.record = std::make_shared<FakeEngineConfig::Record>();
+        Fixture f(config);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        f.chat->setSettings({{"maxTokens", 5}});
+        QVERIFY(f.chat->send(QStringLiteral("Tell me more")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const MessageRecord partial = f.storage.messages(id)[1];
+        QCOMPARE(partial.finishReason, QStringLiteral("length"));
+        QCOMPARE(partial.completionTokens, 5);
+        QCOMPARE(f.chat->messages()->get(1).value("finishReason").toString(), QStringLiteral("length"));
+        QVERIFY(!f.chat->continueReply(f.storage.messages(id)[0].id));  // a user message: nothing to continue
+
+        QVERIFY(f.chat->continueReply(partial.id));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        const auto stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);  // the same message, longer
+        QCOMPARE(stored[1].id, partial.id);
+        QVERIFY(stored[1].content.startsWith(partial.content));
+        QVERIFY(stored[1].content.size() > partial.content.size());
+        QCOMPARE(stored[1].completionTokens, 10);                // both parts
+        QCOMPARE(stored[1].promptTokens, partial.promptTokens);  // the conversation's, once
+        QCOMPARE(stored[1].finishReason, QStringLiteral("length"));
+        std::lock_guard lock(config.record->mutex);
+        QVERIFY(config.record->continuations.back());
+        const auto& sent = config.record->chats.back();
+        QCOMPARE(sent.size(), size_t(2));
+        QCOMPARE(sent[1].role, std::string("assistant"));
+        QCOMPARE(QString::fromStdString(sent[1].content), partial.content);
+    }
+
+    void aMessageThatCannotFitIsRefusedAndRetryReplacesTheFailure() {
+        Fixture f({}, 2, 60);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        f.chat->setSettings({{"maxTokens", 8}, {"contextPolicy", "rollingWindow"}});
+        QStringList words;
+        for (int i = 0; i < 60; ++i) words << QStringLiteral("w%1").arg(i);
+        QVERIFY(f.chat->send(words.join(u' ')));  // 62 tokens: over the context whatever is dropped
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const MessageRecord failed = f.storage.messages(id)[1];
+        QCOMPARE(failed.state, MessageState::Failed);
+        QVERIFY2(failed.error.contains(QStringLiteral("The last message alone needs 70 tokens")), qPrintable(failed.error));
+        // Retry fails the same way, and replaces the empty failed reply instead of adding a version.
+        QVERIFY(f.chat->regenerate());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        QVERIFY(!f.storage.message(failed.id));
+        QCOMPARE(f.storage.messages(id)[1].state, MessageState::Failed);
+        QCOMPARE(f.storage.messages(id)[1].versionCount, 1);
+        QCOMPARE(f.chat->messages()->rowCount(), 2);
+    }
+
+    void contextPolicies_data() {
+        QTest::addColumn<QString>("policy");
+        QTest::addColumn<int>("firstSentAtTurnThree");  // index in the branch of the first message sent; -1: refused
+        QTest::newRow("stop") << QStringLiteral("stop") << -1;
+        QTest::newRow("rolling window") << QStringLiteral("rollingWindow") << 2;
+        QTest::newRow("drop oldest") << QStringLiteral("dropOldest") << 4;
+    }
+    void contextPolicies() {
+        QFETCH(QString, policy);
+        QFETCH(int, firstSentAtTurnThree);
+        FakeEngineConfig config;
+        config.record = std::make_shared<FakeEngineConfig::Record>();
+        // A context of 60 tokens; 8 kept for the reply. Each exchange is 22
+        // tokens (12 + 10), the system prompt 4: the third question does not fit.
+        Fixture f(config, 2, 60);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        f.chat->setSettings({{"maxTokens", 8}, {"systemPrompt", "Be brief."}, {"contextPolicy", policy}});
+        QCOMPARE(f.chat->contextTokens(), 60);
+        for (int turn = 1; turn <= 2; ++turn) {
+            QVERIFY(f.chat->send(tenWords(QStringLiteral("t%1w").arg(turn))));
+            QTRY_COMPARE_WITH_TIMEOUT(ended.count(), turn, 30000);
+        }
+        QCOMPARE(f.chat->contextUsed(), 38 + 8);  // the second reply's prompt and completion
+        QCOMPARE(f.chat->messages()->contextStart(), 0);
+
+        QVERIFY(f.chat->send(tenWords(QStringLiteral("t3w"))));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, 30000);
+        const auto branch = f.storage.messages(id);
+        QCOMPARE(branch.size(), 6);
+        if (firstSentAtTurnThree < 0) {
+            QCOMPARE(branch[5].state, MessageState::Failed);
+            QVERIFY2(branch[5].error.contains(QStringLiteral("context of 60 tokens")), qPrintable(branch[5].error));
+            return;
+        }
+        QCOMPARE(branch[5].state, MessageState::Complete);
+        QCOMPARE(branch[5].contextFromId, branch[firstSentAtTurnThree].id);
+        QCOMPARE(f.chat->messages()->contextStart(), branch[firstSentAtTurnThree].id);
+        QVERIFY(f.chat->messages()->get(firstSentAtTurnThree).value("contextStart").toBool());
+        {
+            std::lock_guard lock(config.record->mutex);
+            const auto& sent = config.record->chats.back();
+            QCOMPARE(sent.front().content, std::string("Be brief."));  // the system prompt is always sent
+            QCOMPARE(QString::fromStdString(sent[1].content), branch[firstSentAtTurnThree].content);
+            QCOMPARE(sent.size(), size_t(1 + 6 - 1 - firstSentAtTurnThree));
+        }
+        // Drop oldest keeps its cut for the next turn while it fits.
+        QVERIFY(f.chat->send(tenWords(QStringLiteral("t4w"))));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 4, 30000);
+        const auto later = f.storage.messages(id);
+        if (policy == u"dropOldest") QCOMPARE(later[7].contextFromId, branch[4].id);
+        QVERIFY(later[7].contextFromId != 0);
+        QVERIFY(f.chat->contextUsed() <= 60);
     }
 
     void deleteWithUndoAndSearch() {

@@ -119,6 +119,10 @@ private slots:
                                   << QStringLiteral("message 1");
         QTest::newRow("no content") << QByteArray(R"({"format":"weir.conversation","version":1,"messages":[{"role":"user"}]})")
                                     << QStringLiteral("\"content\"");
+        QTest::newRow("parent after") << QByteArray(R"({"format":"weir.conversation","version":2,"messages":[{"role":"user","content":"a","parent":1},{"role":"assistant","content":"b","parent":0}]})")
+                                      << QStringLiteral("message 1 has a \"parent\"");
+        QTest::newRow("parent not a number") << QByteArray(R"({"format":"weir.conversation","version":2,"messages":[{"role":"user","content":"a","parent":null},{"role":"assistant","content":"b","parent":"zero"}]})")
+                                             << QStringLiteral("message 2 has a \"parent\"");
         QTest::newRow("nameless tool") << QByteArray(R"({"format":"weir.conversation","version":1,"messages":[{"role":"assistant","content":"","tool_calls":[{}]}]})")
                                        << QStringLiteral("tool call");
     }
@@ -129,6 +133,56 @@ private slots:
         QString error;
         QVERIFY(!importJson(json, &doc, &error));
         QVERIFY2(error.contains(mentions), qPrintable(error));
+    }
+
+    void versionOneFilesAreOneBranchAndVersionsRoundTrip() {
+        // A version 1 file (no "parent"): each message follows the one before it.
+        ConversationDocument old;
+        QString error;
+        QVERIFY(importJson(R"({"format":"weir.conversation","version":1,"messages":[{"role":"user","content":"q"},)"
+                           R"({"role":"assistant","content":"a"},{"role":"user","content":"q2"}]})",
+                           &old, &error));
+        QCOMPARE(old.parentIndex, (QList<int>{-1, 0, 1}));
+
+        // Two versions of the reply; the first is shown and has a later turn.
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        ConversationDocument doc;
+        doc.conversation.title = QStringLiteral("Branches");
+        doc.conversation.settings.contextPolicy = QStringLiteral("rollingWindow");
+        for (const char* text : {"q", "a1", "a2", "q2"}) {
+            MessageRecord m;
+            m.role = QString::fromLatin1(text).startsWith(u'q') ? QStringLiteral("user") : QStringLiteral("assistant");
+            m.content = QString::fromLatin1(text);
+            doc.messages.append(m);
+        }
+        doc.messages[1].finishReason = QStringLiteral("length");
+        doc.messages[2].active = false;
+        doc.parentIndex = {-1, 0, 0, 1};
+        const qint64 id = s.importConversation(doc.conversation, doc.messages, {}, doc.parentIndex);
+        QVERIFY(id > 0);
+        auto branch = s.messages(id);
+        QCOMPARE(branch.size(), 3);
+        QCOMPARE(branch[1].content, QStringLiteral("a1"));
+        QCOMPARE(branch[1].versionCount, 2);
+        QCOMPARE(branch[1].finishReason, QStringLiteral("length"));
+
+        ConversationDocument exported;
+        exported.conversation = *s.conversation(id);
+        exported.messages = s.allMessages(id);
+        ConversationDocument reread;
+        QVERIFY2(importJson(exportJson(exported), &reread, &error), qPrintable(error));
+        QCOMPARE(reread.parentIndex, doc.parentIndex);
+        QCOMPARE(reread.messages[2].active, false);
+        QCOMPARE(reread.messages[1].finishReason, QStringLiteral("length"));
+        QCOMPARE(reread.conversation.settings.contextPolicy, QStringLiteral("rollingWindow"));
+        // Markdown of the visible branch leaves the hidden version out.
+        ConversationDocument shown = exported;
+        shown.messages = s.messages(id);
+        const QString md = exportMarkdown(shown);
+        QVERIFY(md.contains(QStringLiteral("a1")) && md.contains(QStringLiteral("q2")));
+        QVERIFY(!md.contains(QStringLiteral("a2")));
     }
 
     void importedStreamingReplyIsInterrupted() {

@@ -72,6 +72,26 @@ private slots:
         QCOMPARE(QString::fromStdString(loc::defaultModelPath()), QStringLiteral("/somewhere/else.gguf"));
     }
 
+    // The app opens the instruction-tuned chat model when it is installed and
+    // falls back to the default (base) model when it is not.
+    void appOpensTheChatModelWhenInstalled() {
+        QTemporaryDir xdg;
+        ScopedEnv data("XDG_DATA_HOME", xdg.path().toUtf8());
+        ScopedEnv model("WEIR_MODEL", QByteArray());
+        QVERIFY(QDir().mkpath(xdg.filePath("weir/models")));
+        const QString chat = xdg.filePath(QStringLiteral("weir/models/") + QStringLiteral(WEIR_CHAT_MODEL_FILE));
+        const QString fallback = QString::fromStdString(loc::defaultModelPath());
+        if (!QFileInfo::exists(QFileInfo(QStringLiteral(WEIR_DEFAULT_MODEL)).absolutePath() + "/" + WEIR_CHAT_MODEL_FILE))
+            QCOMPARE(QString::fromStdString(loc::appModelPath()), fallback);  // nothing installed anywhere
+        QFile f(chat);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("GGUF");
+        f.close();
+        QCOMPARE(QString::fromStdString(loc::appModelPath()), chat);
+        ScopedEnv chosen("WEIR_MODEL", "/somewhere/else.gguf");
+        QCOMPARE(QString::fromStdString(loc::appModelPath()), QStringLiteral("/somewhere/else.gguf"));
+    }
+
     void catalogueListsEachModelWithWhereItIs() {
         QTemporaryDir xdg;
         ScopedEnv data("XDG_DATA_HOME", xdg.path().toUtf8());
@@ -93,6 +113,14 @@ private slots:
         QVERIFY(!gemma["licence"].toString().isEmpty());
         QCOMPARE(smol["path"].toString(), xdg.filePath("weir/models/smollm2-135m-instruct-q4_1.gguf"));
         QCOMPARE(smol["licence"].toString(), QStringLiteral("Apache-2.0"));
+        QCOMPARE(smol["role"].toString(), QStringLiteral("chat"));  // the model the app opens
+        QCOMPARE(smol["file"].toString(), QStringLiteral(WEIR_CHAT_MODEL_FILE));
+    }
+
+    void catalogueNameOfAFile() {
+        QCOMPARE(weir::desktop::catalogueName(QStringLiteral(WEIR_CHAT_MODEL_FILE)), QStringLiteral("SmolLM2 135M Instruct"));
+        QCOMPARE(weir::desktop::catalogueName(kDefaultFile), QStringLiteral("Gemma 3 270M"));
+        QCOMPARE(weir::desktop::catalogueName(QStringLiteral("my-own-model.gguf")), QString());
     }
 
     void unreadableCatalogueIsEmpty() {

@@ -75,6 +75,53 @@ private slots:
         QCOMPARE(s.conversations().size(), 1);
     }
 
+    void schemaThreeBecomesOneBranchOfVersions() {
+        // Written at schema 3, as Weir before versions kept it; then opened by this one.
+        QTemporaryDir dir;
+        {
+            Storage old(dir.path());
+            QVERIFY2(old.open(3), qPrintable(old.lastError()));
+        }
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        execRaw(path, {
+            QStringLiteral("INSERT INTO conversations (id, title, created_at, updated_at, system_prompt) VALUES (3, 'Three', 1, 2, 'Be brief')"),
+            QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, created_at, updated_at, prompt_tokens)"
+                           " VALUES (10, 3, 0, 'user', 'q1', 1, 1, 0), (11, 3, 1, 'assistant', 'a1', 2, 2, 7),"
+                           " (12, 3, 2, 'user', 'q2', 3, 3, 0), (13, 3, 3, 'assistant', 'a2', 4, 4, 19)"),
+            QStringLiteral("INSERT INTO tool_calls (message_id, name, created_at) VALUES (13, 'calc', 4)"),
+        });
+        Storage s(dir.path());
+        QVERIFY2(s.open(), qPrintable(s.lastError()));
+        QCOMPARE(s.schemaVersion(), 4);
+        const auto messages = s.messages(3);
+        QCOMPARE(messages.size(), 4);
+        const QList<qint64> parents{0, 10, 11, 12};
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(messages[i].id, qint64(10 + i));
+            QCOMPARE(messages[i].parentId, parents[i]);  // each follows the one before it
+            QVERIFY(messages[i].active);
+            QCOMPARE(messages[i].versionCount, 1);
+        }
+        QCOMPARE(messages[3].content, QStringLiteral("a2"));
+        QCOMPARE(messages[3].promptTokens, 19);
+        QCOMPARE(messages[3].finishReason, QString());
+        QCOMPARE(s.conversation(3)->settings.systemPrompt, QStringLiteral("Be brief"));
+        QCOMPARE(s.conversation(3)->settings.contextPolicy, QString());
+        QCOMPARE(s.toolCalls(13).size(), 1);
+        // And the migrated branch takes versions like a new one.
+        MessageRecord edited;
+        edited.role = QStringLiteral("user");
+        edited.content = QStringLiteral("q2 again");
+        const qint64 v = s.addVersion(edited, 12);
+        QVERIFY(v > 0);
+        const auto after = s.messages(3);
+        QCOMPARE(after.size(), 3);
+        QCOMPARE(after[2].id, v);
+        QCOMPARE(after[2].versionIndex, 1);
+        QCOMPARE(after[2].versionCount, 2);
+        QCOMPARE(s.allMessages(3).size(), 5);
+    }
+
     void stepwiseMigrationToEachVersion() {
         QTemporaryDir dir;
         for (int v = 1; v <= Storage::latestSchemaVersion(); ++v) {

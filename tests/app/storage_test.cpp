@@ -112,6 +112,75 @@ private slots:
         QCOMPARE(s.toolCalls(r).size(), 0);  // cascaded
     }
 
+    void versionsBranchSwitchDeleteAndSurviveRestart() {
+        QTemporaryDir dir;
+        qint64 id = 0, q1 = 0, a1 = 0, q2 = 0, a2 = 0, a1b = 0, q1b = 0;
+        auto msg = [&](const QString& role, const QString& text) {
+            MessageRecord m;
+            m.conversationId = id;
+            m.role = role;
+            m.content = text;
+            return m;
+        };
+        auto contents = [](const QList<MessageRecord>& list) {
+            QStringList out;
+            for (const MessageRecord& m : list) out << m.content;
+            return out;
+        };
+        {
+            Storage s(dir.path());
+            QVERIFY(s.open());
+            id = s.createConversation(QStringLiteral("Tree"));
+            q1 = s.appendMessage(msg(QStringLiteral("user"), QStringLiteral("q1")));
+            a1 = s.appendMessage(msg(QStringLiteral("assistant"), QStringLiteral("a1")));
+            q2 = s.appendMessage(msg(QStringLiteral("user"), QStringLiteral("q2")));
+            a2 = s.appendMessage(msg(QStringLiteral("assistant"), QStringLiteral("a2")));
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1", "a1", "q2", "a2"}));
+
+            // A regenerated a1: a branch of its own, the old one kept.
+            a1b = s.addVersion(msg(QStringLiteral("assistant"), QStringLiteral("a1 again")), a1);
+            QVERIFY(a1b > 0);
+            auto branch = s.messages(id);
+            QCOMPARE(contents(branch), (QStringList{"q1", "a1 again"}));
+            QCOMPARE(branch[1].versionIndex, 1);
+            QCOMPARE(branch[1].versionCount, 2);
+            // appendMessage continues the branch on screen.
+            s.appendMessage(msg(QStringLiteral("user"), QStringLiteral("q2b")));
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1", "a1 again", "q2b"}));
+
+            // Back to the first version: its later turns come back with it.
+            QVERIFY(s.selectVersion(a1));
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1", "a1", "q2", "a2"}));
+            QCOMPARE(s.messages(id)[1].versionIndex, 0);
+
+            // An edited first question: a version at the root.
+            q1b = s.addVersion(msg(QStringLiteral("user"), QStringLiteral("q1 edited")), q1);
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1 edited"}));
+            QCOMPARE(s.messages(id)[0].versionCount, 2);
+            QVERIFY(s.selectVersion(q1));
+            QCOMPARE(s.allMessages(id).size(), 7);
+        }
+        {
+            // All of it is in the file, the choice of versions too.
+            Storage s(dir.path());
+            QVERIFY(s.open());
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1", "a1", "q2", "a2"}));
+
+            // Deleting the only version of a turn keeps the turns after it.
+            QVERIFY(s.deleteMessage(q2));
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1", "a1", "a2"}));
+            QCOMPARE(s.message(a2)->parentId, a1);
+            // Deleting one of several versions takes its branch and shows another.
+            QVERIFY(s.deleteMessage(a1));
+            QCOMPARE(contents(s.messages(id)), (QStringList{"q1", "a1 again", "q2b"}));
+            QVERIFY(!s.message(a2));
+            QCOMPARE(s.messages(id)[1].versionCount, 1);
+            QVERIFY(!s.deleteMessage(a2));  // gone already: a clear failure
+            QVERIFY(s.lastError().contains(QStringLiteral("does not exist")));
+            QVERIFY(s.message(q1b));        // the other root version is untouched
+        }
+    }
+
     void searchTitlesAndContent() {
         QTemporaryDir dir;
         Storage s(dir.path());
@@ -146,7 +215,7 @@ private slots:
         QVERIFY(s.firstMatchingMessages(QStringLiteral("o_g")).isEmpty());
     }
 
-    // Min-p and repeat penalty (schema 4) are kept per conversation.
+    // Min-p and repeat penalty (schema 5) are kept per conversation.
     void samplingSettingsRoundTrip() {
         QTemporaryDir dir;
         Storage s(dir.path());

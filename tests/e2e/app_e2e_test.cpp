@@ -11,6 +11,11 @@
 // goes out to a file and back in unchanged; a preset is saved from one
 // conversation and starts another; the theme switch turns the whole window
 // dark (dark.png) and a 600 px window shows the sidebar as a drawer (narrow.png).
+// Last, versions and context: a reply stopped at Max tokens shows so and
+// Continue writes on in the same message; Regenerate makes a second version and
+// the switcher shows the first again (versions.png, continue.png); with the
+// context cut to a few hundred tokens, old turns are dropped and a divider
+// shows where (context.png).
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -45,6 +50,15 @@ QQuickItem* findVisible(QQuickItem* root, const Match& match) {
 
 QQuickItem* findVisibleNamed(QQuickWindow* window, const QString& name) {
     return findVisible(window->contentItem(), [&](QQuickItem* i) { return i->objectName() == name; });
+}
+
+// The first visible item named `name` in the visual tree (list delegates included).
+QQuickItem* findVisible(QQuickItem* root, const QString& name) {
+    if (!root || !root->isVisible()) return nullptr;
+    if (root->objectName() == name) return root;
+    for (QQuickItem* child : root->childItems())
+        if (QQuickItem* found = findVisible(child, name)) return found;
+    return nullptr;
 }
 
 } // namespace
@@ -440,6 +454,97 @@ private slots:
         QTRY_VERIFY(!drawer->property("visible").toBool());
         window_->resize(1360, 860);
         settings->setTheme(QStringLiteral("system"));
+    void versionsAndContinue() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        const qint64 id = chat->newConversation();
+        chat->setSettings({{"systemPrompt", QString()}, {"maxTokens", 6}, {"seed", 7}, {"temperature", 0.7}});
+        QVERIFY(chat->sendTo(id, QStringLiteral("Name three rivers of Europe and say one thing about each.")));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 120000);
+        const MessageRecord partial = app_->storage()->messages(id).last();
+        QCOMPARE(partial.role, QStringLiteral("assistant"));
+        if (partial.finishReason != u"length") QSKIP("SKIPPED: the model ended its reply within 6 tokens");
+        QQuickItem* root = window_->contentItem();
+        QTRY_VERIFY(findVisible(root, QStringLiteral("tokenLimitNotice")));
+        QTest::mouseMove(window_, QPoint(window_->width() / 2, window_->height() / 2));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("continue")).isEmpty());
+
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("continueButton"))));
+        QTRY_VERIFY(chat->isGenerating(id));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 120000);
+        const MessageRecord continued = app_->storage()->messages(id).last();
+        QCOMPARE(continued.id, partial.id);
+        QVERIFY(continued.content.startsWith(partial.content));
+        QVERIFY(continued.content.size() > partial.content.size());
+        QVERIFY(continued.completionTokens > partial.completionTokens);
+        qInfo().noquote() << "continued:" << partial.content << "->" << continued.content;
+
+        // Regenerate: a second version; the switcher goes back to the first.
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("regenerateButton"))));
+        QTRY_VERIFY(chat->isGenerating(id));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 120000);
+        QCOMPARE(app_->storage()->messages(id).last().versionCount, 2);
+        QTRY_VERIFY(findVisible(root, QStringLiteral("versionSwitcher")));
+        QCOMPARE(findVisible(root, QStringLiteral("versionLabel"))->property("text").toString(), QStringLiteral("2/2"));
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("previousVersionButton"))));
+        QTRY_COMPARE(findVisible(root, QStringLiteral("versionLabel"))->property("text").toString(), QStringLiteral("1/2"));
+        QCOMPARE(app_->storage()->messages(id).last().id, partial.id);
+        QTest::mouseMove(window_, QPoint(window_->width() / 2, window_->height() - 200));  // no hover left on the switcher
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("versions")).isEmpty());
+
+        // Delete the shown version (its branch with it), then Undo from the notice.
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("deleteReplyButton"))));
+        QTRY_COMPARE(app_->storage()->messages(id).last().versionCount, 1);
+        QVERIFY(!app_->storage()->message(partial.id));
+        QTRY_VERIFY(findVisible(root, QStringLiteral("undoButton")));
+        QVERIFY(clickItem(window_, findVisible(root, QStringLiteral("undoButton"))));
+        QTRY_VERIFY(app_->storage()->message(partial.id));
+        QCOMPARE(app_->storage()->messages(id).last().id, partial.id);
+        QCOMPARE(app_->storage()->messages(id).last().versionCount, 2);
+    }
+
+    void contextThatRunsOut() {
+        // The same model with its context cut to 192 tokens: a few turns fill it.
+        EngineHost* host = app_->engineHost();
+        weir::EngineOptions options = host->engineOptions();
+        options.maxContext = 192;
+        host->setEngineOptions(options);
+        host->load(host->modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(host->state() == EngineHost::Ready && host->modelInfo().value("contextTokens").toInt() == 192,
+                                 180000);
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        const qint64 id = chat->newConversation();
+        chat->setSettings({{"systemPrompt", QStringLiteral("You are brief.")}, {"maxTokens", 16}, {"seed", 7},
+                           {"contextPolicy", QStringLiteral("dropOldest")}});
+        QCOMPARE(chat->contextTokens(), 192);
+        const char* questions[] = {"What is a weir, and why do rivers have them in old mill towns?",
+                                   "How does a fish ladder help salmon get past a weir on their way upstream?",
+                                   "What is the difference between a weir and a dam, in a few words?",
+                                   "Which is older, the water wheel or the windmill, and where were they first used?",
+                                   "Name a famous weir on the river Thames and say what it is for."};
+        for (const char* q : questions) {
+            QVERIFY(chat->sendTo(id, QString::fromLatin1(q)));
+            QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 120000);
+            const MessageRecord reply = app_->storage()->messages(id).last();
+            QVERIFY2(reply.state == MessageState::Complete, qPrintable(reply.error));
+            QVERIFY(chat->contextUsed() <= 192);
+            if (chat->messages()->contextStart() != 0) break;
+        }
+        QVERIFY2(chat->messages()->contextStart() != 0, "the oldest turns must have been dropped");
+        QQuickItem* divider = nullptr;
+        QTRY_VERIFY((divider = findVisible(window_->contentItem(), QStringLiteral("contextDivider"))));
+        const QString usage = findItem(window_, "contextUsage")->property("text").toString();
+        qInfo().noquote() << "context:" << usage;
+        QVERIFY(usage.contains(QStringLiteral("192")));
+        // The policy in the conversation settings, beside the divider.
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
+        QQuickItem* policy = nullptr;
+        QTRY_VERIFY((policy = findVisible(window_->contentItem(), QStringLiteral("contextPolicyBox"))));
+        QCOMPARE(policy->property("currentIndex").toInt(), 2);  // drop the oldest turns
+        QTest::mouseMove(window_, QPoint(window_->width() / 3, window_->height() / 2));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("context")).isEmpty());
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
     }
 
     void cleanupTestCase() {

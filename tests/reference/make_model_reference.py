@@ -18,6 +18,13 @@ recorded in the output.
   .venv-ref/bin/python tests/reference/make_model_reference.py --model /tmp/llama.gguf \
       --prompt-ids-seed 7 --out tests/data/reference/llama_synthetic_greedy.json   # same for qwen2, gemma3
 
+  # SmolLM2 135M Instruct (Llama architecture, ChatML): its own prompts, plus
+  # chat messages rendered by the file's chat template with python jinja2
+  .venv-ref/bin/python tests/reference/make_model_reference.py \
+      --model models/smollm2-135m-instruct-q4_1.gguf --steps 48 \
+      --chat-message "What is the capital of France?" --chat-message "Name three primary colors." \
+      --out tests/data/reference/smollm2_135m_greedy.json
+
 Keep prompts under 64 tokens and prompt + steps under 256: beyond those
 llama.cpp switches its flash attention to kernels that round differently
 (tiled for 64+ queries, split over threads once 512 cache cells are in view),
@@ -66,6 +73,35 @@ def tokenize(vocab, text, parse_special):
     return list(buf[:n])
 
 
+def render_chat(model_path, user_message):
+    """One user message through the GGUF's own chat template, rendered the way
+    Hugging Face transformers does (sandboxed jinja2, trim/lstrip blocks)."""
+    import gguf
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    reader = gguf.GGUFReader(model_path)
+
+    def text(key):
+        field = reader.get_field(key)
+        return None if field is None else bytes(field.parts[field.data[0]]).decode()
+
+    def token(key):
+        field = reader.get_field(key)
+        if field is None:
+            return ""
+        tokens = reader.get_field("tokenizer.ggml.tokens")
+        return bytes(tokens.parts[tokens.data[int(field.parts[field.data[0]][0])]]).decode()
+
+    source = text("tokenizer.chat_template")
+    if source is None:
+        raise SystemExit(f"{model_path} has no tokenizer.chat_template")
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    return env.from_string(source).render(messages=[{"role": "user", "content": user_message}],
+                                          add_generation_prompt=True,
+                                          bos_token=token("tokenizer.ggml.bos_token_id"),
+                                          eos_token=token("tokenizer.ggml.eos_token_id"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
@@ -78,6 +114,9 @@ def main():
     ap.add_argument("--prompt-count", type=int, default=8)
     ap.add_argument("--prompt-text", action="append", default=None,
                     help="replace the default text prompts (repeatable)")
+    ap.add_argument("--chat-message", action="append", default=[],
+                    help="add a prompt: this user message rendered by the model's own chat template "
+                         "(tokenizer.chat_template, python jinja2, generation prompt added)")
     args = ap.parse_args()
 
     L.llama_backend_init()
@@ -119,8 +158,11 @@ def main():
             prompts.append((None, [rng.randrange(3, n_vocab) for _ in range(n)]))
     else:
         texts = args.prompt_text or DEFAULT_PROMPTS
-        # Text is user input: special tokens only parsed for the chat-formatted prompt.
+        # Text is user input: special tokens only parsed for the chat-formatted prompts.
         prompts = [(t, tokenize(vocab, t, "<start_of_turn>" in t)) for t in texts]
+        for message in args.chat_message:
+            t = render_chat(args.model, message)
+            prompts.append((t, tokenize(vocab, t, True)))
 
     mem = L.llama_get_memory(ctx)
     batch = L.llama_batch_init(max(len(p[1]) for p in prompts) + 1, 0, 1)

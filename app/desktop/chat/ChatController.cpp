@@ -12,6 +12,7 @@
 #include "engine/ClientTags.h"
 #include "engine/EngineHost.h"
 #include "storage/ConversationExport.h"
+#include "storage/MessageTree.h"
 #include "storage/Storage.h"
 
 namespace weir::desktop {
@@ -20,7 +21,7 @@ namespace {
 QVariantMap settingsToMap(const ConversationSettings& s) {
     return {{"systemPrompt", s.systemPrompt}, {"temperature", s.temperature}, {"topP", s.topP},
             {"topK", s.topK},                 {"maxTokens", s.maxTokens},     {"seed", s.seed},
-            {"minP", s.minP},                 {"repeatPenalty", s.repeatPenalty}};
+            {"contextPolicy", s.contextPolicy}, {"minP", s.minP}, {"repeatPenalty", s.repeatPenalty}};
 }
 
 } // namespace
@@ -37,9 +38,12 @@ ChatController::ChatController(Storage* storage, EngineHost* engine, QObject* pa
     connect(&viewTimer_, &QTimer::timeout, this, &ChatController::flushView);
 
     connect(engine_, &EngineHost::tokens, this, &ChatController::onTokens);
-    connect(engine_, &EngineHost::finished, this, [this](quint64 t, const Usage& u, FinishReason) {
-        endReply(t, MessageState::Complete, {}, &u);
+    connect(engine_, &EngineHost::finished, this, [this](quint64 t, const Usage& u, FinishReason reason) {
+        endReply(t, MessageState::Complete, {}, &u,
+                 reason == FinishReason::Length ? QStringLiteral("length") : QStringLiteral("stop"));
     });
+    connect(engine_, &EngineHost::promptPrepared, this, &ChatController::onPromptPrepared);
+    connect(engine_, &EngineHost::stateChanged, this, &ChatController::contextUsageChanged);
     connect(engine_, &EngineHost::failed, this, [this](quint64 t, const QString& message, const Usage& u) {
         endReply(t, MessageState::Failed, message, &u);
     });
@@ -84,6 +88,7 @@ QString ChatController::currentActivity() const {
 }
 
 QString ChatController::undoText() const {
+    if (deletedMessage_) return deletedMessage_->text;
     if (removed_.isEmpty()) return {};
     const QString title = removed_.last().second.isEmpty() ? tr("New conversation") : removed_.last().second;
     return tr("Deleted \u201c%1\u201d").arg(title);
@@ -202,10 +207,21 @@ QList<qint64> ChatController::emptyConversations() const {
 void ChatController::select(qint64 id) {
     if (id != 0 && !storage_->conversation(id)) id = 0;
     currentId_ = id;
+    showMessages();
+    announceCurrentChanged();
+    emit generationsChanged();
+}
+
+void ChatController::showMessages() {
+    const qint64 id = currentId_;
     messages_.setMessages(id ? storage_->messages(id) : QList<MessageRecord>{});
     // Replies the database has not taken yet show as they are, not as stored.
-    for (const MessageRecord& m : std::as_const(unsaved_)) {
+    for (MessageRecord m : std::as_const(unsaved_)) {
         if (m.conversationId != id) continue;
+        if (const MessageRecord* shown = messages_.record(m.id)) {
+            m.versionIndex = shown->versionIndex;
+            m.versionCount = shown->versionCount;
+        }
         messages_.update(m);
         messages_.setSaved(m.id, false);
     }
@@ -214,10 +230,10 @@ void ChatController::select(qint64 id) {
         messages_.setContent(g->messageId, g->text);
         messages_.setActivity(g->messageId, g->activity, g->queuePosition);
         if (g->saveFailed) messages_.setSaved(g->messageId, false);
+        if (g->promptTokens > 0) messages_.setContextStart(g->contextFromId);
         g->viewDirty = false;
     }
-    announceCurrentChanged();
-    emit generationsChanged();
+    emit contextUsageChanged();
 }
 
 void ChatController::rename(qint64 id, const QString& title) {
@@ -238,6 +254,7 @@ void ChatController::remove(qint64 id) {
     stopConversation(id);
     if (!storage_->setConversationDeleted(id, true)) return storageFailed(tr("Could not delete"));
     removed_.append({id, c->title});
+    deletedMessage_.reset();  // Undo now means this conversation
     const int row = conversations_.rowOf(id);
     conversations_.remove(id);
     if (id == currentId_) {
@@ -248,6 +265,15 @@ void ChatController::remove(qint64 id) {
 }
 
 void ChatController::undoRemove() {
+    if (deletedMessage_) {
+        const DeletedMessage d = *std::exchange(deletedMessage_, std::nullopt);
+        if (!storage_->restoreMessages(d.before, d.toolCalls)) return storageFailed(tr("Could not restore the message"));
+        if (d.conversationId == currentId_) showMessages();
+        else select(d.conversationId);
+        refreshConversationRow(d.conversationId);
+        emit undoChanged();
+        return;
+    }
     if (removed_.isEmpty()) return;
     const qint64 id = removed_.takeLast().first;
     if (!storage_->setConversationDeleted(id, false)) return storageFailed(tr("Could not restore"));
@@ -259,6 +285,7 @@ void ChatController::undoRemove() {
 void ChatController::purgeRemoved() {
     for (const auto& r : std::as_const(removed_)) storage_->deleteConversation(r.first);
     removed_.clear();
+    deletedMessage_.reset();
     emit undoChanged();
 }
 
@@ -301,7 +328,8 @@ bool ChatController::sendTo(qint64 conversationId, const QString& text) {
     return startReply(conversationId);
 }
 
-std::vector<Message> ChatController::history(qint64 conversationId, const ConversationSettings& s) const {
+std::vector<Message> ChatController::history(qint64 conversationId, const ConversationSettings& s,
+                                             std::vector<qint64>* turnIds) const {
     std::vector<Message> out;
     auto turn = [](std::string role, std::string content) {
         Message m;
@@ -309,7 +337,11 @@ std::vector<Message> ChatController::history(qint64 conversationId, const Conver
         m.content = std::move(content);
         return m;
     };
-    if (!s.systemPrompt.trimmed().isEmpty()) out.push_back(turn("system", s.systemPrompt.trimmed().toStdString()));
+    std::vector<qint64> ids;
+    if (!s.systemPrompt.trimmed().isEmpty()) {
+        out.push_back(turn("system", s.systemPrompt.trimmed().toStdString()));
+        ids.push_back(0);
+    }
     for (MessageRecord m : storage_->messages(conversationId)) {
         if (auto it = unsaved_.constFind(m.id); it != unsaved_.cend()) m = it.value();
         if (m.role == u"assistant" && (m.state == MessageState::Failed || m.state == MessageState::Streaming)) continue;
@@ -322,23 +354,59 @@ std::vector<Message> ChatController::history(qint64 conversationId, const Conver
             continue;
         }
         out.push_back(turn(role, m.content.toStdString()));
+        ids.push_back(m.id);
     }
+    if (turnIds) *turnIds = std::move(ids);
     return out;
 }
 
-bool ChatController::startReply(qint64 conversationId) {
+bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 continueId) {
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
-    const std::vector<Message> turns = history(conversationId, c->settings);
-
     MessageRecord reply;
     reply.conversationId = conversationId;
     reply.role = QStringLiteral("assistant");
     reply.state = MessageState::Streaming;
-    reply.id = storage_->appendMessage(reply);
-    if (!reply.id) {
-        storageFailed(tr("Could not save the reply"));
-        return false;
+    Generation g;
+    std::vector<qint64> turnIds;
+    std::vector<Message> turns;
+    PromptPlan plan;
+    if (continueId) {
+        auto existing = storage_->message(continueId);
+        if (!existing) return false;
+        // The prompt ends with the reply's text, left open (read before it is marked streaming).
+        turns = history(conversationId, c->settings, &turnIds);
+        reply = *existing;
+        plan.continueLast = true;
+        g.continuing = true;
+        g.text = reply.content;
+        g.basePromptTokens = reply.promptTokens;
+        g.baseCompletionTokens = reply.completionTokens;
+        reply.state = MessageState::Streaming;
+        reply.finishReason.clear();
+        if (!storage_->updateMessage(reply)) return storageFailed(tr("Could not save the reply")), false;
+    } else {
+        // A new reply (or version) at the end of the visible branch, empty while
+        // it streams, so the prompt is the turns before it.
+        reply.id = versionOf ? storage_->addVersion(reply, versionOf) : storage_->appendMessage(reply);
+        if (!reply.id) {
+            storageFailed(tr("Could not save the reply"));
+            return false;
+        }
+        turns = history(conversationId, c->settings, &turnIds);
+    }
+
+    plan.systemTurns = turnIds.empty() || turnIds.front() != 0 ? 0 : 1;
+    plan.policy = contextPolicyFromName((c->settings.contextPolicy.isEmpty() ? defaultContextPolicy_
+                                                                              : c->settings.contextPolicy).toStdString(),
+                                       ContextPolicy::DropOldest);
+    // Drop oldest keeps the cut of the previous reply: find where it began.
+    const QList<MessageRecord> branch = storage_->messages(conversationId);
+    for (auto it = branch.crbegin(); it != branch.crend(); ++it) {
+        if (it->role != u"assistant" || it->id == reply.id) continue;
+        for (size_t i = 0; i < turnIds.size(); ++i)
+            if (it->contextFromId != 0 && turnIds[i] == it->contextFromId) plan.earliestTurn = int(i);
+        break;
     }
 
     GenerateRequest request;
@@ -350,15 +418,16 @@ bool ChatController::startReply(qint64 conversationId) {
     request.sampling.repeatPenalty = float(c->settings.repeatPenalty);
     request.sampling.seed = c->settings.seed >= 0 ? quint64(c->settings.seed) : QRandomGenerator::global()->generate64();
 
-    Generation g;
     g.conversationId = conversationId;
     g.messageId = reply.id;
+    g.turnIds = std::move(turnIds);
     g.clock.start();
-    g.ticket = engine_->submit(conversationTag(conversationId), turns, request);
+    g.ticket = engine_->submit(conversationTag(conversationId), turns, request, plan);
     generations_.insert(g.ticket, g);
 
     if (conversationId == currentId_) {
-        if (auto stored = storage_->message(reply.id)) messages_.append(*stored);
+        if (versionOf || continueId) showMessages();  // the new version, and its switcher, in place of the old
+        else if (auto stored = storage_->message(reply.id)) messages_.append(*stored);
         messages_.setActivity(reply.id, g.activity, 0);
     }
     conversations_.setActivity(conversationId, g.activity);
@@ -396,6 +465,7 @@ void ChatController::flushView() {
         if (!g.viewDirty || g.conversationId != currentId_) continue;
         messages_.setContent(g.messageId, g.text);
         g.viewDirty = false;
+        emit contextUsageChanged();  // the header counts the tokens as they come
     }
 }
 
@@ -425,7 +495,49 @@ void ChatController::saveProgress() {
     updateSaveProblem();
 }
 
-void ChatController::endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage) {
+void ChatController::onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens) {
+    lastContextTokens_ = contextTokens;
+    auto it = generations_.find(ticket);
+    if (it == generations_.end()) return;
+    Generation& g = it.value();
+    g.promptTokens = promptTokens;
+    // Turns before firstTurn (after the system prompt) were left out.
+    const size_t systemTurns = !g.turnIds.empty() && g.turnIds.front() == 0 ? 1 : 0;
+    g.contextFromId = size_t(firstTurn) > systemTurns && size_t(firstTurn) < g.turnIds.size() ? g.turnIds[firstTurn] : 0;
+    if (g.conversationId == currentId_) {
+        messages_.setContextStart(g.contextFromId);
+        emit contextUsageChanged();
+    }
+}
+
+int ChatController::contextTokens() const {
+    if (!engine_->ready()) return 0;
+    const int fromModel = engine_->modelInfo().value(QStringLiteral("contextTokens")).toInt();
+    return fromModel > 0 ? fromModel : lastContextTokens_;
+}
+
+int ChatController::contextUsed() const {
+    if (const Generation* g = generationFor(currentId_); g && g->promptTokens > 0)
+        return (g->continuing ? g->basePromptTokens + g->baseCompletionTokens : g->promptTokens) + g->tokens;
+    // The latest reply: what it was sent and what it wrote.
+    for (int row = messages_.count() - 1; row >= 0; --row) {
+        const QVariantMap m = messages_.get(row);
+        if (m.value(QStringLiteral("role")).toString() != u"assistant") continue;
+        const int used = m.value(QStringLiteral("promptTokens")).toInt() + m.value(QStringLiteral("completionTokens")).toInt();
+        if (used > 0) return used;
+    }
+    return 0;
+}
+
+void ChatController::setDefaultContextPolicy(const QString& policy) {
+    const QString name = QString::fromLatin1(contextPolicyName(contextPolicyFromName(policy.toStdString(), ContextPolicy::DropOldest)));
+    if (name == defaultContextPolicy_) return;
+    defaultContextPolicy_ = name;
+    emit defaultContextPolicyChanged();
+}
+
+void ChatController::endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage,
+                              const QString& finishReason) {
     auto it = generations_.find(ticket);
     if (it == generations_.end()) return;
     const Generation g = it.value();
@@ -439,6 +551,8 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
     m.content = g.text;
     m.state = state;
     m.error = error;
+    m.finishReason = finishReason;
+    m.contextFromId = g.contextFromId;
     m.completionTokens = g.tokens;
     m.timeToFirstTokenMs = std::max(0.0, g.firstTokenMs);
     if (usage) {
@@ -447,6 +561,11 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         m.cachedTokens = usage->cachedPromptTokens;
         if (usage->timeToFirstTokenMs > 0) m.timeToFirstTokenMs = usage->timeToFirstTokenMs;
         m.tokensPerSecond = usage->decodeTokensPerSecond;
+    }
+    if (g.continuing) {
+        // One reply written in parts: the first prompt, and every part's tokens.
+        if (g.basePromptTokens > 0) m.promptTokens = g.basePromptTokens;
+        m.completionTokens += g.baseCompletionTokens;
     }
     if (m.tokensPerSecond <= 0 && g.tokens > 1 && g.firstTokenMs >= 0) {
         const double decodeMs = double(g.clock.nsecsElapsed()) / 1e6 - g.firstTokenMs;
@@ -462,8 +581,13 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
     conversations_.setActivity(g.conversationId, QString());
     refreshConversationRow(g.conversationId);
     if (g.conversationId == currentId_) {
+        if (const MessageRecord* shown = messages_.record(m.id)) {
+            m.versionIndex = shown->versionIndex;
+            m.versionCount = shown->versionCount;
+        }
         messages_.update(m);
         messages_.setSaved(m.id, !unsaved_.contains(m.id));
+        emit contextUsageChanged();
     }
     if (generations_.isEmpty() && unsaved_.isEmpty()) saveTimer_.stop();
     updateSaveProblem();
@@ -510,19 +634,26 @@ void ChatController::stopAll() {
 bool ChatController::regenerate() {
     const qint64 id = currentId_;
     if (!id || generationFor(id)) return false;
-    const QList<MessageRecord> all = storage_->messages(id);
-    if (all.isEmpty()) return false;
-    // Drop the last reply (and anything after the last user message).
-    int from = -1;
-    for (int i = int(all.size()) - 1; i >= 0; --i) {
-        if (all[i].role == u"user") break;
-        from = all[i].position;
-    }
-    if (from >= 0) {
-        if (!storage_->deleteMessagesFrom(id, from)) return storageFailed(tr("Could not regenerate")), false;
-        messages_.removeFrom(from);
-    }
+    const QList<MessageRecord> branch = storage_->messages(id);
+    if (branch.isEmpty()) return false;
+    // A new version of the latest reply; with none after the last user
+    // message (it failed to start), simply a reply.
+    if (branch.last().role == u"assistant") return regenerateMessage(branch.last().id);
     return startReply(id);
+}
+
+bool ChatController::regenerateMessage(qint64 messageId) {
+    auto m = storage_->message(messageId);
+    if (!m || m->role != u"assistant" || generationFor(m->conversationId)) return false;
+    // The reply is written for the turns before it: its parent becomes the
+    // end of the visible branch for the prompt.
+    const QList<MessageRecord> branch = storage_->messages(m->conversationId);
+    if (std::none_of(branch.begin(), branch.end(), [&](const MessageRecord& r) { return r.id == messageId; })) return false;
+    // A reply that failed before writing anything is not worth a version: the new one replaces it.
+    const bool emptyFailure = m->state == MessageState::Failed && m->content.isEmpty();
+    if (!startReply(m->conversationId, messageId)) return false;
+    if (emptyFailure && storage_->deleteMessage(messageId) && m->conversationId == currentId_) showMessages();
+    return true;
 }
 
 bool ChatController::editAndResend(qint64 messageId, const QString& text) {
@@ -536,14 +667,60 @@ bool ChatController::editAndResend(qint64 messageId, const QString& text) {
         engine_->cancel(ticket);
         endReply(ticket, MessageState::Cancelled, {}, nullptr);
     }
-    if (!storage_->deleteMessagesFrom(id, m->position + 1)) return storageFailed(tr("Could not edit")), false;
-    m->content = trimmed;
-    if (!storage_->updateMessage(*m)) return storageFailed(tr("Could not edit")), false;
-    if (id == currentId_) {
-        messages_.removeFrom(m->position + 1);
-        messages_.update(*m);
-    }
+    // The old text stays as the earlier version, with the turns that followed it.
+    MessageRecord edited;
+    edited.conversationId = id;
+    edited.role = QStringLiteral("user");
+    edited.content = trimmed;
+    const qint64 versionId = storage_->addVersion(edited, messageId);
+    if (!versionId) return storageFailed(tr("Could not edit")), false;
+    if (id == currentId_) showMessages();
     return startReply(id);
+}
+
+bool ChatController::switchVersion(qint64 messageId, int step) {
+    auto m = storage_->message(messageId);
+    if (!m || generationFor(m->conversationId)) return false;
+    const QList<MessageRecord> versions = versionsOf(storage_->allMessages(m->conversationId), messageId);
+    int at = -1;
+    for (int i = 0; i < versions.size(); ++i)
+        if (versions[i].id == messageId) at = i;
+    const int target = at + step;
+    if (at < 0 || target < 0 || target >= versions.size() || target == at) return false;
+    if (!storage_->selectVersion(versions[target].id)) return storageFailed(tr("Could not show that version")), false;
+    if (m->conversationId == currentId_) showMessages();
+    return true;
+}
+
+bool ChatController::deleteMessage(qint64 messageId) {
+    auto m = storage_->message(messageId);
+    if (!m || generationFor(m->conversationId)) return false;
+    DeletedMessage undo;
+    undo.conversationId = m->conversationId;
+    undo.before = storage_->allMessages(m->conversationId);
+    for (const MessageRecord& r : std::as_const(undo.before)) {
+        QList<ToolCallRecord> calls = storage_->toolCalls(r.id);
+        if (!calls.isEmpty()) undo.toolCalls.insert(r.id, calls);
+    }
+    const bool withBranch = versionsOf(undo.before, messageId).size() > 1;
+    undo.text = withBranch ? tr("Deleted a version and the turns that followed it") : tr("Deleted a message");
+    if (!storage_->deleteMessage(messageId)) return storageFailed(tr("Could not delete the message")), false;
+    deletedMessage_ = std::move(undo);
+    unsaved_.remove(messageId);
+    if (m->conversationId == currentId_) showMessages();
+    refreshConversationRow(m->conversationId);
+    emit undoChanged();
+    return true;
+}
+
+bool ChatController::continueReply(qint64 messageId) {
+    auto m = storage_->message(messageId);
+    if (!m || m->role != u"assistant" || m->content.isEmpty() || generationFor(m->conversationId)) return false;
+    if (m->state == MessageState::Failed || m->state == MessageState::Streaming) return false;
+    // Only the latest reply: the model writes on where the conversation ends.
+    const QList<MessageRecord> branch = storage_->messages(m->conversationId);
+    if (branch.isEmpty() || branch.last().id != messageId) return false;
+    return startReply(m->conversationId, 0, messageId);
 }
 
 void ChatController::setSettings(const QVariantMap& map) { setSettingsOf(currentId_, map); }
@@ -561,6 +738,12 @@ void ChatController::setSettingsOf(qint64 conversationId, const QVariantMap& map
     s.seed = map.value("seed", s.seed).toLongLong();
     s.minP = std::clamp(map.value("minP", s.minP).toDouble(), 0.0, 1.0);
     s.repeatPenalty = std::clamp(map.value("repeatPenalty", s.repeatPenalty).toDouble(), 0.5, 2.0);
+    if (map.contains(QStringLiteral("contextPolicy"))) {
+        // "" follows the default; anything else must be a policy's name.
+        const QString policy = map.value(QStringLiteral("contextPolicy")).toString();
+        const auto known = contextPolicyFromName(policy.toStdString(), ContextPolicy(-1));
+        s.contextPolicy = policy.isEmpty() || known != ContextPolicy(-1) ? policy : s.contextPolicy;
+    }
     if (!storage_->setConversationSettings(conversationId, s)) return storageFailed(tr("Could not save settings"));
     if (conversationId == currentId_) announceCurrentChanged();
 }
@@ -579,7 +762,8 @@ bool ChatController::exportConversation(qint64 id, const QUrl& file, const QStri
     if (!c) return false;
     ConversationDocument doc;
     doc.conversation = *c;
-    doc.messages = storage_->messages(id);
+    // JSON keeps every version; Markdown is the conversation as it reads on screen.
+    doc.messages = format == u"json" ? storage_->allMessages(id) : storage_->messages(id);
     for (const MessageRecord& m : doc.messages) doc.toolCalls.append(storage_->toolCalls(m.id));
     const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
     QSaveFile out(path);
@@ -609,7 +793,7 @@ qint64 ChatController::importConversation(const QUrl& file) {
         emit notice(tr("Could not import %1: %2").arg(path, error), true);
         return 0;
     }
-    const qint64 id = storage_->importConversation(doc.conversation, doc.messages, doc.toolCalls);
+    const qint64 id = storage_->importConversation(doc.conversation, doc.messages, doc.toolCalls, doc.parentIndex);
     if (!id) {
         storageFailed(tr("Could not import"));
         return 0;

@@ -7,6 +7,7 @@
 // screen marked "not saved" and is written again on every save tick until the
 // database takes it; saveProblem says why meanwhile (a banner).
 #include <QElapsedTimer>
+#include <optional>
 #include <QHash>
 #include <QObject>
 #include <QTimer>
@@ -41,6 +42,15 @@ class ChatController : public QObject {
     Q_PROPERTY(int saveIntervalMs READ saveIntervalMs CONSTANT)
     Q_PROPERTY(QString saveProblem READ saveProblem NOTIFY saveProblemChanged)
     Q_PROPERTY(int unsavedCount READ unsavedCount NOTIFY saveProblemChanged)
+    // How much of the model's context the open conversation uses (its latest
+    // reply's prompt and completion, or the prompt of the reply being written),
+    // and the context (0 while no model is loaded).
+    Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextUsageChanged)
+    Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextUsageChanged)
+    // The context policy of conversations that have none of their own
+    // ("stop", "dropOldest", "rollingWindow"; ContextFit.h).
+    Q_PROPERTY(QString defaultContextPolicy READ defaultContextPolicy WRITE setDefaultContextPolicy NOTIFY
+                   defaultContextPolicyChanged)
 
 public:
     ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
@@ -76,6 +86,7 @@ public:
     Q_INVOKABLE void select(qint64 id);
     Q_INVOKABLE void rename(qint64 id, const QString& title);
     Q_INVOKABLE void remove(qint64 id);
+    // Undoes the latest deletion: a conversation, or a message (deleteMessage).
     Q_INVOKABLE void undoRemove();
     Q_INVOKABLE void purgeRemoved();
 
@@ -86,8 +97,21 @@ public:
     Q_INVOKABLE void stop();
     Q_INVOKABLE void stopConversation(qint64 conversationId);
     Q_INVOKABLE void stopAll();
+    // Versions: nothing is deleted. regenerate() writes a new version of the
+    // latest reply, regenerateMessage() of any reply; editAndResend() adds a
+    // version of a user message with the new text and answers it. The turns
+    // after a message belong to the version they followed.
     Q_INVOKABLE bool regenerate();
+    Q_INVOKABLE bool regenerateMessage(qint64 messageId);
     Q_INVOKABLE bool editAndResend(qint64 messageId, const QString& text);
+    // Shows the version `step` away (-1 previous, +1 next) of the turn of
+    // `messageId`, with the turns that followed it. Not while the conversation generates.
+    Q_INVOKABLE bool switchVersion(qint64 messageId, int step);
+    // Deletes one message (see Storage::deleteMessage). Not while the conversation generates.
+    Q_INVOKABLE bool deleteMessage(qint64 messageId);
+    // Writes more of a reply (the latest one, not generating, with text): the
+    // model continues its text in the same message; usage adds up.
+    Q_INVOKABLE bool continueReply(qint64 messageId);
     Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return generationFor(conversationId) != nullptr; }
 
     Q_INVOKABLE void setSettings(const QVariantMap& settings);
@@ -104,6 +128,11 @@ public:
     Q_INVOKABLE void copyText(const QString& text);
     Q_INVOKABLE QString conversationTitle(qint64 id) const;
 
+    int contextUsed() const;
+    int contextTokens() const;
+    QString defaultContextPolicy() const { return defaultContextPolicy_; }
+    void setDefaultContextPolicy(const QString& policy);
+
 signals:
     void currentChanged();
     void generationsChanged();
@@ -117,6 +146,8 @@ signals:
     void replyStarted(qint64 conversationId, qint64 messageId);
     void replyTokens(qint64 conversationId, int totalTokens);
     void replyEnded(qint64 conversationId, qint64 messageId, const QString& state);
+    void contextUsageChanged();
+    void defaultContextPolicyChanged();
 
 private:
     // Re-reads the current conversation's settings, then emits currentChanged.
@@ -133,13 +164,28 @@ private:
         double firstTokenMs = -1;
         QString activity = QStringLiteral("waiting");
         int queuePosition = 0;
+        std::vector<qint64> turnIds;  // per turn sent: its first message (0: the system prompt)
+        int promptTokens = 0;         // from promptPrepared
+        qint64 contextFromId = 0;     // the first message sent after the system prompt, when some were not
+        // Continue: the reply already had text and usage; the new part adds to them.
+        bool continuing = false;
+        int basePromptTokens = 0, baseCompletionTokens = 0;
     };
 
-    bool startReply(qint64 conversationId);
-    std::vector<Message> history(qint64 conversationId, const ConversationSettings& s) const;
+    // `versionOf`: the reply becomes a new version of that reply instead of a
+    // new turn. `continueId`: write on that reply instead (Continue).
+    bool startReply(qint64 conversationId, qint64 versionOf = 0, qint64 continueId = 0);
+    // The visible branch as turns for the engine; `turnIds` (if given) gets
+    // each turn's first message id (0 for the system prompt).
+    std::vector<Message> history(qint64 conversationId, const ConversationSettings& s,
+                                 std::vector<qint64>* turnIds = nullptr) const;
+    // Re-reads the open conversation's visible branch into the message model.
+    void showMessages();
+    void onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
     Generation* generationFor(qint64 conversationId);
     const Generation* generationFor(qint64 conversationId) const;
-    void endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage);
+    void endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage,
+                  const QString& finishReason = {});
     void onTokens(quint64 ticket, const QString& text, int count);
     void onStatus(const CacheStatus& status);
     void saveProgress();
@@ -158,10 +204,21 @@ private:
     QVariantMap currentSettings_;   // of currentId_, refreshed by announceCurrentChanged()
     QString searchText_;
     QList<QPair<qint64, QString>> removed_;   // undo stack: id, title
+    // The undo of the latest deleteMessage (offered while it is the latest
+    // thing deleted): the conversation's messages and tool calls before it.
+    struct DeletedMessage {
+        qint64 conversationId = 0;
+        QString text;  // what the undo offer says
+        QList<MessageRecord> before;
+        QHash<qint64, QList<ToolCallRecord>> toolCalls;
+    };
+    std::optional<DeletedMessage> deletedMessage_;
     QHash<quint64, Generation> generations_;  // by ticket
     QHash<qint64, MessageRecord> unsaved_;    // ended replies the database has not taken yet, by message id
     QString saveProblem_;
     QTimer saveTimer_, viewTimer_;
+    QString defaultContextPolicy_ = QStringLiteral("dropOldest");
+    int lastContextTokens_ = 0;  // from the engine's last promptPrepared
 };
 
 } // namespace weir::desktop

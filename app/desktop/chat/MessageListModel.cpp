@@ -31,6 +31,10 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case QueuePositionRole: return r.queuePosition;
     case IsLastRole: return size_t(index.row()) + 1 == rows_.size();
     case SavedRole: return r.saved;
+    case VersionIndexRole: return m.versionIndex;
+    case VersionCountRole: return m.versionCount;
+    case FinishReasonRole: return m.finishReason;
+    case ContextStartRole: return contextStart_ != 0 && m.id == contextStart_;
     }
     return {};
 }
@@ -51,7 +55,11 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
             {ActivityRole, "activity"},
             {QueuePositionRole, "queuePosition"},
             {IsLastRole, "isLast"},
-            {SavedRole, "saved"}};
+            {SavedRole, "saved"},
+            {VersionIndexRole, "versionIndex"},
+            {VersionCountRole, "versionCount"},
+            {FinishReasonRole, "finishReason"},
+            {ContextStartRole, "contextStart"}};
 }
 
 MessageListModel::Row MessageListModel::makeRow(const MessageRecord& m) {
@@ -67,6 +75,12 @@ void MessageListModel::setMessages(const QList<MessageRecord>& messages) {
     rows_.clear();
     rows_.reserve(messages.size());
     for (const MessageRecord& m : messages) rows_.push_back(makeRow(m));
+    contextStart_ = 0;
+    for (auto it = messages.crbegin(); it != messages.crend(); ++it) {
+        if (it->role != u"assistant") continue;
+        contextStart_ = it->contextFromId;
+        break;
+    }
     endResetModel();
     emit countChanged();
 }
@@ -131,6 +145,15 @@ void MessageListModel::removeFrom(int position) {
     endRemoveRows();
     if (first > 0) emit dataChanged(index(first - 1), index(first - 1), {IsLastRole});
     emit countChanged();
+}
+
+void MessageListModel::setContextStart(qint64 messageId) {
+    if (messageId == contextStart_) return;
+    const int before = rowOf(contextStart_);
+    contextStart_ = messageId;
+    const int after = rowOf(messageId);
+    if (before >= 0) emit dataChanged(index(before), index(before), {ContextStartRole});
+    if (after >= 0) emit dataChanged(index(after), index(after), {ContextStartRole});
 }
 
 int MessageListModel::rowOf(qint64 messageId) const {

@@ -35,6 +35,10 @@ public:
         QueuePositionRole,    // streaming + waiting: 1 = next to start
         IsLastRole,
         SavedRole,            // false while the database has not taken the latest text or state
+        VersionIndexRole,     // which version of its turn this is, from 0 (the "2/3" switcher)
+        VersionCountRole,     // how many versions the turn has
+        FinishReasonRole,     // replies: "length" when it stopped at Max tokens
+        ContextStartRole,     // true: the model was not sent the messages above this one (a divider)
     };
     Q_ENUM(Roles)
 
@@ -54,6 +58,10 @@ public:
     void setActivity(qint64 messageId, const QString& activity, int queuePosition);
     void setSaved(qint64 messageId, bool saved);
     void removeFrom(int position);
+    // The first message the latest reply was sent after the system prompt
+    // (0: all were sent). setMessages works it out from the latest reply.
+    void setContextStart(qint64 messageId);
+    qint64 contextStart() const { return contextStart_; }
 
     int rowOf(qint64 messageId) const;
     const MessageRecord* record(qint64 messageId) const;
@@ -72,6 +80,7 @@ private:
     };
     Row makeRow(const MessageRecord& m);
     std::vector<Row> rows_;
+    qint64 contextStart_ = 0;
 };
 
 } // namespace weir::desktop

@@ -23,6 +23,9 @@ public:
     virtual const EngineOptions& options() const = 0;
     // Chat messages -> prompt tokens with the model's template. May throw weir::Error.
     virtual std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const = 0;
+    // The conversation with its last (assistant) message left open to write
+    // on (Engine::tokenizeChatContinuation). May throw weir::Error.
+    virtual std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const = 0;
     virtual uint64_t submit(GenerateRequest request, EventSink sink) = 0;
     virtual void cancel(uint64_t id) = 0;
     virtual CacheStatus cacheStatus() const = 0;

@@ -114,7 +114,7 @@ void EngineHost::onLoadFailed(quint64 generation, const QString& message) {
     setState(Failed, message);
 }
 
-quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request) {
+quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request, PromptPlan plan) {
     const quint64 ticket = ++nextTicket_;
     active_.insert(ticket);
     emit activeRequestsChanged();
@@ -127,8 +127,8 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
     }
     QMetaObject::invokeMethod(
         worker_,
-        [w = worker_, ticket, tag, messages = std::move(messages), request = std::move(request)]() mutable {
-            w->submit(ticket, tag, std::move(messages), std::move(request));
+        [w = worker_, ticket, tag, messages = std::move(messages), request = std::move(request), plan]() mutable {
+            w->submit(ticket, tag, std::move(messages), std::move(request), plan);
         },
         Qt::QueuedConnection);
     return ticket;
@@ -160,6 +160,10 @@ void EngineHost::onSubmitFailed(quint64 ticket, const QString& message) {
     if (!active_.remove(ticket)) return;
     emit activeRequestsChanged();
     emit failed(ticket, message, weir::Usage{});  // never reached the engine
+}
+
+void EngineHost::onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens) {
+    if (active_.contains(ticket)) emit promptPrepared(ticket, firstTurn, promptTokens, contextTokens);
 }
 
 void EngineHost::onStatusPosted() {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/ContextFit.h"
 #include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
 
@@ -79,7 +80,10 @@ public:
     // Renders and tokenizes `messages`, then submits them on the engine host
     // thread. Returns a ticket (never 0) that names this request in signals.
     // `tag` comes back in the status snapshot's rows (see ClientTags.h).
-    quint64 submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request);
+    // `plan` says how the prompt is built: a reply to continue, and what to do
+    // when the conversation does not fit in the context (promptPrepared says
+    // which turns were sent; a conversation that cannot fit ends in failed).
+    quint64 submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request, PromptPlan plan = {});
     void cancel(quint64 ticket);
     bool isActive(quint64 ticket) const { return active_.contains(ticket); }
 
@@ -105,6 +109,10 @@ signals:
     void failed(quint64 ticket, const QString& message, const weir::Usage& usage);
     void cancelled(quint64 ticket, const weir::Usage& usage);
     void statusUpdated(const weir::CacheStatus& status);
+    // The prompt of `ticket` was built: the turns from `firstTurn` on (after
+    // the plan's system turns) were sent, `promptTokens` long, in a context of
+    // `contextTokens` (0: no limit). Comes before the request's other events.
+    void promptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
     void endpointStateChanged();
     // load() refused a file that failed the file check; the model in use stays.
     void loadRefused(const QString& path, const QString& message);
@@ -117,6 +125,7 @@ private:
     void onFileChecked(quint64 serial, const QString& path, const QString& error);
     void startLoad(const QString& path);
     void onSubmitFailed(quint64 ticket, const QString& message);
+    void onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
     void onStatus(quint64 generation, const CacheStatus& status);
     void onStatusPosted();  // takes the snapshot from statusSlot_
     void onEndpointState(const EndpointState& state);

@@ -3,12 +3,13 @@
 
 #include <QFileInfo>
 #include <QMetaObject>
-#include <QRegularExpression>
 #include <algorithm>
 #include <exception>
 
 #include "engine/EngineHost.h"
 #include "engine/EventRelay.h"
+#include "settings/BaseModelGuess.h"
+#include "settings/ModelCatalogue.h"
 #ifdef WEIR_HAVE_SERVER
 #include "app/server/api_server.h"
 #endif
@@ -70,15 +71,50 @@ void EngineWorker::unload() {
 }
 
 void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> messages,
-                          GenerateRequest request) {
+                          GenerateRequest request, PromptPlan plan) {
     auto fail = [this, ticket](const QString& message) {
         QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
                                   Qt::QueuedConnection);
     };
     if (!backend_) return fail(tr("No model is loaded."));
     try {
-        request.prompt = backend_->tokenizeChat(messages);
+        const ModelConfig& model = backend_->modelConfig();
+        const int32_t limit = backend_->options().maxContext;
+        size_t context = size_t(std::max(0, model.nCtxTrain));
+        if (limit > 0 && (context == 0 || size_t(limit) < context)) context = size_t(limit);
+        // The reply keeps up to a quarter of the context for itself.
+        const size_t replyRoom = std::min(size_t(std::max(1, request.maxTokens)), context / 4);
+        auto tokenize = [&](const std::vector<Message>& turns) {
+            return plan.continueLast ? backend_->tokenizeChatContinuation(turns) : backend_->tokenizeChat(turns);
+        };
+        // The turns measured are the system turns and a suffix, so their count
+        // names them: the last one measured is kept, usually the one sent.
+        std::vector<int32_t> measured;
+        size_t measuredTurns = 0;
+        const ContextFit fit = fitToContext(messages, plan, context, replyRoom, [&](const std::vector<Message>& turns) {
+            measured = tokenize(turns);
+            measuredTurns = turns.size();
+            return measured.size();
+        });
+        if (!fit.ok) return fail(QString::fromStdString(fit.error));
+        const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), messages.size());
+        if (measuredTurns == systemTurns + (messages.size() - size_t(fit.firstTurn))) {
+            request.prompt = std::move(measured);
+        } else {
+            std::vector<Message> sent(messages.begin(), messages.begin() + std::ptrdiff_t(systemTurns));
+            sent.insert(sent.end(), messages.begin() + fit.firstTurn, messages.end());
+            request.prompt = tokenize(sent);
+        }
+        // The reply ends at the edge of the context (finish reason length).
+        if (context > 0) {
+            const size_t room = context > request.prompt.size() ? context - request.prompt.size() : 1;
+            request.maxTokens = int(std::min<size_t>(size_t(std::max(1, request.maxTokens)), room));
+        }
         request.tag = tag;
+        const int firstTurn = fit.firstTurn, promptTokens = int(request.prompt.size()), contextTokens = int(context);
+        QMetaObject::invokeMethod(host_, [host = host_, ticket, firstTurn, promptTokens, contextTokens] {
+            host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
+        }, Qt::QueuedConnection);
         std::shared_ptr<EventRelay> relay = relay_;
         const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) {
             relay->push(ticket, e);
@@ -196,11 +232,16 @@ QVariantMap EngineWorker::describe(const EngineOptions& options) const {
     m["path"] = QString::fromStdString(options.modelPath);
     m["fileName"] = QFileInfo(QString::fromStdString(options.modelPath)).fileName();
     m["fileSize"] = QFileInfo(QString::fromStdString(options.modelPath)).size();
-    m["name"] = QString::fromStdString(c.name);
+    // A catalogue model is shown by the catalogue's name; others by general.name.
+    const QString listed = catalogueName(m["fileName"].toString());
+    m["name"] = listed.isEmpty() ? QString::fromStdString(c.name) : listed;
     m["architecture"] = QString::fromStdString(c.architecture);
     m["quantization"] = QString::fromStdString(c.quantization);
     m["parameters"] = double(c.parameterCount);
     m["contextLength"] = c.nCtxTrain;
+    // What one conversation may use: the model's context, or less where Max context says so.
+    m["contextTokens"] = used.maxContext > 0 && (c.nCtxTrain <= 0 || used.maxContext < c.nCtxTrain) ? used.maxContext
+                                                                                                  : c.nCtxTrain;
     m["slidingWindow"] = c.slidingWindow;
     m["layers"] = c.nLayer;
     m["slidingLayers"] = sliding;
@@ -225,13 +266,7 @@ QVariantMap EngineWorker::describe(const EngineOptions& options) const {
     m["windowPoolBytes"] = qint64(status.window.totalBytes);
     m["windowFloorTokens"] = qint64(status.window.floorTokens);
     m["chatTemplate"] = QString::fromStdString(backend_->chatTemplateDescription());
-    // A model without its own chat template whose name does not say "it",
-    // "instruct" or "chat" is most likely a base (pretrained) model: it
-    // continues text instead of answering, which the chat view tells the user.
-    static const QRegularExpression tuned(QStringLiteral("(^|[^a-z])(it|instruct|chat|sft|dpo)([^a-z]|$)"),
-                                          QRegularExpression::CaseInsensitiveOption);
-    const QString names = m["name"].toString() + u' ' + m["fileName"].toString();
-    m["baseModel"] = !backend_->hasOwnChatTemplate() && !tuned.match(names).hasMatch();
+    m["baseModel"] = looksLikeBaseModel(m["name"].toString(), m["fileName"].toString(), backend_->hasOwnChatTemplate());
     return m;
 }
 

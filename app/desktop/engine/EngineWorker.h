@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/EndpointConfig.h"
+#include "engine/ContextFit.h"
 #include "engine/EngineBackend.h"
 
 namespace weir::desktop {
@@ -26,7 +27,8 @@ public:
     // All of these run on the engine host thread (queued from EngineHost).
     void load(quint64 generation, const EngineOptions& options);
     void unload();
-    void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request);
+    void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request,
+                PromptPlan plan);
     void cancel(quint64 ticket);
     // The request of `ticket` ended (its terminal event reached the host):
     // drop its entry, so the table holds only live requests.

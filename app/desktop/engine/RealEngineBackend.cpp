@@ -14,6 +14,9 @@ public:
     std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const override {
         return engine_.tokenizeChat(messages);
     }
+    std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const override {
+        return engine_.tokenizeChatContinuation(messages);
+    }
     uint64_t submit(GenerateRequest request, EventSink sink) override {
         return engine_.submit(std::move(request), std::move(sink));
     }

@@ -171,6 +171,10 @@ void AppSettings::setWindowMaximized(bool m) {
     emit windowGeometryChanged();
 }
 
+QString AppSettings::contextPolicy() const { return settings_.value(QStringLiteral("chat/contextPolicy")).toString(); }
+
+void AppSettings::setContextPolicy(const QString& policy) { settings_.setValue(QStringLiteral("chat/contextPolicy"), policy); }
+
 QString AppSettings::draft(qint64 conversationId) const {
     return settings_.value(QStringLiteral("drafts/%1").arg(conversationId)).toString();
 }

@@ -94,6 +94,11 @@ public:
     Q_INVOKABLE QString draft(qint64 conversationId) const;
     Q_INVOKABLE void setDraft(qint64 conversationId, const QString& text);
 
+    // What conversations without a policy of their own do when the context is
+    // full ("chat/contextPolicy"; ContextFit.h names the values; "" if never set).
+    QString contextPolicy() const;
+    void setContextPolicy(const QString& policy);
+
     int hardwareThreads() const;
     QString cpuFeatures() const;
     Q_INVOKABLE void sync() { settings_.sync(); }

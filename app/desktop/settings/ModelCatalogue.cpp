@@ -42,4 +42,13 @@ QVariantList bundledModels(const QString& catalogueFile) {
     return out;
 }
 
+QString catalogueName(const QString& fileName, const QString& catalogueFile) {
+    QFile f(catalogueFile);
+    if (fileName.isEmpty() || !f.open(QIODevice::ReadOnly)) return {};
+    for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("models")).toArray())
+        if (v.toObject().value(QStringLiteral("file")).toString() == fileName)
+            return v.toObject().value(QStringLiteral("name")).toString();
+    return {};
+}
+
 } // namespace weir::desktop

@@ -14,4 +14,8 @@ namespace weir::desktop {
 // read.
 QVariantList bundledModels(const QString& catalogueFile = QStringLiteral(":/models.json"));
 
+// The catalogue's name for a model file ("SmolLM2 135M Instruct" rather than
+// the file's general.name), or "" for a file the catalogue does not list.
+QString catalogueName(const QString& fileName, const QString& catalogueFile = QStringLiteral(":/models.json"));
+
 } // namespace weir::desktop

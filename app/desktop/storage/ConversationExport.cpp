@@ -1,6 +1,7 @@
 #include "storage/ConversationExport.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,7 +10,7 @@ namespace weir::desktop {
 namespace {
 
 const QLatin1String kFormat("weir.conversation");
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 
 QString isoTime(qint64 ms) {
     return ms ? QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs) : QString();
@@ -61,11 +62,21 @@ QByteArray exportJson(const ConversationDocument& doc) {
                          {"top_p", c.settings.topP}, {"top_k", c.settings.topK},
                          {"max_tokens", c.settings.maxTokens}, {"seed", c.settings.seed},
                          {"min_p", c.settings.minP}, {"repeat_penalty", c.settings.repeatPenalty}};
+    if (!c.settings.contextPolicy.isEmpty()) settings["context_policy"] = c.settings.contextPolicy;
+    QHash<qint64, int> indexOf;  // message id -> index in the document
     QJsonArray messages;
     for (int i = 0; i < doc.messages.size(); ++i) {
         const MessageRecord& m = doc.messages[i];
         QJsonObject o{{"role", m.role}, {"content", m.content}, {"state", messageStateName(m.state)},
                       {"created_at", isoTime(m.createdAt)}};
+        int parent = -1;
+        if (i < doc.parentIndex.size()) parent = doc.parentIndex[i];
+        else if (m.id == 0) parent = i - 1;  // records not from a database: one branch
+        else if (m.parentId != 0) parent = indexOf.value(m.parentId, -1);
+        o["parent"] = parent >= 0 ? QJsonValue(parent) : QJsonValue(QJsonValue::Null);
+        o["active"] = m.active;
+        if (m.id) indexOf.insert(m.id, i);
+        if (!m.finishReason.isEmpty()) o["finish_reason"] = m.finishReason;
         if (!m.error.isEmpty()) o["error"] = m.error;
         if (m.role == u"assistant")
             o["usage"] = QJsonObject{{"prompt_tokens", m.promptTokens}, {"completion_tokens", m.completionTokens},
@@ -125,6 +136,7 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
     out.conversation.settings.seed = qint64(s.value("seed").toDouble(double(defaults.seed)));
     out.conversation.settings.minP = s.value("min_p").toDouble(defaults.minP);
     out.conversation.settings.repeatPenalty = s.value("repeat_penalty").toDouble(defaults.repeatPenalty);
+    out.conversation.settings.contextPolicy = s.value("context_policy").toString();
 
     const QJsonArray messages = root.value("messages").toArray();
     for (int i = 0; i < messages.size(); ++i) {
@@ -138,8 +150,21 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
             *error = QStringLiteral("message %1 has no \"content\" string").arg(i + 1);
             return false;
         }
+        // Version 1 has no "parent": each message follows the one before it.
+        const QJsonValue parent = o.value("parent");
+        int parentAt = i - 1;
+        if (parent.isNull()) parentAt = -1;
+        else if (!parent.isUndefined()) {
+            parentAt = parent.isDouble() ? parent.toInt(-2) : -2;
+            if (parentAt < 0 || parentAt >= i) {
+                *error = QStringLiteral("message %1 has a \"parent\" that is not the index of an earlier message").arg(i + 1);
+                return false;
+            }
+        }
         MessageRecord m;
         m.role = role;
+        m.active = o.value("active").toBool(true);
+        m.finishReason = o.value("finish_reason").toString();
         m.content = o.value("content").toString();
         m.state = messageStateFromName(o.value("state").toString());
         m.error = o.value("error").toString();
@@ -166,6 +191,7 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
         }
         out.messages.append(m);
         out.toolCalls.append(calls);
+        out.parentIndex.append(parentAt);
     }
     *doc = out;
     return true;

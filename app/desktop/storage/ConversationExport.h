@@ -1,7 +1,11 @@
 #pragma once
 // Export a conversation as Markdown or JSON, and read it back from JSON.
-// The JSON format ("weir.conversation", version 1) keeps everything Storage
-// keeps, so export -> import round-trips.
+// The JSON format ("weir.conversation", version 2) keeps everything Storage
+// keeps, so export -> import round-trips: every version of every turn, each
+// message with "parent" (the index of the message it follows in "messages",
+// null for the first turn) and "active" (the version shown). Version 1 files
+// (one branch, no "parent") still import. Markdown is what is on screen: pass
+// the visible branch.
 #include <QByteArray>
 #include <QList>
 #include <QString>
@@ -14,6 +18,9 @@ struct ConversationDocument {
     ConversationRecord conversation;
     QList<MessageRecord> messages;
     QList<QList<ToolCallRecord>> toolCalls;  // one list per message
+    // Per message, the index of the message it follows (-1: the first turn).
+    // exportJson works it out from the records' ids when empty; importJson fills it.
+    QList<int> parentIndex;
 };
 
 QString exportMarkdown(const ConversationDocument& doc);

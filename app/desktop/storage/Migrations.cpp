@@ -74,8 +74,26 @@ bool migrateTo3(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
-// 4: min-p and repeat penalty per conversation (defaults: the engine's).
+// 4: versions of a turn (a message tree: parent_id and the active version,
+// see MessageRecord), why a reply ended, where the context began, and the
+// per-conversation context policy. Existing conversations become one branch:
+// each message follows the one before it.
 bool migrateTo4(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id) ON DELETE CASCADE"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN active INTEGER NOT NULL DEFAULT 1"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN finish_reason TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN context_from_id INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("UPDATE messages SET parent_id = (SELECT p.id FROM messages p"
+                       " WHERE p.conversation_id = messages.conversation_id AND p.position < messages.position"
+                       " ORDER BY p.position DESC LIMIT 1)"),
+        QStringLiteral("CREATE INDEX messages_by_parent ON messages(parent_id)"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN context_policy TEXT NOT NULL DEFAULT ''"),
+    }, error);
+}
+
+// 5: min-p and repeat penalty per conversation (defaults: the engine's).
+bool migrateTo5(QSqlDatabase& db, QString* error) {
     return exec(db, {
         QStringLiteral("ALTER TABLE conversations ADD COLUMN min_p REAL NOT NULL DEFAULT 0.05"),
         QStringLiteral("ALTER TABLE conversations ADD COLUMN repeat_penalty REAL NOT NULL DEFAULT 1.0"),
@@ -90,6 +108,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 2: return migrateTo2(db, error);
     case 3: return migrateTo3(db, error);
     case 4: return migrateTo4(db, error);
+    case 5: return migrateTo5(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

@@ -16,6 +16,9 @@ struct ConversationSettings {
     double repeatPenalty = 1.0;   // 1: off
     int maxTokens = 1024;
     qint64 seed = -1;  // -1: a fresh random seed for every reply
+    // What to do when the next turn would not fit in the model's context
+    // (ContextPolicy.h names the values); "" follows the app's default.
+    QString contextPolicy;
 };
 
 struct ConversationRecord {
@@ -34,10 +37,17 @@ enum class MessageState { Complete, Streaming, Interrupted, Cancelled, Failed };
 QString messageStateName(MessageState s);
 MessageState messageStateFromName(const QString& name);
 
+// Messages form a tree (schema 4): each follows its parent, and the messages
+// that follow the same parent are the versions of one turn (an edit or a
+// regeneration adds one; nothing is deleted). One version per turn is active;
+// the conversation on screen, and what the model is sent, is the branch that
+// starts at the active first turn and follows the active version at each step.
 struct MessageRecord {
     qint64 id = 0;
     qint64 conversationId = 0;
-    int position = 0;        // order within the conversation, from 0
+    int position = 0;        // order of writing within the conversation (a parent comes before its children)
+    qint64 parentId = 0;     // the message this one follows; 0: the first turn
+    bool active = true;      // the version shown among the messages that follow the same parent
     QString role;            // "system", "user", "assistant", "tool"
     QString content;
     MessageState state = MessageState::Complete;
@@ -45,6 +55,13 @@ struct MessageRecord {
     int promptTokens = 0, completionTokens = 0, cachedTokens = 0;
     double tokensPerSecond = 0, timeToFirstTokenMs = 0;
     qint64 createdAt = 0, updatedAt = 0;
+    QString finishReason;    // replies: "length" when it stopped at Max tokens, "stop" when the model ended it
+    // Replies: the first message (after the system prompt) the model was sent;
+    // the earlier ones did not fit in its context. 0: all were sent.
+    qint64 contextFromId = 0;
+    // Filled by Storage::messages() (the visible branch): which version of its
+    // turn this is (from 0) and how many the turn has.
+    int versionIndex = 0, versionCount = 1;
 };
 
 struct ToolCallRecord {

@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "app/logging/log_categories.h"
+#include "storage/MessageTree.h"
 #include "storage/Migrations.h"
 
 namespace weir::desktop {
@@ -44,10 +45,11 @@ QVariant text(const QString& s) { return s.isNull() ? QVariant(QString(QStringLi
 
 const char* kConversationColumns =
     "id, title, created_at, updated_at, deleted_at, system_prompt, temperature, top_p, top_k, max_tokens, seed,"
-    " min_p, repeat_penalty";
+    " context_policy, min_p, repeat_penalty";
 const char* kMessageColumns =
     "id, conversation_id, position, role, content, state, error, prompt_tokens, completion_tokens,"
-    " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at";
+    " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active, finish_reason,"
+    " context_from_id";
 
 ConversationRecord readConversation(const QSqlQuery& q) {
     ConversationRecord c;
@@ -62,8 +64,9 @@ ConversationRecord readConversation(const QSqlQuery& q) {
     c.settings.topK = q.value(8).toInt();
     c.settings.maxTokens = q.value(9).toInt();
     c.settings.seed = q.value(10).toLongLong();
-    c.settings.minP = q.value(11).toDouble();
-    c.settings.repeatPenalty = q.value(12).toDouble();
+    c.settings.contextPolicy = q.value(11).toString();
+    c.settings.minP = q.value(12).toDouble();
+    c.settings.repeatPenalty = q.value(13).toDouble();
     return c;
 }
 
@@ -83,6 +86,10 @@ MessageRecord readMessage(const QSqlQuery& q) {
     m.timeToFirstTokenMs = q.value(11).toDouble();
     m.createdAt = q.value(12).toLongLong();
     m.updatedAt = q.value(13).toLongLong();
+    m.parentId = q.value(14).toLongLong();  // NULL (the first turn) reads as 0
+    m.active = q.value(15).toInt() != 0;
+    m.finishReason = q.value(16).toString();
+    m.contextFromId = q.value(17).toLongLong();
     return m;
 }
 
@@ -351,11 +358,11 @@ bool Storage::migrate(QSqlDatabase& d, int targetVersion) {
 qint64 Storage::createConversation(const QString& title, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     for (const QVariant& v : {text(title), QVariant(now), QVariant(now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed), QVariant(s.minP), QVariant(s.repeatPenalty)})
+                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot create a conversation"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
@@ -399,10 +406,10 @@ bool Storage::renameConversation(qint64 id, const QString& title) {
 bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
-                             " max_tokens = ?, seed = ?, min_p = ?, repeat_penalty = ? WHERE id = ?"));
+                             " max_tokens = ?, seed = ?, context_policy = ?, min_p = ?, repeat_penalty = ? WHERE id = ?"));
     for (const QVariant& v : {text(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
-                              QVariant(s.maxTokens), QVariant(s.seed), QVariant(s.minP), QVariant(s.repeatPenalty),
-                              QVariant(id)})
+                              QVariant(s.maxTokens), QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP),
+                              QVariant(s.repeatPenalty), QVariant(id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
@@ -481,12 +488,23 @@ QList<qint64> Storage::searchConversations(const QString& text) {
 }
 
 qint64 Storage::appendMessage(const MessageRecord& m) {
+    qint64 parent = m.parentId;
+    if (parent == 0) {
+        const QList<MessageRecord> branch = messages(m.conversationId);
+        if (!branch.isEmpty()) parent = branch.last().id;
+    }
+    return insertMessage(m, parent, true);
+}
+
+qint64 Storage::insertMessage(const MessageRecord& m, qint64 parent, bool active) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral(
         "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
-        " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at)"
+        " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active,"
+        " finish_reason, context_from_id)"
         " VALUES (:conv, (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = :conv2),"
-        " :role, :content, :state, :error, :prompt, :completion, :cached, :tps, :ttft, :created, :updated)"));
+        " :role, :content, :state, :error, :prompt, :completion, :cached, :tps, :ttft, :created, :updated, :parent,"
+        " :active, :finish, :from)"));
     const qint64 now = m.createdAt ? m.createdAt : nowMs();
     q.bindValue(QStringLiteral(":conv"), m.conversationId);
     q.bindValue(QStringLiteral(":conv2"), m.conversationId);
@@ -501,13 +519,19 @@ qint64 Storage::appendMessage(const MessageRecord& m) {
     q.bindValue(QStringLiteral(":ttft"), m.timeToFirstTokenMs);
     q.bindValue(QStringLiteral(":created"), now);
     q.bindValue(QStringLiteral(":updated"), now);
+    q.bindValue(QStringLiteral(":parent"), parent ? QVariant(parent) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":active"), active ? 1 : 0);
+    q.bindValue(QStringLiteral(":finish"), text(m.finishReason));
+    q.bindValue(QStringLiteral(":from"), m.contextFromId);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save a message"), q.lastError()), 0;
     const qint64 id = q.lastInsertId().toLongLong();
     touchConversation(m.conversationId);
     return id;
 }
 
-QList<MessageRecord> Storage::messages(qint64 conversationId) {
+QList<MessageRecord> Storage::messages(qint64 conversationId) { return visibleBranch(allMessages(conversationId)); }
+
+QList<MessageRecord> Storage::allMessages(qint64 conversationId) {
     QList<MessageRecord> out;
     // As in conversations(): past a damaged index to the table.
     for (const char* table : {"messages", "messages NOT INDEXED"}) {
@@ -547,11 +571,11 @@ bool Storage::updateMessage(const MessageRecord& m) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE messages SET content = ?, state = ?, error = ?, prompt_tokens = ?,"
                              " completion_tokens = ?, cached_tokens = ?, tokens_per_second = ?, ttft_ms = ?,"
-                             " updated_at = ? WHERE id = ?"));
+                             " updated_at = ?, finish_reason = ?, context_from_id = ? WHERE id = ?"));
     for (const QVariant& v : {text(m.content), QVariant(messageStateName(m.state)), text(m.error),
                               QVariant(m.promptTokens), QVariant(m.completionTokens), QVariant(m.cachedTokens),
                               QVariant(m.tokensPerSecond), QVariant(m.timeToFirstTokenMs), QVariant(nowMs()),
-                              QVariant(m.id)})
+                              text(m.finishReason), QVariant(m.contextFromId), QVariant(m.id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save message %1").arg(m.id), q.lastError());
     // Not touching the conversation: the sidebar orders by the last message
@@ -565,6 +589,127 @@ bool Storage::deleteMessagesFrom(qint64 conversationId, int position) {
     q.addBindValue(conversationId);
     q.addBindValue(position);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot delete messages"), q.lastError());
+    return true;
+}
+
+qint64 Storage::addVersion(const MessageRecord& m, qint64 versionOf) {
+    auto sibling = message(versionOf);
+    if (!sibling) return fail(QStringLiteral("cannot add a version: message %1 does not exist").arg(versionOf), {}, StorageProblem::Other), 0;
+    QSqlDatabase d = db();
+    if (!d.transaction()) return fail(QStringLiteral("cannot add a version"), d.lastError()), 0;
+    MessageRecord version = m;
+    version.conversationId = sibling->conversationId;
+    QSqlQuery q(d);
+    const bool ready = q.prepare(QStringLiteral("UPDATE messages SET active = 0 WHERE conversation_id = ? AND parent_id IS ?"));
+    q.addBindValue(sibling->conversationId);
+    q.addBindValue(sibling->parentId ? QVariant(sibling->parentId) : QVariant(QMetaType::fromType<qint64>()));
+    if (!ready || !q.exec()) {
+        const QSqlError e = q.lastError();
+        d.rollback();
+        return fail(QStringLiteral("cannot add a version"), e), 0;
+    }
+    const qint64 id = insertMessage(version, sibling->parentId, true);
+    if (!id || !d.commit()) {
+        if (id) fail(QStringLiteral("cannot add a version"), d.lastError());
+        d.rollback();
+        return 0;
+    }
+    touchConversation(sibling->conversationId);
+    return id;
+}
+
+bool Storage::selectVersion(qint64 messageId) {
+    auto m = message(messageId);
+    if (!m) return fail(QStringLiteral("cannot show message %1: it does not exist").arg(messageId), {}, StorageProblem::Other);
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral("UPDATE messages SET active = (id = ?) WHERE conversation_id = ? AND parent_id IS ?"));
+    q.addBindValue(messageId);
+    q.addBindValue(m->conversationId);
+    q.addBindValue(m->parentId ? QVariant(m->parentId) : QVariant(QMetaType::fromType<qint64>()));
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot show message %1").arg(messageId), q.lastError());
+    return true;
+}
+
+bool Storage::deleteMessage(qint64 messageId) {
+    auto m = message(messageId);
+    if (!m) return fail(QStringLiteral("cannot delete message %1: it does not exist").arg(messageId), {}, StorageProblem::Other);
+    const QList<MessageRecord> versions = versionsOf(allMessages(m->conversationId), messageId);
+    const QVariant parent = m->parentId ? QVariant(m->parentId) : QVariant(QMetaType::fromType<qint64>());
+    QSqlDatabase d = db();
+    if (!d.transaction()) return fail(QStringLiteral("cannot delete message %1").arg(messageId), d.lastError());
+    QSqlError error;
+    auto run = [&](const QString& sql, const QVariantList& values) {
+        QSqlQuery q(d);
+        bool done = q.prepare(sql);
+        for (const QVariant& v : values) q.addBindValue(v);
+        done = done && q.exec();
+        if (!done) error = q.lastError();
+        return done;
+    };
+    bool ok = true;
+    if (versions.size() > 1) {
+        // One version of several: it goes with the turns that followed it
+        // (ON DELETE CASCADE), and the newest other version is shown.
+        qint64 next = 0;
+        for (const MessageRecord& v : versions)
+            if (v.id != messageId) next = v.id;
+        ok = run(QStringLiteral("DELETE FROM messages WHERE id = ?"), {messageId}) &&
+             (!m->active || run(QStringLiteral("UPDATE messages SET active = 1 WHERE id = ?"), {next}));
+    } else {
+        // The only version: the turns after it now follow its parent.
+        ok = run(QStringLiteral("UPDATE messages SET parent_id = ? WHERE parent_id = ?"), {parent, messageId}) &&
+             run(QStringLiteral("DELETE FROM messages WHERE id = ?"), {messageId});
+    }
+    if (!ok || !d.commit()) {
+        if (ok) error = d.lastError();
+        d.rollback();
+        return fail(QStringLiteral("cannot delete message %1").arg(messageId), error);
+    }
+    return true;
+}
+
+bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qint64, QList<ToolCallRecord>>& toolCalls) {
+    QSqlDatabase d = db();
+    if (!d.transaction()) return fail(QStringLiteral("cannot restore messages"), d.lastError());
+    QSqlError error;
+    auto run = [&](const QString& sql, const QVariantList& values) {
+        QSqlQuery q(d);
+        bool done = q.prepare(sql);
+        for (const QVariant& v : values) q.addBindValue(v);
+        done = done && q.exec();
+        if (!done) error = q.lastError();
+        return done;
+    };
+    bool ok = true;
+    // In position order, so a parent is back before its children.
+    for (const MessageRecord& m : before) {
+        const QVariant parent = m.parentId ? QVariant(m.parentId) : QVariant(QMetaType::fromType<qint64>());
+        if (message(m.id)) {
+            ok = run(QStringLiteral("UPDATE messages SET parent_id = ?, active = ? WHERE id = ?"),
+                     {parent, m.active ? 1 : 0, m.id});
+        } else {
+            ok = run(QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, state, error,"
+                                    " prompt_tokens, completion_tokens, cached_tokens, tokens_per_second, ttft_ms,"
+                                    " created_at, updated_at, parent_id, active, finish_reason, context_from_id)"
+                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                     {m.id, m.conversationId, m.position, text(m.role), text(m.content), messageStateName(m.state),
+                      text(m.error), m.promptTokens, m.completionTokens, m.cachedTokens, m.tokensPerSecond,
+                      m.timeToFirstTokenMs, m.createdAt, m.updatedAt, parent, m.active ? 1 : 0, text(m.finishReason),
+                      m.contextFromId});
+            for (const ToolCallRecord& c : toolCalls.value(m.id)) {
+                if (!ok) break;
+                ok = run(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
+                                        " VALUES (?, ?, ?, ?, ?, ?)"),
+                         {m.id, text(c.callId), text(c.name), text(c.arguments), text(c.result), c.createdAt});
+            }
+        }
+        if (!ok) break;
+    }
+    if (!ok || !d.commit()) {
+        if (ok) error = d.lastError();
+        d.rollback();
+        return fail(QStringLiteral("cannot restore messages"), error);
+    }
     return true;
 }
 
@@ -625,7 +770,7 @@ void Storage::closeThreadConnection() {
 }
 
 qint64 Storage::importConversation(const ConversationRecord& conv, const QList<MessageRecord>& messages,
-                                   const QList<QList<ToolCallRecord>>& toolCalls) {
+                                   const QList<QList<ToolCallRecord>>& toolCalls, const QList<int>& parentIndex) {
     QSqlDatabase d = db();
     if (!d.transaction()) return fail(QStringLiteral("cannot start the import"), d.lastError()), 0;
     auto rollback = [&](const QString& what, const auto& detail) {
@@ -635,33 +780,42 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
     };
     QSqlQuery q(d);
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     const auto& s = conv.settings;
     for (const QVariant& v : {text(conv.title), QVariant(conv.createdAt ? conv.createdAt : now),
                               QVariant(conv.updatedAt ? conv.updatedAt : now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed), QVariant(s.minP), QVariant(s.repeatPenalty)})
+                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return rollback(QStringLiteral("cannot import the conversation"), q.lastError());
     const qint64 id = q.lastInsertId().toLongLong();
+    QList<qint64> newIds;
     for (int i = 0; i < messages.size(); ++i) {
         const MessageRecord& m = messages[i];
+        // Without parent indexes each message follows the one before it.
+        const int parentAt = i < parentIndex.size() ? parentIndex[i] : i - 1;
+        if (parentAt >= i) return rollback(QStringLiteral("cannot import message %1").arg(i + 1),
+                                           QStringLiteral("it follows a message that comes after it"));
+        const QVariant parent = parentAt >= 0 ? QVariant(newIds[parentAt]) : QVariant(QMetaType::fromType<qint64>());
         QSqlQuery mq(d);
         const bool mready = mq.prepare(QStringLiteral(
             "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
-            " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+            " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id,"
+            " active, finish_reason, context_from_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"));
         // An imported reply cannot still be generating.
         const MessageState state = m.state == MessageState::Streaming ? MessageState::Interrupted : m.state;
         for (const QVariant& v : {QVariant(id), QVariant(i), text(m.role), text(m.content),
                                   QVariant(messageStateName(state)), text(m.error), QVariant(m.promptTokens),
                                   QVariant(m.completionTokens), QVariant(m.cachedTokens), QVariant(m.tokensPerSecond),
                                   QVariant(m.timeToFirstTokenMs), QVariant(m.createdAt ? m.createdAt : now),
-                                  QVariant(m.updatedAt ? m.updatedAt : now)})
+                                  QVariant(m.updatedAt ? m.updatedAt : now), parent, QVariant(m.active ? 1 : 0),
+                                  text(m.finishReason)})
             mq.addBindValue(v);
         if (!mready || !mq.exec()) return rollback(QStringLiteral("cannot import message %1").arg(i + 1), mq.lastError());
         const qint64 messageId = mq.lastInsertId().toLongLong();
+        newIds.append(messageId);
         if (i < toolCalls.size()) {
             for (ToolCallRecord c : toolCalls[i]) {
                 c.messageId = messageId;

@@ -112,16 +112,35 @@ public:
     // contains `text` (case-insensitive): message id and content, by conversation id.
     QHash<qint64, QPair<qint64, QString>> firstMatchingMessages(const QString& text);
 
-    // Messages. appendMessage assigns the next position and returns the id.
+    // Messages. appendMessage assigns the next position and returns the id; the
+    // message follows `message.parentId`, or when that is 0 the last message
+    // of the visible branch (a new turn at the end of what is on screen).
     qint64 appendMessage(const MessageRecord& message);
+    // The visible branch (see Records.h), with versionIndex/versionCount filled.
     QList<MessageRecord> messages(qint64 conversationId);
+    // Every message of every version, in position order (JSON export).
+    QList<MessageRecord> allMessages(qint64 conversationId);
     std::optional<MessageRecord> message(qint64 id);
     // Saves the text of a reply still generating (cheap, called every second).
     bool saveProgress(qint64 messageId, const QString& content);
     // Saves everything about a finished (or failed/cancelled) message.
     bool updateMessage(const MessageRecord& message);
-    // Removes the messages at `position` and after (regenerate, edit and resend).
+    // Removes the messages at `position` and after, in every branch.
     bool deleteMessagesFrom(qint64 conversationId, int position);
+    // A new version of the turn `versionOf` belongs to (an edit, a regeneration):
+    // `message` follows the same parent and becomes the version shown. Returns its id or 0.
+    qint64 addVersion(const MessageRecord& message, qint64 versionOf);
+    // Shows this version of its turn (and so the branch that follows it).
+    bool selectVersion(qint64 messageId);
+    // Deletes one message. The only version of its turn: the turns after it
+    // stay and now follow its parent. One of several versions: it goes with
+    // the turns that followed it, and the newest other version is shown.
+    bool deleteMessage(qint64 messageId);
+    // Undo of deleteMessage: `before` is allMessages() of the conversation as
+    // it was, with the tool calls of each message by id. Messages missing now
+    // are written back under their ids; the others get back the parent and
+    // active flag they had. Messages written since are left as they are.
+    bool restoreMessages(const QList<MessageRecord>& before, const QHash<qint64, QList<ToolCallRecord>>& toolCalls);
 
     // Tool calls belong to an assistant message.
     qint64 addToolCall(const ToolCallRecord& call);
@@ -137,9 +156,12 @@ public:
     void closeThreadConnection();
 
     // A whole conversation in one transaction (JSON import). Returns the new id or 0.
+    // parentIndex[i]: the index of the message message i follows (-1: the
+    // first turn); when empty, each message follows the one before it.
     qint64 importConversation(const ConversationRecord& conversation,
                               const QList<MessageRecord>& messages,
-                              const QList<QList<ToolCallRecord>>& toolCalls);
+                              const QList<QList<ToolCallRecord>>& toolCalls,
+                              const QList<int>& parentIndex = {});
 
 private:
     struct Failure {
@@ -157,6 +179,7 @@ private:
     bool fail(const QString& what, const QSqlError& error);
     QString backupPath(int n) const;
     MessageRecord asStored(MessageRecord m) const;
+    qint64 insertMessage(const MessageRecord& message, qint64 parent, bool active);
 
     QString dir_, path_, connectionPrefix_;
     QMutex connectionsMutex_;

@@ -46,6 +46,13 @@ public:
     // control tokens come only from the template, never from what the
     // messages say; exactly one BOS.
     std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const;
+    // The same for a conversation whose last message is an unfinished
+    // assistant turn to write on (Continue): rendered without a generation
+    // prompt and cut where that message's text ends, so the template's
+    // end-of-turn marker is not there and the model continues the text.
+    // Throws weir::Error when the last message is not a non-empty assistant
+    // turn, or the template does not end the prompt with its text.
+    std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const;
     // What the chat template is: its description ("the model's own template",
     // "built-in ChatML", ...) and whether the model file brought its own.
     std::string chatTemplateDescription() const;

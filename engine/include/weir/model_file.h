@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "weir/types/model_config.h"
 #include "weir/types/synthetic_model_spec.h"
 
 namespace weir {
@@ -23,6 +24,17 @@ std::string describeModelFile(const std::string& path, ModelFileFormat format, s
 // fault. A GGUF that is not a model (no architecture or no token embedding,
 // e.g. a vocabulary-only file) passes unchecked.
 void checkModelFile(const std::string& path);
+
+// What a model picker shows about a file, without loading the weights into
+// an Engine: the hyper-parameters (architecture, sizes, which layers slide),
+// whether the file carries its own chat template, and its size. Validates the
+// file the way checkModelFile does and throws weir::Error the same way.
+struct ModelFileSummary {
+    ModelConfig config;
+    bool hasChatTemplate = false;  // tokenizer.chat_template present
+    uint64_t fileBytes = 0;
+};
+ModelFileSummary summarizeModelFile(const std::string& path);
 
 // Writes the synthetic model `spec` describes to `path` (same bytes for the
 // same spec).

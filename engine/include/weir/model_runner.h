@@ -23,6 +23,28 @@ struct ModelRunnerOptions {
     OutputConstraint constraint;     // for sample(): JSON output (see output_constraint.h)
 };
 
+// What one decode step must read from memory: every weight it multiplies
+// (all tensors but the token-embedding table, of which it reads one row,
+// unless that table is also the output head) plus the K and V of every
+// position in view. The floor of a memory-bound step's time is these bytes
+// over the machine's read bandwidth.
+struct DecodeTraffic {
+    uint64_t weightBytes = 0;
+    uint64_t outputHeadBytes = 0;        // part of weightBytes: the logits' matrix
+    uint64_t kvBytesPerPosition = 0;     // K+V of one position, all full-attention layers
+    uint64_t kvBytesPerWindowPosition = 0;  // the same for the sliding-window layers
+    int32_t slidingWindow = 0;
+    // Bytes read by a step at `context` positions.
+    uint64_t bytesAt(int64_t context) const {
+        const int64_t windowed = slidingWindow > 0 && context > slidingWindow ? slidingWindow : context;
+        return weightBytes + kvBytesPerPosition * uint64_t(context) + kvBytesPerWindowPosition * uint64_t(windowed);
+    }
+};
+
+// The best of a few streaming reads of a buffer far larger than the caches,
+// with `threads` threads (0 = all hardware threads), in bytes per second.
+double measureReadBandwidth(int32_t threads);
+
 class ModelRunner {
 public:
     // Maps the file and binds the weights (the tokenizer loads on first use and
@@ -36,6 +58,7 @@ public:
     const ModelConfig& config() const;
     int32_t threads() const;
     int32_t position() const;        // tokens fed so far
+    DecodeTraffic decodeTraffic() const;
 
     // Text to ids with the model's own BOS convention; control-token text stays text.
     std::vector<int32_t> tokenize(const std::string& text);

@@ -1,0 +1,38 @@
+// weir-cli bench as a user runs it: one JSON line with prefill and decode
+// speed, the bytes a decode step reads and the machine's read bandwidth, and
+// decode as a fraction of the limit those two give (consistent with each other).
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+class BenchJsonTest : public QObject {
+    Q_OBJECT
+private slots:
+    void decodeAgainstTheBandwidthLimit() {
+        const QString cli = qEnvironmentVariable("WEIR_BIN_DIR") + "/weir-cli";
+        const QString model = qEnvironmentVariable("WEIR_MODEL");
+        if (!QFileInfo(cli).isExecutable()) QSKIP("weir-cli not built (WEIR_BIN_DIR)");
+        if (!QFileInfo::exists(model)) QSKIP("SKIPPED: default model not present (WEIR_MODEL)");
+        QProcess p;
+        p.start(cli, {"bench", "-m", model, "--pp", "16", "--tg", "4", "--threads", "1"});
+        QVERIFY(p.waitForFinished(120000 * qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE")));
+        QCOMPARE(p.exitCode(), 0);
+        const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
+        QJsonParseError error;
+        const QJsonObject o = QJsonDocument::fromJson(lines.last(), &error).object();
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        for (const char* key : {"prefill_tokens_per_s", "decode_tokens_per_s", "decode_bytes_per_token", "output_head_bytes",
+                                "read_bandwidth_gb_per_s", "decode_limit_tokens_per_s", "decode_fraction_of_bandwidth_limit"})
+            QVERIFY2(o.value(key).toDouble() > 0, key);
+        const double bytes = o["decode_bytes_per_token"].toDouble(), bandwidth = o["read_bandwidth_gb_per_s"].toDouble() * 1e9;
+        QVERIFY(bytes > QFileInfo(model).size() * 0.5);  // most of the file is read per token
+        QVERIFY(qAbs(o["decode_limit_tokens_per_s"].toDouble() - bandwidth / bytes) < 1e-2 * bandwidth / bytes);
+        const double fraction = o["decode_tokens_per_s"].toDouble() / o["decode_limit_tokens_per_s"].toDouble();
+        QVERIFY(qAbs(o["decode_fraction_of_bandwidth_limit"].toDouble() - fraction) < 1e-2 * fraction + 1e-6);
+    }
+};
+
+QTEST_GUILESS_MAIN(BenchJsonTest)
+#include "bench_json_test.moc"
