@@ -454,6 +454,8 @@ private slots:
         QTRY_VERIFY(!drawer->property("visible").toBool());
         window_->resize(1360, 860);
         settings->setTheme(QStringLiteral("system"));
+    }
+
     void versionsAndContinue() {
         ChatController* chat = app_->chat();
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
