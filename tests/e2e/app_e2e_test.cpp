@@ -421,6 +421,8 @@ private slots:
         const auto messages = app_->storage()->messages(chat->currentId());
         QCOMPARE(messages.size(), 2);
         QCOMPARE(messages[1].state, MessageState::Complete);
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));  // closes the panel again
+        QTRY_VERIFY(!findItem(window_, "presetNameField")->isVisible());
     }
 
     // The theme switch in Settings turns the whole window dark, fields and
