@@ -39,6 +39,8 @@ Rectangle {
                     ColumnLayout {
                         spacing: 0
                         Layout.fillWidth: true
+                        Layout.minimumWidth: 48     // the title elides; the chips keep their size
+                        Layout.preferredWidth: 240
                         Label {
                             objectName: "chatTitle"
                             text: App.chat.currentId > 0 ? App.chat.currentTitle : qsTr("New conversation")
@@ -76,7 +78,8 @@ Rectangle {
                         ToolTip.text: qsTr("How much of the model's context this conversation uses (its latest reply and what it was sent).")
                         HoverHandler { id: contextHover }
                     }
-                    PoolGauge { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
+                    // Narrow: the title keeps the room; the pool monitor is one click away in the sidebar.
+                    PoolGauge { visible: view.width >= 640; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
                     EndpointChip { Layout.alignment: Qt.AlignVCenter }
                     ModelChip { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
                     IconButton {
@@ -131,11 +134,23 @@ Rectangle {
             }
         }
 
-        ConversationSettingsPanel {
-            visible: view.settingsOpen && App.chat.currentId > 0
-            Layout.preferredWidth: 320
+        // Wide: the settings panel's column beside the chat. Narrow: none; the
+        // panel lies over the chat instead of squeezing it.
+        Item {
+            visible: settingsPanel.visible && !view.narrow
+            Layout.preferredWidth: settingsPanel.width
             Layout.fillHeight: true
-            onCloseRequested: view.settingsOpen = false
         }
+    }
+
+    readonly property bool narrow: width < 720
+    ConversationSettingsPanel {
+        id: settingsPanel
+        visible: view.settingsOpen && App.chat.currentId > 0
+        width: view.narrow ? Math.min(320, view.width - 32) : 320
+        height: view.height
+        x: view.width - width
+        z: 2
+        onCloseRequested: view.settingsOpen = false
     }
 }

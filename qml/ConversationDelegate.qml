@@ -12,6 +12,10 @@ ItemDelegate {
     required property string activity
     required property int queuePosition
     required property int index
+    // While searching: the text around the match in a message, the match shown bold.
+    required property string snippet
+    required property int snippetMatchStart
+    required property int snippetMatchLength
     property bool current: false
     property bool renaming: false
 
@@ -21,7 +25,13 @@ ItemDelegate {
     signal deleteRequested()
     signal exportRequested(string format)
 
-    implicitHeight: 38
+    implicitHeight: snippet.length > 0 ? Math.max(38, contentItem.implicitHeight + 12) : 38
+
+    function escaped(t) { return t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") }
+    readonly property string snippetHtml: snippetMatchStart < 0 ? escaped(snippet)
+        : escaped(snippet.slice(0, snippetMatchStart)) + "<b><font color=\"" + Theme.accent + "\">"
+          + escaped(snippet.substr(snippetMatchStart, snippetMatchLength)) + "</font></b>"
+          + escaped(snippet.slice(snippetMatchStart + snippetMatchLength))
     Accessible.name: row.activity === "waiting" ? qsTr("%1, waiting in the queue").arg(row.title)
                    : row.activity.length > 0 ? qsTr("%1, generating").arg(row.title) : row.title
     hoverEnabled: true
@@ -62,13 +72,29 @@ ItemDelegate {
                 }
             }
         }
-        Label {
+        ColumnLayout {
             visible: !row.renaming
-            text: row.title
-            elide: Text.ElideRight
-            color: row.current ? Theme.text : Theme.text
-            font.weight: row.current ? Font.DemiBold : Font.Normal
             Layout.fillWidth: true
+            spacing: 1
+            Label {
+                text: row.title
+                elide: Text.ElideRight
+                color: Theme.text
+                font.weight: row.current ? Font.DemiBold : Font.Normal
+                Layout.fillWidth: true
+            }
+            Label {
+                objectName: "searchSnippet"
+                visible: row.snippet.length > 0
+                Layout.fillWidth: true
+                text: row.snippetHtml
+                textFormat: Text.StyledText
+                wrapMode: Text.Wrap
+                maximumLineCount: 2
+                elide: Text.ElideRight
+                color: Theme.muted
+                font.pixelSize: Theme.smallSize
+            }
         }
         Label {
             visible: !row.renaming && row.activity === "waiting"

@@ -21,6 +21,24 @@ Rectangle {
         App.chat.setSettings(v)
     }
 
+    // Settings of this conversation (the prompt as typed) kept as a named preset.
+    function saveAsPreset(name) {
+        if (promptSaver.running) savePrompt()   // typed but not yet saved; otherwise the stored prompt is current
+        const problem = App.settings.presets.save(name, App.chat.currentSettings)
+        if (problem.length > 0) { App.chat.notice(problem, true); return }
+        presetCombo.currentIndex = presetCombo.find(name.trim())
+        presetName.text = ""
+        App.chat.notice(qsTr("Saved the preset \u201c%1\u201d").arg(name.trim()), false)
+    }
+    function applyPreset(name) {
+        const p = App.settings.presets.preset(name)
+        if (Object.keys(p).length === 0) return
+        promptSaver.stop()
+        App.chat.setSettings(p)
+        systemPrompt.text = App.chat.currentSettings.systemPrompt
+        App.chat.notice(qsTr("Applied the preset \u201c%1\u201d").arg(name), false)
+    }
+
     // The conversation the prompt box holds the text of.
     property real promptOwner: -1
     function savePrompt() {
@@ -59,6 +77,58 @@ Rectangle {
                 Layout.bottomMargin: 0
                 Label { text: qsTr("Conversation settings"); font.weight: Font.DemiBold; color: Theme.text; Layout.fillWidth: true }
                 IconButton { iconName: "close"; tip: qsTr("Close settings"); onClicked: panel.closeRequested() }
+            }
+
+            // Presets: apply one to this conversation, or keep this one's settings as one.
+            SettingLabel { text: qsTr("Preset") }
+            RowLayout {
+                Layout.fillWidth: true
+                Layout.leftMargin: 16
+                Layout.rightMargin: 16
+                spacing: 6
+                ComboBox {
+                    id: presetCombo
+                    objectName: "presetCombo"
+                    Layout.fillWidth: true
+                    model: App.settings.presets.names
+                    displayText: count === 0 ? qsTr("No presets yet") : currentIndex < 0 ? qsTr("Choose a preset") : currentText
+                    enabled: count > 0
+                    currentIndex: -1
+                    Accessible.name: qsTr("Preset")
+                }
+                IconButton {
+                    objectName: "applyPresetButton"
+                    text: qsTr("Apply")
+                    enabled: presetCombo.currentIndex >= 0
+                    onClicked: panel.applyPreset(presetCombo.currentText)
+                }
+                IconButton {
+                    iconName: "trash"
+                    tip: qsTr("Delete this preset")
+                    enabled: presetCombo.currentIndex >= 0
+                    onClicked: { App.settings.presets.remove(presetCombo.currentText); presetCombo.currentIndex = -1 }
+                }
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Layout.leftMargin: 16
+                Layout.rightMargin: 16
+                spacing: 6
+                TextField {
+                    id: presetName
+                    objectName: "presetNameField"
+                    Layout.fillWidth: true
+                    placeholderText: qsTr("Name for a new preset")
+                    selectByMouse: true
+                    Accessible.name: qsTr("Preset name")
+                    onAccepted: panel.saveAsPreset(text)
+                }
+                IconButton {
+                    objectName: "savePresetButton"
+                    text: qsTr("Save as preset")
+                    enabled: presetName.text.trim().length > 0
+                    onClicked: panel.saveAsPreset(presetName.text)
+                }
             }
 
             SettingLabel { text: qsTr("System prompt") }
@@ -110,6 +180,20 @@ Rectangle {
                 value: panel.values.topK
                 hint: value <= 0 ? qsTr("off") : ""
                 onEdited: function(v) { panel.save("topK", v) }
+            }
+            SliderSetting {
+                objectName: "minPSetting"
+                label: qsTr("Min-p"); from: 0; to: 0.5; stepSize: 0.01
+                value: panel.values.minP
+                hint: value <= 0 ? qsTr("off") : ""
+                onMoved: function(v) { panel.save("minP", v) }
+            }
+            SliderSetting {
+                objectName: "repeatPenaltySetting"
+                label: qsTr("Repeat penalty"); from: 1; to: 2; stepSize: 0.01
+                value: panel.values.repeatPenalty
+                hint: value <= 1 ? qsTr("off") : ""
+                onMoved: function(v) { panel.save("repeatPenalty", v) }
             }
             SpinSetting {
                 label: qsTr("Max tokens"); from: 1; to: 32768; stepSize: 64

@@ -157,10 +157,14 @@ Rectangle {
                 Layout.fillWidth: true
                 spacing: 8
                 IconButton { text: qsTr("Restore defaults"); iconName: "undo"; onClicked: page.draft = App.settings.engineDefaults() }
-                Item { Layout.fillWidth: true }
+                Item { Layout.fillWidth: true; visible: !page.blocked }
                 Label {
+                    objectName: "applyRefusal"
                     visible: page.blocked
-                    text: qsTr("The engine would refuse these settings")
+                    Layout.fillWidth: true
+                    horizontalAlignment: Text.AlignRight
+                    wrapMode: Text.Wrap
+                    text: advisor.refusal
                     color: Theme.danger
                     font.pixelSize: Theme.smallSize
                 }
@@ -172,6 +176,49 @@ Rectangle {
                     enabled: page.dirty && !page.blocked
                     // Reloading ends the replies in progress: ask first when there are any.
                     onClicked: App.engine.activeRequests > 0 ? confirmApply.open() : App.applyEngineSettings(page.draft)
+                }
+            }
+
+            // The app's look: applies at once, kept for the next start.
+            Card {
+                objectName: "appearanceCard"
+                Layout.fillWidth: true
+                Layout.topMargin: 8
+                ColumnLayout {
+                    width: parent.width
+                    spacing: 12
+                    Label { text: qsTr("Appearance"); font.weight: Font.DemiBold; color: Theme.text }
+                    SettingRow {
+                        label: qsTr("Theme")
+                        help: qsTr("System follows the desktop's light or dark mode")
+                        ComboBox {
+                            objectName: "themeCombo"
+                            implicitWidth: 160
+                            textRole: "text"
+                            valueRole: "value"
+                            model: [{ value: "system", text: qsTr("System") }, { value: "light", text: qsTr("Light") },
+                                    { value: "dark", text: qsTr("Dark") }]
+                            currentIndex: Math.max(0, indexOfValue(App.settings.theme))
+                            onActivated: App.settings.theme = currentValue
+                        }
+                    }
+                    SettingRow {
+                        label: qsTr("Text size")
+                        help: qsTr("Ctrl+plus, Ctrl+minus, Ctrl+0 to reset")
+                        RowLayout {
+                            spacing: 4
+                            IconButton { text: "\u2212"; tip: qsTr("Smaller text (Ctrl+minus)"); enabled: App.settings.zoom > App.settings.zoomMin; onClicked: App.settings.zoom = App.settings.zoom - 0.1 }
+                            Label {
+                                objectName: "zoomLabel"
+                                text: qsTr("%1%").arg(Math.round(App.settings.zoom * 100))
+                                color: Theme.text
+                                horizontalAlignment: Text.AlignHCenter
+                                Layout.preferredWidth: 56
+                            }
+                            IconButton { text: "+"; tip: qsTr("Larger text (Ctrl+plus)"); enabled: App.settings.zoom < App.settings.zoomMax; onClicked: App.settings.zoom = App.settings.zoom + 0.1 }
+                            IconButton { text: qsTr("Reset"); enabled: App.settings.zoom !== 1; onClicked: App.settings.zoom = 1 }
+                        }
+                    }
                 }
             }
 
@@ -211,11 +258,22 @@ Rectangle {
         }
     }
 
+    // Checked on every keystroke: the typed number goes to the draft as it is
+    // (out of range too, so the advisor names the problem), not only on Enter.
     component NumberField: SpinBox {
+        id: nf
         signal edited(int v)
         editable: true
         implicitWidth: 160
         onValueModified: edited(value)
+        Connections {
+            target: nf.contentItem
+            ignoreUnknownSignals: true
+            function onTextEdited() {
+                const t = nf.contentItem.text.replace(/[^0-9-]/g, "")
+                if (/^-?[0-9]+$/.test(t)) nf.edited(Number(t))
+            }
+        }
     }
 
     Dialog {

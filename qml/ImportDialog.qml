@@ -4,6 +4,8 @@ import Weir
 
 // Picks a Weir JSON export and imports it as a new conversation.
 FileDialog {
+    objectName: "importDialog"
+    acceptLabel: qsTr("Import")
     title: qsTr("Import a conversation")
     fileMode: FileDialog.OpenFile
     nameFilters: [qsTr("Weir conversation (*.json)"), qsTr("All files (*)")]

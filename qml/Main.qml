@@ -11,15 +11,63 @@ ApplicationWindow {
     objectName: "mainWindow"
     width: 1280
     height: 820
-    minimumWidth: 760
+    minimumWidth: 560
     minimumHeight: 480
     visible: true
     title: App.chat.currentId > 0 ? App.chat.currentTitle + " \u2014 Weir" : "Weir"
     color: Theme.window
+    font.pixelSize: Theme.baseSize
+
+    // Qt Quick Controls (Fusion) draw from the palette: give every control,
+    // popup, menu, dialog and scroll bar the theme's colours, dark included.
+    palette.window: Theme.window
+    palette.windowText: Theme.text
+    palette.base: Theme.surface
+    palette.alternateBase: Theme.raised
+    palette.text: Theme.text
+    palette.button: Theme.raised
+    palette.buttonText: Theme.text
+    palette.brightText: Theme.accentText
+    palette.highlight: Theme.accent
+    palette.highlightedText: Theme.accentText
+    palette.placeholderText: Theme.faint
+    palette.toolTipBase: Theme.raised
+    palette.toolTipText: Theme.text
+    palette.link: Theme.accent
+    palette.light: Theme.dark ? Theme.raised : "#ffffff"
+    palette.midlight: Theme.dark ? Theme.border : "#eef0f3"
+    palette.mid: Theme.strongBorder
+    palette.dark: Theme.dark ? "#0e0f11" : "#a0a6ad"
+    palette.shadow: Theme.dark ? "#000000" : "#5a5f66"
+    palette.disabled.text: Theme.faint
+    palette.disabled.windowText: Theme.faint
+    palette.disabled.buttonText: Theme.faint
+    palette.disabled.base: Theme.raised
 
     property string page: App.startPage
     property alias sidebar: sidebar
     property alias chatView: chatView
+    property alias sidebarDrawer: drawer
+    // Below this width the sidebar is a drawer over the page, not a column beside it.
+    readonly property bool narrow: width < 760
+
+    // Ctrl+B and the sidebar buttons: fold the column away, or open the drawer.
+    function toggleSidebar() {
+        if (narrow) drawer.visible ? drawer.close() : drawer.open()
+        else App.settings.sidebarCollapsed = !App.settings.sidebarCollapsed
+    }
+    // One Sidebar, moved between the column and the drawer as the width changes.
+    function placeSidebar() {
+        sidebar.parent = narrow ? drawer.contentItem : sidebarSlot
+        if (!narrow) drawer.close()
+    }
+    onNarrowChanged: placeSidebar()
+
+    // Ctrl+plus / Ctrl+minus / Ctrl+0: every font size, shown in a toast.
+    function zoomBy(step) {
+        App.settings.zoom = step === 0 ? 1.0 : App.settings.zoom + step
+        toast.show(qsTr("Zoom %1%").arg(Math.round(App.settings.zoom * 100)), false)
+    }
 
     function navigate(p) {
         page = p
@@ -28,6 +76,7 @@ ApplicationWindow {
 
     // Window geometry and the last conversation come back on the next start.
     Component.onCompleted: {
+        placeSidebar()
         const g = App.settings.windowGeometry
         if (g.width >= minimumWidth && g.height >= minimumHeight) {
             x = g.x; y = g.y; width = g.width; height = g.height
@@ -51,22 +100,37 @@ ApplicationWindow {
 
     // Ctrl+N opens an empty conversation when one exists (without a draft)
     // rather than adding another to the pile.
-    function startConversation() {
+    // With a preset name, the conversation starts with that preset's settings.
+    function startConversation(preset) {
         navigate("chat")
         chatView.composer.saveDraft()
         const empty = App.chat.emptyConversations()
-        for (let i = 0; i < empty.length; ++i) {
+        let opened = false
+        for (let i = 0; i < empty.length && !opened; ++i) {
             if (App.settings.draft(empty[i]).length === 0) {
                 App.chat.select(empty[i])
-                return
+                opened = true
             }
         }
-        App.chat.newConversation()
+        if (!opened) App.chat.newConversation()
+        if (preset !== undefined && preset.length > 0) {
+            const p = App.settings.presets.preset(preset)
+            if (Object.keys(p).length > 0) {
+                App.chat.setSettings(p)
+                toast.show(qsTr("New conversation with the preset \u201c%1\u201d").arg(preset), false)
+            }
+        }
     }
 
     Shortcut { sequence: "Ctrl+N"; onActivated: window.startConversation() }
     Shortcut { sequences: [StandardKey.Quit, "Ctrl+Q"]; context: Qt.ApplicationShortcut; onActivated: window.close() }
     Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
+    Shortcut { sequence: "Ctrl+B"; onActivated: window.toggleSidebar() }
+    // Spelled out: StandardKey.ZoomIn/ZoomOut are these same keys, and a key
+    // listed twice makes the shortcut ambiguous (it then does nothing).
+    Shortcut { sequences: ["Ctrl++", "Ctrl+="]; onActivated: window.zoomBy(0.1) }
+    Shortcut { sequence: "Ctrl+-"; onActivated: window.zoomBy(-0.1) }
+    Shortcut { sequence: "Ctrl+0"; onActivated: window.zoomBy(0) }
     Shortcut { sequence: "Ctrl+,"; onActivated: window.navigate(window.page === "settings" ? "chat" : "settings") }
     Shortcut {
         sequence: "Esc"
@@ -94,13 +158,38 @@ ApplicationWindow {
         anchors.fill: parent
         spacing: 0
 
-        Sidebar {
-            id: sidebar
+        Item {
+            id: sidebarSlot
+            visible: !window.narrow && !App.settings.sidebarCollapsed
             Layout.preferredWidth: App.settings.sidebarWidth
             Layout.fillHeight: true
-            page: window.page
-            onNavigate: function(p) { window.navigate(p) }
-            onNewConversationRequested: window.startConversation()
+        }
+
+        // With the sidebar folded away or in the drawer: a rail to bring it back.
+        Rectangle {
+            objectName: "sidebarRail"
+            visible: window.narrow || App.settings.sidebarCollapsed
+            Layout.preferredWidth: 48
+            Layout.fillHeight: true
+            color: Theme.sidebar
+            Rectangle { anchors.right: parent.right; width: 1; height: parent.height; color: Theme.border }
+            Column {
+                anchors.horizontalCenter: parent.horizontalCenter
+                anchors.top: parent.top
+                anchors.topMargin: 10
+                spacing: 6
+                IconButton {
+                    objectName: "showSidebarButton"
+                    iconName: "sidebar"
+                    tip: qsTr("Show conversations (Ctrl+B)")
+                    onClicked: window.toggleSidebar()
+                }
+                IconButton {
+                    iconName: "plus"
+                    tip: qsTr("New conversation (Ctrl+N)")
+                    onClicked: window.startConversation()
+                }
+            }
         }
 
         ColumnLayout {
@@ -159,6 +248,29 @@ ApplicationWindow {
                 AboutPage { id: aboutPage }
             }
         }
+    }
+
+    Drawer {
+        id: drawer
+        objectName: "sidebarDrawer"
+        width: Math.min(App.settings.sidebarWidth, window.width * 0.85)
+        height: window.height
+        interactive: window.narrow
+        background: Rectangle { color: Theme.sidebar }
+    }
+
+    Sidebar {
+        id: sidebar
+        width: parent ? parent.width : 0
+        height: parent ? parent.height : 0
+        page: window.page
+        narrow: window.narrow
+        onNavigate: function(p) { window.navigate(p); if (window.narrow) drawer.close() }
+        onNewConversationRequested: { window.startConversation(); if (window.narrow) drawer.close() }
+        onConversationOpened: if (window.narrow) drawer.close()
+        onSearchResultOpened: function(conversationId, messageId) { chatView.messageList.showMessage(messageId) }
+        onNewConversationFromPreset: function(name) { window.startConversation(name); if (window.narrow) drawer.close() }
+        onCollapseRequested: window.toggleSidebar()
     }
 
     Toast {

@@ -24,7 +24,7 @@ TextEdit {
         id: styler
         objectName: "markdownStyler"
         borderColor: Theme.strongBorder
-        headerBackground: Theme.raised
+        headerBackground: "transparent"   // TextEdit would shade the header's text, not its cells
         codeBackground: Theme.inlineCode
         monospaceFamily: Theme.monoFamily
         blockSpacing: Math.round(Theme.baseSize * 0.75)

@@ -11,6 +11,23 @@ Item {
     signal suggestionPicked(string text)
     property alias listView: list
 
+    // Opens at a message (a search result): scrolls it to the top and stops
+    // following the newest text. Again once delegates have their real heights.
+    function showMessage(messageId) {
+        const model = App.chat.messages
+        for (let row = 0; row < list.count; ++row) {
+            if (model.get(row).messageId === messageId) {
+                list.following = false
+                list.positionViewAtIndex(row, ListView.Beginning)
+                list.shownRow = row
+                settle.restart()
+                return true
+            }
+        }
+        return false
+    }
+    Timer { id: settle; interval: 60; onTriggered: if (list.shownRow >= 0) list.positionViewAtIndex(list.shownRow, ListView.Beginning) }
+
     ListView {
         id: list
         objectName: "messageList"
@@ -26,13 +43,15 @@ Item {
 
         // Stick to the bottom while the user has not scrolled away from it.
         property bool following: true
+        property int shownRow: -1   // the row showMessage scrolled to, until the user moves
+        onMovementStarted: shownRow = -1
         onMovementEnded: following = atYEnd
         onContentHeightChanged: if (following) Qt.callLater(positionViewAtEnd)
         onCountChanged: { following = true; Qt.callLater(positionViewAtEnd) }
 
         Connections {
             target: App.chat
-            function onCurrentChanged() { list.following = true; Qt.callLater(list.positionViewAtEnd) }
+            function onCurrentChanged() { list.following = true; list.shownRow = -1; Qt.callLater(list.positionViewAtEnd) }
         }
 
         delegate: MessageDelegate {

@@ -30,6 +30,7 @@ Rectangle {
 
     FileDialog {
         id: openDialog
+        objectName: "openModelDialog"
         title: qsTr("Open a GGUF model")
         nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
         onAccepted: App.loadModel(App.urlToPath(selectedFile))

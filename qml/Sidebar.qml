@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import QtQml.Models
 import Weir
 
 // Conversations: new, search (titles and content), rename in place, delete
@@ -8,11 +9,19 @@ import Weir
 // the pool monitor, engine settings, model and about pages sits at the bottom.
 Rectangle {
     id: sidebar
+    objectName: "sidebar"
     color: Theme.sidebar
 
     property string page: "chat"
+    property bool narrow: false   // shown in a drawer over the page
     signal navigate(string page)
     signal newConversationRequested()
+    // A new conversation started from a preset (its name).
+    signal newConversationFromPreset(string preset)
+    signal conversationOpened()
+    signal collapseRequested()
+    // A search result was clicked: open its conversation at the matching message.
+    signal searchResultOpened(real conversationId, real messageId)
     property alias searchField: search
 
     function focusSearch() { search.forceActiveFocus(); search.selectAll() }
@@ -43,6 +52,7 @@ Rectangle {
                 Layout.fillWidth: true
             }
             IconButton {
+                objectName: "importButton"
                 iconName: "upload"
                 tip: qsTr("Import a conversation (JSON)")
                 onClicked: importDialog.open()
@@ -52,6 +62,35 @@ Rectangle {
                 iconName: "plus"
                 tip: qsTr("New conversation (Ctrl+N)")
                 onClicked: sidebar.newConversationRequested()
+            }
+            IconButton {
+                objectName: "newFromPresetButton"
+                visible: App.settings.presets.names.length > 0
+                iconName: "chevron"
+                iconSize: 14
+                implicitWidth: 20
+                tip: qsTr("New conversation from a preset")
+                onClicked: presetMenu.popup()
+                Menu {
+                    id: presetMenu
+                    objectName: "presetMenu"
+                    Instantiator {
+                        model: App.settings.presets.names
+                        delegate: MenuItem {
+                            required property string modelData
+                            text: modelData
+                            onTriggered: sidebar.newConversationFromPreset(modelData)
+                        }
+                        onObjectAdded: function(index, object) { presetMenu.insertItem(index, object) }
+                        onObjectRemoved: function(index, object) { presetMenu.removeItem(object) }
+                    }
+                }
+            }
+            IconButton {
+                objectName: "collapseSidebarButton"
+                iconName: sidebar.narrow ? "close" : "sidebar"
+                tip: sidebar.narrow ? qsTr("Close") : qsTr("Hide conversations (Ctrl+B)")
+                onClicked: sidebar.collapseRequested()
             }
         }
 
@@ -113,10 +152,16 @@ Rectangle {
             }
 
             delegate: ConversationDelegate {
+                required property real matchMessageId
                 width: ListView.view.width
                 current: conversationId === App.chat.currentId && sidebar.page === "chat"
                 renaming: list.renamingId === conversationId
-                onActivated: { sidebar.navigate("chat"); App.chat.select(conversationId) }
+                onActivated: {
+                    sidebar.navigate("chat")
+                    App.chat.select(conversationId)
+                    if (snippet.length > 0 && matchMessageId > 0) sidebar.searchResultOpened(conversationId, matchMessageId)
+                    sidebar.conversationOpened()
+                }
                 onRenameRequested: list.renamingId = conversationId
                 onRenameFinished: function(title) {
                     list.renamingId = 0
@@ -190,6 +235,7 @@ Rectangle {
         }
     }
 
+    function exportConversation(id, format) { exportDialog.start(id, format) }
     ExportDialog { id: exportDialog }
     ImportDialog { id: importDialog }
 }

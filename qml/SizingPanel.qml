@@ -35,9 +35,7 @@ Rectangle {
                 color: panel.warning ? Theme.danger : Theme.text
                 text: !panel.advisor.hasModel ? qsTr("Pool sizing is checked once a model is loaded")
                     : !panel.advisor.applicable ? qsTr("This model has no sliding-window layers: only the full pool is used")
-                    : panel.advisor.windowBelowFloor ? qsTr("The window pool (%1 tokens) is below its floor for %2 running requests: %3 tokens")
-                                      .arg(App.formatNumber(panel.advisor.effectiveWindowTokens)).arg(panel.advisor.maxRunning)
-                                      .arg(App.formatNumber(panel.advisor.windowFloor))
+                    : panel.advisor.refusal.length > 0 ? panel.advisor.refusal
                     : panel.warning ? qsTr("These settings would not start the engine")
                     : qsTr("Window pool floor for %1 running requests: %2 tokens (%3)")
                         .arg(panel.advisor.maxRunning).arg(App.formatNumber(panel.advisor.windowFloor))
@@ -137,25 +135,16 @@ Rectangle {
             }
         }
 
-        // What the engine would answer if these settings were applied.
-        Rectangle {
+        // The engine's own answer, with its weir-cli flags, for those who want them.
+        Label {
+            objectName: "engineRefusal"
             visible: panel.advisor.problems.length > 0
             Layout.fillWidth: true
-            implicitHeight: engineSays.implicitHeight + 16
-            radius: Theme.smallRadius
-            color: Theme.codeBackground
-            border.color: Theme.border
-            Label {
-                id: engineSays
-                objectName: "engineRefusal"
-                x: 10; y: 8
-                width: parent.width - 20
-                text: qsTr("What the engine would answer:") + "\n" + panel.advisor.problems
-                wrapMode: Text.Wrap
-                color: Theme.text
-                font.family: Theme.monoFamily
-                font.pixelSize: Theme.smallSize - 1
-            }
+            text: qsTr("Details: %1").arg(panel.advisor.problems.replace(/\n\s*/g, "; "))
+            wrapMode: Text.Wrap
+            color: Theme.muted
+            font.family: Theme.monoFamily
+            font.pixelSize: Theme.smallSize - 2
         }
 
         RowLayout {

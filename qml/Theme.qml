@@ -2,15 +2,23 @@ pragma Singleton
 import QtQuick
 import Weir
 
-// Colours and metrics for every view, derived from the system palette so the
-// app follows light and dark mode. WEIR_THEME=dark|light overrides (tests).
+// Colours and metrics for every view. The theme is the user's choice in
+// Settings (system / light / dark, App.settings.theme); "system" follows the
+// platform's colour scheme (Qt 6.5+: styleHints.colorScheme) or, on older Qt,
+// the lightness of the system palette's window colour. WEIR_THEME=dark|light
+// overrides both (tests). `controlPalette` gives Qt Quick Controls (text fields,
+// combo boxes, menus, popups, dialogs, scroll bars) the same colours.
 QtObject {
     id: theme
 
     readonly property SystemPalette palette: SystemPalette { colorGroup: SystemPalette.Active }
-    readonly property bool dark: App.themeOverride === "dark" ? true
-                               : App.themeOverride === "light" ? false
-                               : palette.window.hslLightness < 0.5
+    readonly property string mode: App.themeOverride === "dark" || App.themeOverride === "light" ? App.themeOverride
+                                   : App.settings ? App.settings.theme : "system"
+    // Qt.styleHints.colorScheme is undefined before Qt 6.5; 2 = Qt.Dark, 1 = Qt.Light.
+    readonly property bool systemDark: Qt.styleHints.colorScheme === 2 ? true
+                                       : Qt.styleHints.colorScheme === 1 ? false
+                                       : palette.window.hslLightness < 0.5
+    readonly property bool dark: mode === "dark" ? true : mode === "light" ? false : systemDark
 
     function mix(a, b, t) {
         return Qt.rgba(a.r * (1 - t) + b.r * t, a.g * (1 - t) + b.g * t,
@@ -65,7 +73,9 @@ QtObject {
     readonly property int spacing: 8
     readonly property int sidebarWidth: 272
     readonly property int contentWidth: 820
-    readonly property real baseSize: Qt.application.font.pixelSize > 0 ? Qt.application.font.pixelSize : 14
+    // The user's zoom (Ctrl+plus / Ctrl+minus / Ctrl+0) scales every font size.
+    readonly property real zoom: App.settings ? App.settings.zoom : 1.0
+    readonly property real baseSize: Math.round((Qt.application.font.pixelSize > 0 ? Qt.application.font.pixelSize : 14) * zoom)
     readonly property real smallSize: Math.round(baseSize * 0.86)
     readonly property real titleSize: Math.round(baseSize * 1.3)
     // One resolved family name: QML does not split a comma-joined list.

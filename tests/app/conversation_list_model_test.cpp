@@ -58,6 +58,35 @@ private slots:
         QCOMPARE(model.data(model.index(1), ConversationListModel::ActivityRole).toString(), QString());
     }
 
+    // A search result carries the text around the match and the message it is in.
+    void searchSnippets() {
+        ConversationListModel model;
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const QString content = QStringLiteral("First we set up the build.\n\nThen   the quokka walks in, smiling at everyone it meets "
+                                               "along the road to the river, where the rest of a very long story goes on.");
+        ConversationListModel::SearchMatch match{42, searchSnippet(content, QStringLiteral("QUOKKA"))};
+        model.setConversations({conv(1, "a", now), conv(2, "b", now - 1)}, {{2, match}});
+        const QModelIndex row = model.index(model.rowOf(2));
+        const QString snippet = model.data(row, ConversationListModel::SnippetRole).toString();
+        const int start = model.data(row, ConversationListModel::SnippetMatchStartRole).toInt();
+        QCOMPARE(snippet.mid(start, model.data(row, ConversationListModel::SnippetMatchLengthRole).toInt()), QStringLiteral("quokka"));
+        QVERIFY2(snippet.startsWith(QStringLiteral("\u2026")) && snippet.endsWith(QStringLiteral("\u2026")), qPrintable(snippet));
+        QVERIFY(!snippet.contains(QStringLiteral("  ")) && !snippet.contains(u'\n'));  // one line
+        QVERIFY(snippet.contains(QStringLiteral("Then the quokka")));
+        QCOMPARE(model.data(row, ConversationListModel::MatchMessageIdRole).toLongLong(), 42);
+        // Only the title matched: no snippet.
+        QCOMPARE(model.data(model.index(model.rowOf(1)), ConversationListModel::SnippetRole).toString(), QString());
+        QCOMPARE(model.data(model.index(model.rowOf(1)), ConversationListModel::SnippetMatchStartRole).toInt(), -1);
+
+        // Short text: whole, no ellipsis; no match: the start.
+        const SearchSnippet whole = searchSnippet(QStringLiteral("a short note"), QStringLiteral("short"));
+        QCOMPARE(whole.text, QStringLiteral("a short note"));
+        QCOMPARE(whole.matchStart, 2);
+        const SearchSnippet none = searchSnippet(QStringLiteral("nothing here"), QStringLiteral("zebra"));
+        QCOMPARE(none.text, QStringLiteral("nothing here"));
+        QCOMPARE(none.matchStart, -1);
+    }
+
     void sections() {
         ConversationListModel model;
         const QDateTime now = QDateTime::currentDateTime();

@@ -275,8 +275,8 @@ private slots:
             for (QTextFrame* frame : document->rootFrame()->childFrames())
                 if (auto* table = qobject_cast<QTextTable*>(frame)) {
                     sawTable = true;
-                    QVERIFY(table->format().borderCollapse());
-                    QCOMPARE(table->format().cellSpacing(), 0.0);
+                    QCOMPARE(table->format().border(), 1.0);
+                    QCOMPARE(table->format().cellSpacing(), -1.0);  // neighbouring cells share one 1 px line
                 }
             if (document->toPlainText().contains(QStringLiteral("Here are the numbers,")))
                 QVERIFY(document->toPlainText().contains(QStringLiteral("numbers,\none per line")));
@@ -428,6 +428,78 @@ private slots:
         }
         unnamed.removeDuplicates();
         QVERIFY2(unnamed.isEmpty(), qPrintable(QStringLiteral("controls without Accessible.name:\n  ") + unnamed.join(QStringLiteral("\n  "))));
+    }
+
+    // The theme switch themes the controls Fusion draws (not only our own
+    // rectangles), zoom scales the text and says so, Ctrl+B folds the sidebar,
+    // and at 600 px the sidebar is a drawer over the page.
+    void themeZoomAndNarrowLayout() {
+        AppSettings* settings = app_->settings();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("settings")));
+        QQuickItem* threads = findItem(window_, "threadsField");  // a plain Fusion SpinBox
+        QTRY_VERIFY(threads && threads->isVisible());
+        auto fieldLightness = [&] {
+            const QImage shot = window_->grabWindow();
+            const QPointF p = threads->mapToScene(QPointF(threads->width() * 0.5, threads->height() * 0.25));
+            return QColor(shot.pixel(int(p.x() * shot.devicePixelRatio()), int(p.y() * shot.devicePixelRatio()))).lightnessF();
+        };
+        settings->setTheme(QStringLiteral("light"));
+        QTRY_VERIFY2(fieldLightness() > 0.8, "a light theme has light text fields");
+        QQuickItem* combo = findItem(window_, "themeCombo");
+        QVERIFY(combo);
+        QCOMPARE(combo->property("currentIndex").toInt(), 1);
+        settings->setTheme(QStringLiteral("dark"));
+        QTRY_VERIFY2(fieldLightness() < 0.3, "form fields must not stay white in the dark theme");
+        QCOMPARE(combo->property("currentIndex").toInt(), 2);
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("settings-dark")).isEmpty());
+
+        // Zoom: Ctrl+= / Ctrl+- / Ctrl+0, kept in the settings, shown in a toast.
+        QQuickItem* title = findItem(window_, "chatTitle");
+        const qreal before = title->property("font").value<QFont>().pixelSize();
+        QTest::keyClick(window_, Qt::Key_Equal, Qt::ControlModifier);
+        QTRY_COMPARE(settings->zoom(), 1.1);
+        QVERIFY(findItem(window_, "toast")->property("message").toString().contains(QStringLiteral("110%")));
+        QVERIFY(title->property("font").value<QFont>().pixelSize() > before);
+        QTest::keyClick(window_, Qt::Key_Minus, Qt::ControlModifier);
+        QTest::keyClick(window_, Qt::Key_Minus, Qt::ControlModifier);
+        QTRY_COMPARE(settings->zoom(), 0.9);
+        QVERIFY(title->property("font").value<QFont>().pixelSize() < before);
+        QTest::keyClick(window_, Qt::Key_0, Qt::ControlModifier);
+        QTRY_COMPARE(settings->zoom(), 1.0);
+        QCOMPARE(title->property("font").value<QFont>().pixelSize(), before);
+
+        // Ctrl+B folds the sidebar into a rail and back.
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QQuickItem* search = findItem(window_, "searchField");
+        QVERIFY(search->isVisible());
+        QTest::keyClick(window_, Qt::Key_B, Qt::ControlModifier);
+        QTRY_VERIFY(settings->sidebarCollapsed());
+        QTRY_VERIFY(!search->isVisible());
+        QVERIFY(findItem(window_, "sidebarRail")->isVisible());
+        QVERIFY(clickItem(window_, findItem(window_, "showSidebarButton")));
+        QTRY_VERIFY(!settings->sidebarCollapsed());
+        QTRY_VERIFY(search->isVisible());
+
+        // 600 px: the window allows it, the sidebar becomes a drawer.
+        QVERIFY(window_->minimumWidth() <= 600);
+        window_->resize(600, 800);
+        QTRY_COMPARE(window_->width(), 600);
+        QTRY_VERIFY(findItem(window_, "sidebarRail")->isVisible());
+        QTRY_VERIFY(!search->isVisible());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("narrow")).isEmpty());
+        QObject* drawer = window_->findChild<QObject*>(QStringLiteral("sidebarDrawer"));
+        QVERIFY(drawer);
+        QTest::keyClick(window_, Qt::Key_B, Qt::ControlModifier);
+        QTRY_VERIFY(drawer->property("opened").toBool());
+        QTRY_VERIFY(search->isVisible());
+        QVERIFY(!settings->sidebarCollapsed());  // the drawer does not change the wide layout's choice
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("narrow-drawer")).isEmpty());
+        QTest::keyClick(window_, Qt::Key_Escape);
+        QTRY_VERIFY(!drawer->property("visible").toBool());
+        window_->resize(1360, 860);
+        QTRY_VERIFY(search->isVisible());
+        QVERIFY(!findItem(window_, "sidebarRail")->isVisible());
+        settings->setTheme(QStringLiteral("system"));
     }
 
     void darkPalette() {

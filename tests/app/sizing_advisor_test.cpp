@@ -1,5 +1,6 @@
 // The settings page's sizing check. Expected floors are worked by hand from
 // the formula stated in weir/types/pool_sizing.h, not computed by this code.
+#include <QLocale>
 #include <QTest>
 
 #include "monitor/SizingAdvisor.h"
@@ -58,6 +59,9 @@ private slots:
         QVERIFY(a.windowBelowFloor());   // < 20640
         QCOMPARE(a.largestMaxRunning(), 0);  // 9184 - 16384 - 16 < 0: not even one
         QVERIFY(a.problems().contains(QStringLiteral("window KV pool too small")));
+        // The app's words name the conversations and the tokens; no flags, no floor formula.
+        QCOMPARE(a.refusal(), QStringLiteral("The window pool is too small for 4 conversations at once: it needs at least %1 tokens.")
+                                  .arg(QLocale().toString(a.windowFloor())));
 
         configure(a, 1024, 512, 8, 6000);
         QVERIFY(a.windowBelowFloor());
@@ -65,6 +69,7 @@ private slots:
         a.setProperty("maxRunning", a.largestMaxRunning());
         QVERIFY(!a.windowBelowFloor());
         QVERIFY(a.problems().isEmpty());
+        QVERIFY(a.refusal().isEmpty());
     }
 
     void modelWithoutSlidingLayers() {
@@ -87,6 +92,8 @@ private slots:
         a.setProperty("fullPoolTokens", 2048);
         QVERIFY(a.fullBelowFloor());
         QVERIFY(a.problems().contains(QStringLiteral("full KV pool too small")));
+        QVERIFY2(a.refusal().startsWith(QStringLiteral("The full pool is too small")) && !a.refusal().contains(u'-'),
+                 qPrintable(a.refusal()));
         a.setProperty("fullPoolTokens", 8192);
         QVERIFY(!a.fullBelowFloor());
     }
@@ -111,6 +118,7 @@ private slots:
         SizingAdvisor a;
         a.setProperty("pageSize", 24);
         QVERIFY2(a.problems().contains(QStringLiteral("--page-size must be a power of two")), qPrintable(a.problems()));
+        QVERIFY2(a.refusal().startsWith(QStringLiteral("Page size must be a power of two")), qPrintable(a.refusal()));
         a.setProperty("pageSize", 16);
         QVERIFY(a.problems().isEmpty());
         a.setProperty("threads", 9999);
@@ -122,6 +130,7 @@ private slots:
         QVERIFY(a.problems().isEmpty());
         a.setProperty("retainGap", 0);
         QVERIFY2(a.problems().startsWith(QStringLiteral("--retain-gap must be from 1")), qPrintable(a.problems()));
+        QVERIFY2(a.refusal().startsWith(QStringLiteral("Release gap must be from 1")), qPrintable(a.refusal()));
     }
 
     void noModelNoVerdict() {

@@ -203,6 +203,33 @@ private slots:
         QCOMPARE(s.searchConversations(QStringLiteral("100%")), QList<qint64>{c});
         QCOMPARE(s.searchConversations(QStringLiteral("o_g")).size(), 0);  // "_" is literal: "long" must not match
         QCOMPARE(s.searchConversations(QStringLiteral("nothing like it")).size(), 0);
+
+        // The message a snippet comes from: the first (by position) that matches.
+        m.conversationId = b;
+        m.content = QStringLiteral("and another lifetime later");
+        s.appendMessage(m);
+        const auto first = s.firstMatchingMessages(QStringLiteral("lifetime"));
+        QCOMPARE(first.size(), 1);  // a matches by its title only
+        QCOMPARE(first.value(b).second, QStringLiteral("How long do I boil a LIFETIME egg?"));
+        QCOMPARE(s.messages(b).first().id, first.value(b).first);
+        QVERIFY(s.firstMatchingMessages(QStringLiteral("o_g")).isEmpty());
+    }
+
+    // Min-p and repeat penalty (schema 5) are kept per conversation.
+    void samplingSettingsRoundTrip() {
+        QTemporaryDir dir;
+        Storage s(dir.path());
+        QVERIFY(s.open());
+        ConversationSettings set;
+        QCOMPARE(set.minP, 0.05);
+        QCOMPARE(set.repeatPenalty, 1.0);
+        const qint64 id = s.createConversation(QStringLiteral("x"), set);
+        QCOMPARE(s.conversation(id)->settings.minP, 0.05);
+        set.minP = 0.12;
+        set.repeatPenalty = 1.3;
+        QVERIFY(s.setConversationSettings(id, set));
+        QCOMPARE(s.conversation(id)->settings.minP, 0.12);
+        QCOMPARE(s.conversation(id)->settings.repeatPenalty, 1.3);
     }
 
     void softDeleteUndoAndPurge() {

@@ -6,11 +6,16 @@
 // Turns on the OpenAI-compatible endpoint and streams a chat completion with
 // the official `openai` client while two app conversations generate, on the
 // same engine. Then measures the longest UI frame while 4 conversations
-// stream (printed, not asserted: no timed assertions). Last, versions and
-// context: a reply stopped at Max tokens shows so and Continue writes on in
-// the same message; Regenerate makes a second version and the switcher shows
-// the first again (versions.png, continue.png); with the context cut to a few
-// hundred tokens, old turns are dropped and a divider shows where (context.png).
+// stream (printed, not asserted: no timed assertions). Then the shell: each
+// file dialog opens (Open GGUF, Import, Export as JSON) and a conversation
+// goes out to a file and back in unchanged; a preset is saved from one
+// conversation and starts another; the theme switch turns the whole window
+// dark (dark.png) and a 600 px window shows the sidebar as a drawer (narrow.png).
+// Last, versions and context: a reply stopped at Max tokens shows so and
+// Continue writes on in the same message; Regenerate makes a second version and
+// the switcher shows the first again (versions.png, continue.png); with the
+// context cut to a few hundred tokens, old turns are dropped and a divider
+// shows where (context.png).
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -19,6 +24,7 @@
 #include <QTest>
 
 #include "AppDriver.h"
+#include "settings/AppSettings.h"
 #include "DesktopApp.h"
 #include "chat/ChatController.h"
 #include "engine/ClientTags.h"
@@ -31,6 +37,20 @@ using namespace weir::desktop;
 using namespace weir::desktop::testing;
 
 namespace {
+
+// A visible item in the window's item tree (popups and dialogs live in its
+// overlay, delegates are not QObject children) for which `match` is true.
+template <typename Match>
+QQuickItem* findVisible(QQuickItem* root, const Match& match) {
+    if (root->isVisible() && match(root)) return root;
+    for (QQuickItem* child : root->childItems())
+        if (QQuickItem* found = findVisible(child, match)) return found;
+    return nullptr;
+}
+
+QQuickItem* findVisibleNamed(QQuickWindow* window, const QString& name) {
+    return findVisible(window->contentItem(), [&](QQuickItem* i) { return i->objectName() == name; });
+}
 
 // The first visible item named `name` in the visual tree (list delegates included).
 QQuickItem* findVisible(QQuickItem* root, const QString& name) {
@@ -271,6 +291,171 @@ private slots:
         qInfo().noquote() << QStringLiteral("UI timing while 4 conversations streamed (%1 s, up to %2 generating at once): ")
                                      .arg(clock.elapsed() / 1000.0, 0, 'f', 1).arg(maxConcurrent) + meter.summary();
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("chat-four")).isEmpty());
+    }
+
+    // Each dialog opens (they crashed or did nothing before) and one round
+    // trip: export a conversation as JSON, import the file, same content.
+    void fileDialogsRoundTrip() {
+        ChatController* chat = app_->chat();
+        Storage* storage = app_->storage();
+        qint64 source = 0;
+        for (const ConversationRecord& c : storage->conversations())
+            if (storage->messages(c.id).size() >= 2) { source = c.id; break; }
+        QVERIFY(source);
+
+        // Model -> Open GGUF file...: the dialog shows; cancelling keeps the model.
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("model")));
+        QVERIFY(clickItem(window_, findItem(window_, "openModelButton")));
+        QObject* openDialog = window_->findChild<QObject*>(QStringLiteral("openModelDialog"));
+        QVERIFY(openDialog);
+        QTRY_VERIFY(openDialog->property("visible").toBool());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-open-gguf")).isEmpty());
+        QMetaObject::invokeMethod(openDialog, "reject");
+        QTRY_VERIFY(!openDialog->property("visible").toBool());
+        QCOMPARE(app_->engineHost()->state(), EngineHost::Ready);
+
+        // Export as JSON...
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QQuickItem* sidebar = findItem(window_, "sidebar");
+        QMetaObject::invokeMethod(sidebar, "exportConversation", Q_ARG(QVariant, double(source)), Q_ARG(QVariant, QStringLiteral("json")));
+        QObject* exportDialog = window_->findChild<QObject*>(QStringLiteral("exportDialog"));
+        QVERIFY(exportDialog);
+        QTRY_VERIFY(exportDialog->property("visible").toBool());
+        QCOMPARE(exportDialog->property("acceptLabel").toString(), QStringLiteral("Export"));
+        QVERIFY(exportDialog->property("selectedFile").toUrl().fileName().endsWith(QStringLiteral(".json")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-export")).isEmpty());
+        // As a user would: go to the folder, type the name, press Enter, Export.
+        const QString file = dir_.filePath(QStringLiteral("round-trip.json"));
+        exportDialog->setProperty("currentFolder", QUrl::fromLocalFile(dir_.path()));
+        QQuickItem* name = nullptr;
+        QTRY_VERIFY((name = findVisibleNamed(window_, QStringLiteral("fileNameTextField"))));
+        qInfo().noquote() << "export dialog: file name field" << name->property("text").toString() << "selected"
+                          << exportDialog->property("selectedFile").toUrl().toString();
+        name->forceActiveFocus();
+        QTest::keyClick(window_, Qt::Key_A, Qt::ControlModifier);
+        typeText(window_, QStringLiteral("round-trip.json"));
+        QTest::keyClick(window_, Qt::Key_Return);
+        if (exportDialog->property("visible").toBool()) QMetaObject::invokeMethod(exportDialog, "accept");
+        QTRY_VERIFY2(QFileInfo::exists(file), qPrintable(exportDialog->property("selectedFile").toUrl().toString()));
+        QTRY_VERIFY(!exportDialog->property("visible").toBool());
+
+        // Import a conversation: the file comes back as a new conversation.
+        QObject* importDialog = window_->findChild<QObject*>(QStringLiteral("importDialog"));
+        QVERIFY(importDialog);
+        QMetaObject::invokeMethod(importDialog, "open");  // what the sidebar's import button does
+        QTRY_VERIFY(importDialog->property("visible").toBool());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-import")).isEmpty());
+        const int before = storage->conversations().size();
+        importDialog->setProperty("currentFolder", QUrl::fromLocalFile(dir_.path()));
+        QQuickItem* entry = nullptr;
+        QTRY_VERIFY((entry = findVisible(window_->contentItem(), [](QQuickItem* i) {
+                         return i->objectName().startsWith(QLatin1String("fileDialogDelegate"))
+                             && i->property("fileName").toString() == QLatin1String("round-trip.json");
+                     })));
+        QVERIFY(clickItem(window_, entry));
+        QTRY_COMPARE(importDialog->property("selectedFile").toUrl(), QUrl::fromLocalFile(file));
+        QMetaObject::invokeMethod(importDialog, "accept");
+        QTRY_COMPARE(storage->conversations().size(), before + 1);
+        const qint64 copy = chat->currentId();
+        QVERIFY(copy != source);
+        const auto original = storage->conversation(source), imported = storage->conversation(copy);
+        QCOMPARE(imported->title, original->title);
+        QCOMPARE(imported->settings.systemPrompt, original->settings.systemPrompt);
+        QCOMPARE(imported->settings.minP, original->settings.minP);
+        QCOMPARE(imported->settings.repeatPenalty, original->settings.repeatPenalty);
+        const auto a = storage->messages(source), b = storage->messages(copy);
+        QCOMPARE(b.size(), a.size());
+        for (int i = 0; i < a.size(); ++i) {
+            QCOMPARE(b[i].role, a[i].role);
+            QCOMPARE(b[i].content, a[i].content);
+            QCOMPARE(b[i].completionTokens, a[i].completionTokens);
+        }
+    }
+
+    // A preset made from one conversation's settings starts another.
+    void presetFromOneConversationStartsAnother() {
+        ChatController* chat = app_->chat();
+        AppSettings* settings = app_->settings();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        chat->newConversation();
+        limitReply(64);
+        QVariantMap s = chat->currentSettings();
+        s["minP"] = 0.1;
+        s["repeatPenalty"] = 1.2;
+        s["temperature"] = 0.3;
+        chat->setSettings(s);
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));
+        QQuickItem* name = findItem(window_, "presetNameField");
+        QTRY_VERIFY(name->isVisible());
+        name->forceActiveFocus();
+        typeText(window_, QStringLiteral("Brief helper"));
+        QVERIFY(clickItem(window_, findItem(window_, "savePresetButton")));
+        QTRY_VERIFY(settings->presets()->contains(QStringLiteral("Brief helper")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("presets")).isEmpty());
+        QCOMPARE(settings->presets()->preset(QStringLiteral("Brief helper")).value("repeatPenalty").toDouble(), 1.2);
+
+        // The sidebar's preset menu: a new conversation with those settings
+        // (the first has a title now, so it is not reused as an empty one).
+        const qint64 first = chat->currentId();
+        chat->rename(first, QStringLiteral("Preset source"));
+        QVERIFY(clickItem(window_, findItem(window_, "newFromPresetButton")));
+        QObject* menu = findItem(window_, "sidebar")->findChild<QObject*>(QStringLiteral("presetMenu"));
+        QVERIFY(menu);
+        QTRY_VERIFY(menu->property("opened").toBool());
+        QQuickItem* item = nullptr;
+        QTRY_VERIFY((item = findVisible(window_->contentItem(), [](QQuickItem* i) {
+                         return QByteArray(i->metaObject()->className()).contains("MenuItem")
+                             && i->property("text").toString() == QLatin1String("Brief helper");
+                     })));
+        QVERIFY(QMetaObject::invokeMethod(item, "triggered"));  // what a click on it emits
+        QMetaObject::invokeMethod(menu, "close");              // and the click closes the menu
+        QTRY_VERIFY(chat->currentId() != first);
+        const QVariantMap got = chat->currentSettings();
+        QCOMPARE(got.value("systemPrompt"), s.value("systemPrompt"));
+        QCOMPARE(got.value("minP").toDouble(), 0.1);
+        QCOMPARE(got.value("repeatPenalty").toDouble(), 1.2);
+        QCOMPARE(got.value("temperature").toDouble(), 0.3);
+        // The preset's sampling reaches a real reply.
+        QVERIFY(chat->send(QStringLiteral("Say hello.")));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat->currentGenerating(), 300000);
+        const auto messages = app_->storage()->messages(chat->currentId());
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[1].state, MessageState::Complete);
+        QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));  // closes the panel again
+        QTRY_VERIFY(!findItem(window_, "presetNameField")->isVisible());
+    }
+
+    // The theme switch in Settings turns the whole window dark, fields and
+    // all; at 600 px the sidebar is a drawer.
+    void darkThemeAndNarrowWindow() {
+        AppSettings* settings = app_->settings();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("settings")));
+        QQuickItem* combo = findItem(window_, "themeCombo");
+        QTRY_VERIFY(combo->isVisible());
+        combo->forceActiveFocus();
+        while (settings->theme() != QStringLiteral("dark")) {  // system -> light -> dark, as arrow keys do
+            const QString was = settings->theme();
+            QTest::keyClick(window_, Qt::Key_Down);
+            QTRY_VERIFY(settings->theme() != was);
+        }
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dark-settings")).isEmpty());
+        app_->chat()->select(app_->chat()->conversations()->idAt(app_->chat()->conversations()->count() - 1));
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dark")).isEmpty());
+
+        settings->setTheme(QStringLiteral("light"));
+        window_->resize(600, 820);
+        QTRY_COMPARE(window_->width(), 600);
+        QTRY_VERIFY(findItem(window_, "sidebarRail")->isVisible());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("narrow")).isEmpty());
+        QVERIFY(clickItem(window_, findItem(window_, "showSidebarButton")));
+        QObject* drawer = window_->findChild<QObject*>(QStringLiteral("sidebarDrawer"));
+        QTRY_VERIFY(drawer->property("opened").toBool());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("narrow-drawer")).isEmpty());
+        QTest::keyClick(window_, Qt::Key_Escape);
+        QTRY_VERIFY(!drawer->property("visible").toBool());
+        window_->resize(1360, 860);
+        settings->setTheme(QStringLiteral("system"));
     }
 
     void versionsAndContinue() {

@@ -21,7 +21,7 @@ namespace {
 QVariantMap settingsToMap(const ConversationSettings& s) {
     return {{"systemPrompt", s.systemPrompt}, {"temperature", s.temperature}, {"topP", s.topP},
             {"topK", s.topK},                 {"maxTokens", s.maxTokens},     {"seed", s.seed},
-            {"contextPolicy", s.contextPolicy}};
+            {"contextPolicy", s.contextPolicy}, {"minP", s.minP}, {"repeatPenalty", s.repeatPenalty}};
 }
 
 } // namespace
@@ -96,13 +96,17 @@ QString ChatController::undoText() const {
 
 void ChatController::reload() {
     QList<ConversationRecord> all = storage_->conversations();
-    if (!searchText_.trimmed().isEmpty()) {
-        const QList<qint64> ids = storage_->searchConversations(searchText_.trimmed());
+    QHash<qint64, ConversationListModel::SearchMatch> matches;
+    if (const QString needle = searchText_.trimmed(); !needle.isEmpty()) {
+        const QList<qint64> ids = storage_->searchConversations(needle);
         const QSet<qint64> keep(ids.begin(), ids.end());
         all.erase(std::remove_if(all.begin(), all.end(), [&](const ConversationRecord& c) { return !keep.contains(c.id); }),
                   all.end());
+        const auto hits = storage_->firstMatchingMessages(needle);
+        for (auto it = hits.begin(); it != hits.end(); ++it)
+            matches.insert(it.key(), {it.value().first, searchSnippet(it.value().second, needle)});
     }
-    conversations_.setConversations(all);
+    conversations_.setConversations(all, matches);
 }
 
 void ChatController::setSearchText(const QString& text) {
@@ -410,6 +414,8 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
     request.sampling.temperature = float(c->settings.temperature);
     request.sampling.topP = float(c->settings.topP);
     request.sampling.topK = c->settings.topK;
+    request.sampling.minP = float(c->settings.minP);
+    request.sampling.repeatPenalty = float(c->settings.repeatPenalty);
     request.sampling.seed = c->settings.seed >= 0 ? quint64(c->settings.seed) : QRandomGenerator::global()->generate64();
 
     g.conversationId = conversationId;
@@ -730,6 +736,8 @@ void ChatController::setSettingsOf(qint64 conversationId, const QVariantMap& map
     s.topK = std::max(0, map.value("topK", s.topK).toInt());
     s.maxTokens = std::clamp(map.value("maxTokens", s.maxTokens).toInt(), 1, 1 << 20);
     s.seed = map.value("seed", s.seed).toLongLong();
+    s.minP = std::clamp(map.value("minP", s.minP).toDouble(), 0.0, 1.0);
+    s.repeatPenalty = std::clamp(map.value("repeatPenalty", s.repeatPenalty).toDouble(), 0.5, 2.0);
     if (map.contains(QStringLiteral("contextPolicy"))) {
         // "" follows the default; anything else must be a policy's name.
         const QString policy = map.value(QStringLiteral("contextPolicy")).toString();

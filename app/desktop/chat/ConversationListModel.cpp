@@ -36,18 +36,26 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     case SectionRole: return sectionFor(c.updatedAt);
     case ActivityRole: return activity_.value(c.id).first;
     case QueuePositionRole: return activity_.value(c.id).second;
+    case SnippetRole: return matches_.value(c.id).snippet.text;
+    case SnippetMatchStartRole: return matches_.contains(c.id) ? matches_.value(c.id).snippet.matchStart : -1;
+    case SnippetMatchLengthRole: return matches_.value(c.id).snippet.matchLength;
+    case MatchMessageIdRole: return matches_.value(c.id).messageId;
     }
     return {};
 }
 
 QHash<int, QByteArray> ConversationListModel::roleNames() const {
     return {{ConversationIdRole, "conversationId"}, {TitleRole, "title"}, {UpdatedAtRole, "updatedAt"},
-            {SectionRole, "section"}, {ActivityRole, "activity"}, {QueuePositionRole, "queuePosition"}};
+            {SectionRole, "section"}, {ActivityRole, "activity"}, {QueuePositionRole, "queuePosition"},
+            {SnippetRole, "snippet"}, {SnippetMatchStartRole, "snippetMatchStart"},
+            {SnippetMatchLengthRole, "snippetMatchLength"}, {MatchMessageIdRole, "matchMessageId"}};
 }
 
-void ConversationListModel::setConversations(const QList<ConversationRecord>& conversations) {
+void ConversationListModel::setConversations(const QList<ConversationRecord>& conversations,
+                                             const QHash<qint64, SearchMatch>& matches) {
     beginResetModel();
     rows_ = conversations;
+    matches_ = matches;
     std::stable_sort(rows_.begin(), rows_.end(), before);
     endResetModel();
     emit countChanged();

@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QtQml/qqmlregistration.h>
 
+#include "chat/SearchSnippet.h"
 #include "storage/Records.h"
 
 namespace weir::desktop {
@@ -23,6 +24,10 @@ public:
         SectionRole,        // "Today", "Yesterday", "Previous 7 days", "Older"
         ActivityRole,       // "", "waiting", "prefill", "decode"
         QueuePositionRole,  // when waiting: 1 = next to start
+        SnippetRole,        // while searching: the text around the first match in a message ("" if only the title matched)
+        SnippetMatchStartRole,   // where the match is in the snippet (-1: not in it)
+        SnippetMatchLengthRole,
+        MatchMessageIdRole,  // the message the snippet comes from (0: none)
     };
     Q_ENUM(Roles)
 
@@ -33,7 +38,14 @@ public:
     QHash<int, QByteArray> roleNames() const override;
     int count() const { return int(rows_.size()); }
 
-    void setConversations(const QList<ConversationRecord>& conversations);
+    struct SearchMatch {
+        qint64 messageId = 0;
+        SearchSnippet snippet;
+    };
+    // The rows, and for a search, where each matched (by conversation id;
+    // empty when not searching). Replaces both.
+    void setConversations(const QList<ConversationRecord>& conversations,
+                          const QHash<qint64, SearchMatch>& matches = {});
     // Inserts or updates one row, keeping the most-recent-first order.
     void upsert(const ConversationRecord& conversation);
     void remove(qint64 id);
@@ -48,6 +60,7 @@ signals:
 
 private:
     QList<ConversationRecord> rows_;
+    QHash<qint64, SearchMatch> matches_;
     QHash<qint64, QPair<QString, int>> activity_;  // kept across reloads
 };
 

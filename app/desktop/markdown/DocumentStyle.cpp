@@ -13,12 +13,15 @@ namespace {
 void styleTable(QTextTable* table, const DocumentStyle& style) {
     QTextTableFormat format = table->format();
     // Qt's default draws each cell's own border with spacing between them:
-    // the "double grid". Collapsed borders give one line between cells.
-    format.setBorderCollapse(true);
+    // the "double grid". Qt Quick's TextEdit draws a box around every cell
+    // whatever the collapse mode (collapsed, two neighbours' boxes sit side by
+    // side: 2 px lines), so the cells overlap by one border width instead:
+    // neighbouring boxes share their edge, one 1 px grid.
+    format.setBorderCollapse(false);
     format.setBorder(1);
     format.setBorderBrush(style.border);
     format.setBorderStyle(QTextFrameFormat::BorderStyle_Solid);
-    format.setCellSpacing(0);
+    format.setCellSpacing(-format.border());
     format.setCellPadding(style.cellPadding);
     format.setTopMargin(style.blockSpacing);  // a block above does not push a table down
     format.setBottomMargin(style.blockSpacing);
@@ -27,9 +30,13 @@ void styleTable(QTextTable* table, const DocumentStyle& style) {
 
     for (int column = 0; column < table->columns(); ++column) {
         QTextTableCell cell = table->cellAt(0, column);
-        QTextTableCellFormat cellFormat = cell.format().toTableCellFormat();
-        cellFormat.setBackground(style.headerBackground);
-        cell.setFormat(cellFormat);
+        // Qt Quick paints a cell's background behind its text only, not the
+        // whole cell: a transparent colour leaves the header to its bold text.
+        if (style.headerBackground.alpha() > 0) {
+            QTextTableCellFormat cellFormat = cell.format().toTableCellFormat();
+            cellFormat.setBackground(style.headerBackground);
+            cell.setFormat(cellFormat);
+        }
         QTextCursor cursor = cell.firstCursorPosition();
         cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor::KeepAnchor);
         QTextCharFormat bold;

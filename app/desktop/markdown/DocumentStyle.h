@@ -1,6 +1,7 @@
 #pragma once
 // What Qt's Markdown import leaves plain, styled after it: tables get one
-// collapsed border, cell padding and a shaded bold header row; paragraphs,
+// 1 px grid, cell padding and a bold header row (shaded when
+// headerBackground is not transparent); paragraphs,
 // headings and lists get room between them; inline and indented code get the
 // app's fixed-pitch family and a soft background.
 #include <QColor>

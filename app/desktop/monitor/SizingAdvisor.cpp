@@ -17,6 +17,29 @@ QVariantMap term(const QString& label, const QString& formula, qint64 tokens, bo
     return {{"label", label}, {"formula", formula}, {"tokens", tokens}, {"part", part}};
 }
 
+// The first line of an engine message with its weir-cli flags named as the
+// settings page labels them ("--page-size must be ..." -> "Page size must be ...").
+QString inAppWords(const QString& engineMessage) {
+    static const QList<QPair<QString, const char*>> labels = {
+        {QStringLiteral("--max-running-requests"), QT_TR_NOOP("Max running requests")},
+        {QStringLiteral("--prefill-chunk"), QT_TR_NOOP("Prefill chunk")},
+        {QStringLiteral("--page-size"), QT_TR_NOOP("Page size")},
+        {QStringLiteral("--kv-reserve-tokens"), QT_TR_NOOP("Full pool")},
+        {QStringLiteral("--swa-full-tokens-ratio"), QT_TR_NOOP("Window pool ratio")},
+        {QStringLiteral("--swa-tokens"), QT_TR_NOOP("Window pool")},
+        {QStringLiteral("--retain-gap"), QT_TR_NOOP("Release gap")},
+        {QStringLiteral("--max-context"), QT_TR_NOOP("Max context")},
+        {QStringLiteral("--kv-cache-dtype"), QT_TR_NOOP("KV dtype")},
+        {QStringLiteral("--threads"), QT_TR_NOOP("Threads")},
+        {QStringLiteral("--max-waiting"), QT_TR_NOOP("Max waiting requests")},
+    };
+    QString line = engineMessage.section(u'\n', 0, 0).trimmed();
+    for (const auto& [flag, label] : labels) line.replace(flag, SizingAdvisor::tr(label));
+    if (!line.isEmpty()) line[0] = line[0].toUpper();
+    if (!line.endsWith(u'.')) line += u'.';
+    return line;
+}
+
 } // namespace
 
 SizingAdvisor::SizingAdvisor(QObject* parent) : QObject(parent) {
@@ -54,10 +77,22 @@ void SizingAdvisor::recompute() {
     o.kvReserveTokens = fullPoolTokens_;
     o.kvDtype = dtypeFromName(kvDtype_);
     plan_ = kv::planPools(o, model_);
-    if (const std::string bad = validateEngineOptions(o); !bad.empty())
+    const std::string bad = validateEngineOptions(o);
+    if (!bad.empty())
         problems_ = QString::fromStdString(bad);
     else
         problems_ = hasModel() ? QString::fromStdString(kv::checkPoolPlan(plan_)).trimmed() : QString();
+    const QLocale locale;
+    if (problems_.isEmpty())
+        refusal_.clear();
+    else if (bad.empty() && windowBelowFloor())
+        refusal_ = tr("The window pool is too small for %1 conversations at once: it needs at least %2 tokens.")
+                       .arg(maxRunning_).arg(locale.toString(windowFloor()));
+    else if (bad.empty() && fullBelowFloor())
+        refusal_ = tr("The full pool is too small for one conversation of the longest context: it needs at least %1 tokens.")
+                       .arg(locale.toString(fullFloor()));
+    else
+        refusal_ = inAppWords(problems_);
 
     terms_.clear();
     if (applicable()) {

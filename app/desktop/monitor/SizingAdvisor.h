@@ -47,6 +47,11 @@ class SizingAdvisor : public QObject {
     // The engine's refusal, "" if servable: an option out of range
     // (validateEngineOptions, checked with or without a model), else the pool floors.
     Q_PROPERTY(QString problems READ problems NOTIFY resultsChanged)
+    // The same refusal in the app's words, one sentence naming the setting as the
+    // settings page labels it ("The window pool is too small for 4 conversations
+    // at once: it needs at least N tokens"); "" if servable. `problems` stays
+    // the details line, with the weir-cli flags.
+    Q_PROPERTY(QString refusal READ refusal NOTIFY resultsChanged)
 
 public:
     explicit SizingAdvisor(QObject* parent = nullptr);
@@ -68,6 +73,7 @@ public:
     double fullBytesPerToken() const { return double(plan_.fullBytesPerToken); }
     double windowBytesPerToken() const { return double(plan_.windowBytesPerToken); }
     QString problems() const { return problems_; }
+    QString refusal() const { return refusal_; }
 
     // The model geometry, from EngineHost::modelInfo (layers, layerPattern,
     // slidingWindow, kvHeads, headDimK, contextLength).
@@ -87,7 +93,7 @@ private:
 
     kv::PoolPlan plan_;
     QVariantList terms_;
-    QString problems_;
+    QString problems_, refusal_;
 };
 
 } // namespace weir::desktop

@@ -2,6 +2,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -189,6 +191,39 @@ void AppSettings::setSidebarWidth(int w) {
     if (w == sidebarWidth()) return;
     settings_.setValue(QStringLiteral("window/sidebarWidth"), w);
     emit sidebarWidthChanged();
+}
+
+bool AppSettings::sidebarCollapsed() const { return settings_.value(QStringLiteral("window/sidebarCollapsed"), false).toBool(); }
+
+void AppSettings::setSidebarCollapsed(bool c) {
+    if (c == sidebarCollapsed()) return;
+    settings_.setValue(QStringLiteral("window/sidebarCollapsed"), c);
+    emit sidebarCollapsedChanged();
+}
+
+QString AppSettings::theme() const {
+    const QString t = settings_.value(QStringLiteral("appearance/theme")).toString();
+    return t == QLatin1String("light") || t == QLatin1String("dark") ? t : QStringLiteral("system");
+}
+
+void AppSettings::setTheme(const QString& theme) {
+    const QString t = theme == QLatin1String("light") || theme == QLatin1String("dark") ? theme : QStringLiteral("system");
+    if (t == this->theme()) return;
+    settings_.setValue(QStringLiteral("appearance/theme"), t);
+    emit themeChanged();
+}
+
+double AppSettings::zoom() const {
+    const double z = settings_.value(QStringLiteral("appearance/zoom"), 1.0).toDouble();
+    return std::isfinite(z) ? std::clamp(z, kZoomMin, kZoomMax) : 1.0;
+}
+
+void AppSettings::setZoom(double zoom) {
+    if (!std::isfinite(zoom)) return;
+    const double z = std::clamp(std::round(zoom * 20.0) / 20.0, kZoomMin, kZoomMax);
+    if (z == this->zoom()) return;
+    settings_.setValue(QStringLiteral("appearance/zoom"), z);
+    emit zoomChanged();
 }
 
 int AppSettings::hardwareThreads() const { return int(std::max(1u, std::thread::hardware_concurrency())); }

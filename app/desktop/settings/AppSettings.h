@@ -10,6 +10,7 @@
 #include <QtQml/qqmlregistration.h>
 
 #include "engine/EndpointConfig.h"
+#include "settings/ConversationPresets.h"
 #include "weir/engine.h"
 
 namespace weir::desktop {
@@ -26,6 +27,15 @@ class AppSettings : public QObject {
     Q_PROPERTY(QRect windowGeometry READ windowGeometry WRITE setWindowGeometry NOTIFY windowGeometryChanged)
     Q_PROPERTY(bool windowMaximized READ windowMaximized WRITE setWindowMaximized NOTIFY windowGeometryChanged)
     Q_PROPERTY(int sidebarWidth READ sidebarWidth WRITE setSidebarWidth NOTIFY sidebarWidthChanged)
+    // The sidebar folded away (Ctrl+B); on a narrow window it is a drawer instead.
+    Q_PROPERTY(bool sidebarCollapsed READ sidebarCollapsed WRITE setSidebarCollapsed NOTIFY sidebarCollapsedChanged)
+    // "system" (follow the platform), "light" or "dark".
+    Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY themeChanged)
+    // Scale of every font size in the UI (Ctrl+plus / Ctrl+minus / Ctrl+0), kZoomMin..kZoomMax.
+    Q_PROPERTY(double zoom READ zoom WRITE setZoom NOTIFY zoomChanged)
+    Q_PROPERTY(double zoomMin MEMBER kZoomMin CONSTANT)
+    Q_PROPERTY(double zoomMax MEMBER kZoomMax CONSTANT)
+    Q_PROPERTY(ConversationPresets* presets READ presets CONSTANT)
     Q_PROPERTY(int hardwareThreads READ hardwareThreads CONSTANT)
     Q_PROPERTY(QString cpuFeatures READ cpuFeatures CONSTANT)
     // The engine's ranges (EngineLimits) for the settings page's fields:
@@ -34,6 +44,9 @@ class AppSettings : public QObject {
     Q_PROPERTY(QVariantMap engineLimits READ engineLimits CONSTANT)
 
 public:
+    static constexpr double kZoomMin = 0.7;
+    static constexpr double kZoomMax = 2.0;
+
     AppSettings(const QString& dataDir, const QString& defaultModel, QObject* parent = nullptr);
 
     // Engine settings as a map: threads, maxRunning, prefillChunk, pageSize,
@@ -67,6 +80,14 @@ public:
     void setWindowMaximized(bool m);
     int sidebarWidth() const;
     void setSidebarWidth(int w);
+    bool sidebarCollapsed() const;
+    void setSidebarCollapsed(bool c);
+    QString theme() const;
+    // Anything but "light" or "dark" means "system".
+    void setTheme(const QString& theme);
+    double zoom() const;
+    // Clamped to kZoomMin..kZoomMax and rounded to 5 %.
+    void setZoom(double zoom);
 
     // Unsent text of a conversation's composer (group "drafts", by id; 0 is
     // the composer before any conversation exists). An empty text removes it.
@@ -81,6 +102,8 @@ public:
     int hardwareThreads() const;
     QString cpuFeatures() const;
     Q_INVOKABLE void sync() { settings_.sync(); }
+    // Presets for new conversations, kept in the same file (group "presets").
+    ConversationPresets* presets() { return &presets_; }
 
 signals:
     void engineChanged();
@@ -88,12 +111,16 @@ signals:
     void lastConversationChanged();
     void windowGeometryChanged();
     void sidebarWidthChanged();
+    void sidebarCollapsedChanged();
+    void themeChanged();
+    void zoomChanged();
 
 private:
     static EngineOptions optionsFrom(const QVariantMap& engine);
 
     mutable QSettings settings_;
     QString defaultModel_;
+    ConversationPresets presets_{settings_};
 };
 
 } // namespace weir::desktop

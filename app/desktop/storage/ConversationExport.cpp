@@ -60,7 +60,8 @@ QByteArray exportJson(const ConversationDocument& doc) {
     const ConversationRecord& c = doc.conversation;
     QJsonObject settings{{"system_prompt", c.settings.systemPrompt}, {"temperature", c.settings.temperature},
                          {"top_p", c.settings.topP}, {"top_k", c.settings.topK},
-                         {"max_tokens", c.settings.maxTokens}, {"seed", c.settings.seed}};
+                         {"max_tokens", c.settings.maxTokens}, {"seed", c.settings.seed},
+                         {"min_p", c.settings.minP}, {"repeat_penalty", c.settings.repeatPenalty}};
     if (!c.settings.contextPolicy.isEmpty()) settings["context_policy"] = c.settings.contextPolicy;
     QHash<qint64, int> indexOf;  // message id -> index in the document
     QJsonArray messages;
@@ -133,6 +134,8 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
     out.conversation.settings.topK = s.value("top_k").toInt(defaults.topK);
     out.conversation.settings.maxTokens = s.value("max_tokens").toInt(defaults.maxTokens);
     out.conversation.settings.seed = qint64(s.value("seed").toDouble(double(defaults.seed)));
+    out.conversation.settings.minP = s.value("min_p").toDouble(defaults.minP);
+    out.conversation.settings.repeatPenalty = s.value("repeat_penalty").toDouble(defaults.repeatPenalty);
     out.conversation.settings.contextPolicy = s.value("context_policy").toString();
 
     const QJsonArray messages = root.value("messages").toArray();

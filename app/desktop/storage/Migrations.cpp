@@ -92,6 +92,14 @@ bool migrateTo4(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
+// 5: min-p and repeat penalty per conversation (defaults: the engine's).
+bool migrateTo5(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN min_p REAL NOT NULL DEFAULT 0.05"),
+        QStringLiteral("ALTER TABLE conversations ADD COLUMN repeat_penalty REAL NOT NULL DEFAULT 1.0"),
+    }, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -100,6 +108,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 2: return migrateTo2(db, error);
     case 3: return migrateTo3(db, error);
     case 4: return migrateTo4(db, error);
+    case 5: return migrateTo5(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

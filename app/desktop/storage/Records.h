@@ -12,6 +12,8 @@ struct ConversationSettings {
     double temperature = 0.8;
     double topP = 0.95;
     int topK = 40;
+    double minP = 0.05;           // <= 0: off (the engine's SamplingParams default)
+    double repeatPenalty = 1.0;   // 1: off
     int maxTokens = 1024;
     qint64 seed = -1;  // -1: a fresh random seed for every reply
     // What to do when the next turn would not fit in the model's context

@@ -45,7 +45,7 @@ QVariant text(const QString& s) { return s.isNull() ? QVariant(QString(QStringLi
 
 const char* kConversationColumns =
     "id, title, created_at, updated_at, deleted_at, system_prompt, temperature, top_p, top_k, max_tokens, seed,"
-    " context_policy";
+    " context_policy, min_p, repeat_penalty";
 const char* kMessageColumns =
     "id, conversation_id, position, role, content, state, error, prompt_tokens, completion_tokens,"
     " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active, finish_reason,"
@@ -65,6 +65,8 @@ ConversationRecord readConversation(const QSqlQuery& q) {
     c.settings.maxTokens = q.value(9).toInt();
     c.settings.seed = q.value(10).toLongLong();
     c.settings.contextPolicy = q.value(11).toString();
+    c.settings.minP = q.value(12).toDouble();
+    c.settings.repeatPenalty = q.value(13).toDouble();
     return c;
 }
 
@@ -356,11 +358,11 @@ bool Storage::migrate(QSqlDatabase& d, int targetVersion) {
 qint64 Storage::createConversation(const QString& title, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed, context_policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     for (const QVariant& v : {text(title), QVariant(now), QVariant(now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed), text(s.contextPolicy)})
+                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot create a conversation"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
@@ -404,9 +406,10 @@ bool Storage::renameConversation(qint64 id, const QString& title) {
 bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
-                             " max_tokens = ?, seed = ?, context_policy = ? WHERE id = ?"));
+                             " max_tokens = ?, seed = ?, context_policy = ?, min_p = ?, repeat_penalty = ? WHERE id = ?"));
     for (const QVariant& v : {text(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
-                              QVariant(s.maxTokens), QVariant(s.seed), text(s.contextPolicy), QVariant(id)})
+                              QVariant(s.maxTokens), QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP),
+                              QVariant(s.repeatPenalty), QVariant(id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
@@ -444,11 +447,33 @@ int Storage::purgeDeletedConversations() {
     return q.numRowsAffected();
 }
 
-QList<qint64> Storage::searchConversations(const QString& text) {
-    QList<qint64> out;
+namespace {
+// A LIKE pattern that finds `text` anywhere, its wildcards escaped with '\\'.
+QString likePattern(const QString& text) {
     QString pattern = text;
     pattern.replace(u'\\', QStringLiteral("\\\\")).replace(u'%', QStringLiteral("\\%")).replace(u'_', QStringLiteral("\\_"));
-    pattern = u'%' + pattern + u'%';
+    return u'%' + pattern + u'%';
+}
+} // namespace
+
+QHash<qint64, QPair<qint64, QString>> Storage::firstMatchingMessages(const QString& text) {
+    QHash<qint64, QPair<qint64, QString>> out;
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral(
+        "SELECT m.conversation_id, m.id, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE c.deleted_at = 0 AND m.content LIKE :p ESCAPE '\\' ORDER BY m.conversation_id, m.position"));
+    q.bindValue(QStringLiteral(":p"), likePattern(text));
+    if (!ready || !q.exec()) return fail(QStringLiteral("search failed"), q.lastError()), out;
+    while (q.next()) {
+        const qint64 conversation = q.value(0).toLongLong();
+        if (!out.contains(conversation)) out.insert(conversation, {q.value(1).toLongLong(), q.value(2).toString()});
+    }
+    return out;
+}
+
+QList<qint64> Storage::searchConversations(const QString& text) {
+    QList<qint64> out;
+    const QString pattern = likePattern(text);
     QSqlQuery q(db());
     // LIKE is case-insensitive for ASCII in SQLite; good enough for a search box.
     const bool ready = q.prepare(QStringLiteral(
@@ -755,13 +780,13 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
     };
     QSqlQuery q(d);
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed, context_policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     const auto& s = conv.settings;
     for (const QVariant& v : {text(conv.title), QVariant(conv.createdAt ? conv.createdAt : now),
                               QVariant(conv.updatedAt ? conv.updatedAt : now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed), text(s.contextPolicy)})
+                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return rollback(QStringLiteral("cannot import the conversation"), q.lastError());
     const qint64 id = q.lastInsertId().toLongLong();

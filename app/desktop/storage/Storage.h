@@ -108,6 +108,9 @@ public:
     // Ids of live conversations whose title or any message contains `text`
     // (case-insensitive), most recently updated first.
     QList<qint64> searchConversations(const QString& text);
+    // The first message (by position) of each live conversation whose content
+    // contains `text` (case-insensitive): message id and content, by conversation id.
+    QHash<qint64, QPair<qint64, QString>> firstMatchingMessages(const QString& text);
 
     // Messages. appendMessage assigns the next position and returns the id; the
     // message follows `message.parentId`, or when that is 0 the last message
