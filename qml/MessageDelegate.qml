@@ -23,6 +23,7 @@ Item {
     required property int queuePosition
     required property bool isLast
     required property bool saved      // false: the database has not taken this text yet
+    required property var toolCalls   // the reply's tool calls (ToolCallCard)
     property real columnWidth: 800
     signal editRequested(real messageId, string text)
 
@@ -195,6 +196,17 @@ Item {
                     id: thinkingComponent
                     ThinkingBlock { text: parent ? parent.text : ""; complete: parent ? parent.closed : true }
                 }
+            }
+        }
+
+        // The reply's tool calls, as cards.
+        Repeater {
+            model: root.isUser ? [] : root.toolCalls
+            delegate: ToolCallCard {
+                required property var modelData
+                call: modelData
+                Layout.fillWidth: true
+                Layout.leftMargin: 32
             }
         }
 

@@ -17,6 +17,7 @@
 #include "app/logging/log_categories.h"
 #include "app/logging/rotating_log_file.h"
 #include "chat/ChatController.h"
+#include "tools/ToolRegistry.h"
 #include "engine/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
@@ -167,6 +168,9 @@ bool DesktopApp::start(const QStringList& arguments) {
         if (engine_->state() != EngineHost::Ready) pools_->clear();
     });
     chat_ = new ChatController(storage_.get(), engine_);
+    tools_ = new ToolRegistry(QDir(dataDir_).filePath(QStringLiteral("tools.ini")), this);
+    chat_->setToolRegistry(tools_);
+    tools_->startServers();
     endpoint_ = new ApiEndpoint(settings_, engine_);
     connect(chat_, &ChatController::currentChanged, settings_, [this] { settings_->setLastConversation(chat_->currentId()); });
     chat_->select(settings_->lastConversation());
@@ -174,6 +178,7 @@ bool DesktopApp::start(const QStringList& arguments) {
 
     AppContext::Parts parts;
     parts.chat = chat_;
+    parts.tools = tools_;
     parts.engine = engine_;
     parts.pools = pools_;
     parts.settings = settings_;

@@ -4,15 +4,19 @@
 #include <QDateTime>
 #include <QFile>
 #include <QGuiApplication>
+#include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSaveFile>
 
+#include "app/server/forced_tool_call.h"
+#include "chat/AgentTurns.h"
 #include "chat/ConversationTitle.h"
 #include "engine/ClientTags.h"
 #include "engine/EngineHost.h"
 #include "storage/ConversationExport.h"
 #include "storage/Storage.h"
+#include "tools/ToolRegistry.h"
 
 namespace weir::desktop {
 namespace {
@@ -197,7 +201,10 @@ QList<qint64> ChatController::emptyConversations() const {
 void ChatController::select(qint64 id) {
     if (id != 0 && !storage_->conversation(id)) id = 0;
     currentId_ = id;
-    messages_.setMessages(id ? storage_->messages(id) : QList<MessageRecord>{});
+    const QList<MessageRecord> shown = id ? storage_->messages(id) : QList<MessageRecord>{};
+    messages_.setMessages(shown);
+    for (const MessageRecord& m : shown)
+        if (m.role == u"assistant") showToolCalls(m.id);
     // Replies the database has not taken yet show as they are, not as stored.
     for (const MessageRecord& m : std::as_const(unsaved_)) {
         if (m.conversationId != id) continue;
@@ -277,7 +284,7 @@ bool ChatController::send(const QString& text) {
 
 bool ChatController::sendTo(qint64 conversationId, const QString& text) {
     const QString trimmed = text.trimmed();
-    if (trimmed.isEmpty() || generationFor(conversationId)) return false;
+    if (trimmed.isEmpty() || busy(conversationId)) return false;
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
     MessageRecord user;
@@ -321,10 +328,46 @@ std::vector<Message> ChatController::history(qint64 conversationId, const Conver
     return out;
 }
 
-bool ChatController::startReply(qint64 conversationId) {
+bool ChatController::startReply(qint64 conversationId, int step, const QString& forceTool) {
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
-    const std::vector<Message> turns = history(conversationId, c->settings);
+    const bool agent = tools_ && storage_->toolsEnabled(conversationId);
+    ChatPromptInput chat;
+    OutputConstraint forcedCall;
+    if (agent) {
+        QList<AgentTurn> turns;
+        for (MessageRecord m : storage_->messages(conversationId)) {
+            if (auto it = unsaved_.constFind(m.id); it != unsaved_.cend()) m = it.value();
+            turns.append({m, m.role == u"assistant" ? storage_->toolCalls(m.id) : QList<ToolCallRecord>{}});
+        }
+        chat.messagesJson = agentMessagesJson(c->settings.systemPrompt, turns);
+        const QJsonArray tools = tools_->openAiTools();
+        if (!tools.isEmpty()) chat.toolsJson = QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString();
+        if (!forceTool.isEmpty() && !tools.isEmpty()) {
+            if (forceTool == u"required") {
+                chat.toolChoice.mode = ToolChoice::Mode::Required;
+            } else if (tools_->isAvailable(forceTool) && tools_->policy(forceTool) != ToolRegistry::Policy::Never) {
+                chat.toolChoice.mode = ToolChoice::Mode::Function;
+                chat.toolChoice.function = forceTool.toStdString();
+            } else {
+                emit notice(tr("There is no tool \u201c%1\u201d to force: the reply may call any tool.").arg(forceTool), true);
+            }
+        }
+        if (server::forcesToolCall(chat.toolChoice)) {
+            // The reply is held to {"name", "arguments"} for the tool's schema.
+            chat.openForcedCall = false;
+            forcedCall = {OutputConstraint::Kind::JsonSchema, server::forcedCallSchema(tools, chat.toolChoice)};
+            const std::string problem = Engine::outputConstraintProblem(forcedCall);
+            if (!problem.empty()) {
+                emit notice(tr("Cannot force a call of %1: its arguments cannot be constrained (%2).")
+                                .arg(forceTool, QString::fromStdString(problem)), true);
+                forcedCall = {};
+                chat.toolChoice = {};
+                chat.openForcedCall = true;
+            }
+        }
+    }
+    const std::vector<Message> turns = agent ? std::vector<Message>{} : history(conversationId, c->settings);
 
     MessageRecord reply;
     reply.conversationId = conversationId;
@@ -347,7 +390,16 @@ bool ChatController::startReply(qint64 conversationId) {
     g.conversationId = conversationId;
     g.messageId = reply.id;
     g.clock.start();
-    g.ticket = engine_->submit(conversationTag(conversationId), turns, request);
+    g.agent = agent;
+    g.step = step;
+    if (agent) {
+        g.forced = forcedCall.kind != OutputConstraint::Kind::None;
+        request.constraint = forcedCall;
+        g.handoff = std::make_shared<ToolCallHandoff>();
+        g.ticket = engine_->submitChat(conversationTag(conversationId), chat, request, g.handoff);
+    } else {
+        g.ticket = engine_->submit(conversationTag(conversationId), turns, request);
+    }
     generations_.insert(g.ticket, g);
 
     if (conversationId == currentId_) {
@@ -368,7 +420,21 @@ void ChatController::onTokens(quint64 ticket, const QString& text, int count) {
     if (it == generations_.end()) return;
     Generation& g = it.value();
     if (g.firstTokenMs < 0) g.firstTokenMs = double(g.clock.nsecsElapsed()) / 1e6;
-    g.text += text;
+    if (g.agent && !g.forced) {
+        // The model's own call syntax is held back by the reader; only text shows.
+        if (!g.reader && g.handoff) g.reader = g.handoff->take();
+        if (g.reader) {
+            ToolCallReader::Output out = g.reader->push(text.toStdString());
+            for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));
+            g.text += QString::fromStdString(out.text);
+        } else {
+            g.text += text;
+        }
+    } else if (g.forced) {
+        g.raw += text;
+    } else {
+        g.text += text;
+    }
     g.tokens += count;
     g.dirty = g.viewDirty = true;
     if (g.activity != u"decode") {
@@ -418,11 +484,30 @@ void ChatController::saveProgress() {
     updateSaveProblem();
 }
 
+void ChatController::readAgentReply(Generation& g, QString* text) const {
+    if (g.forced) {
+        // Held to the call's JSON: it is a call, or (cut short) shown as it came.
+        if (std::optional<ToolCall> call = server::readForcedCall(g.raw.toStdString())) {
+            g.calls.push_back(std::move(*call));
+        } else {
+            *text = g.raw;
+        }
+        return;
+    }
+    if (!g.reader && g.handoff) g.reader = g.handoff->take();
+    if (!g.reader) return;
+    ToolCallReader::Output out = g.reader->finish();
+    for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));
+    *text += QString::fromStdString(out.text);
+}
+
 void ChatController::endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage) {
     auto it = generations_.find(ticket);
     if (it == generations_.end()) return;
-    const Generation g = it.value();
+    Generation g = it.value();
     generations_.erase(it);
+    if (g.agent && state == MessageState::Complete) readAgentReply(g, &g.text);
+    else if (g.forced && g.text.isEmpty()) g.text = g.raw;
 
     auto stored = storage_->message(g.messageId);
     MessageRecord m = stored ? *stored : MessageRecord{};
@@ -458,10 +543,186 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         messages_.update(m);
         messages_.setSaved(m.id, !unsaved_.contains(m.id));
     }
+    const bool calls = g.agent && state == MessageState::Complete && !g.calls.empty();
+    if (calls) startToolCalls(g.conversationId, g.messageId, g.step, g.calls);
     if (generations_.isEmpty() && unsaved_.isEmpty()) saveTimer_.stop();
     updateSaveProblem();
     emit generationsChanged();
     emit replyEnded(g.conversationId, g.messageId, messageStateName(state));
+    if (g.agent && !calls)
+        emit agentFinished(g.conversationId, state == MessageState::Complete    ? QStringLiteral("answered")
+                                             : state == MessageState::Cancelled ? QStringLiteral("stopped")
+                                                                                : QStringLiteral("failed"));
+}
+
+// --- The agent loop ---------------------------------------------------------
+
+bool ChatController::currentToolsEnabled() const {
+    return tools_ && currentId_ && storage_->toolsEnabled(currentId_);
+}
+
+void ChatController::setToolsEnabled(qint64 conversationId, bool enabled) {
+    if (!conversationId || !tools_) return;
+    if (!storage_->setToolsEnabled(conversationId, enabled)) return storageFailed(tr("Could not save the tools switch"));
+    if (conversationId == currentId_) announceCurrentChanged();
+}
+
+void ChatController::setMaxAgentSteps(int steps) {
+    steps = std::clamp(steps, 1, 100);
+    if (steps == maxAgentSteps_) return;
+    maxAgentSteps_ = steps;
+    emit maxAgentStepsChanged();
+}
+
+bool ChatController::sendForcing(qint64 conversationId, const QString& text, const QString& forceTool) {
+    if (forceTool.isEmpty()) return sendTo(conversationId, text);
+    if (!tools_) return false;
+    if (conversationId == 0) conversationId = newConversation();
+    if (!conversationId || text.trimmed().isEmpty() || busy(conversationId)) return false;
+    if (!storage_->toolsEnabled(conversationId)) setToolsEnabled(conversationId, true);
+    auto c = storage_->conversation(conversationId);
+    if (!c) return false;
+    MessageRecord user;
+    user.conversationId = conversationId;
+    user.role = QStringLiteral("user");
+    user.content = text.trimmed();
+    user.id = storage_->appendMessage(user);
+    if (!user.id) {
+        storageFailed(tr("Could not save your message"));
+        return false;
+    }
+    if (c->title.isEmpty()) storage_->renameConversation(conversationId, titleFromMessage(user.content));
+    if (conversationId == currentId_) {
+        if (auto stored = storage_->message(user.id)) messages_.append(*stored);
+    }
+    return startReply(conversationId, 0, forceTool);
+}
+
+void ChatController::showToolCalls(qint64 messageId) {
+    if (!messages_.record(messageId)) return;
+    QList<ToolCallRecord> calls = storage_->toolCalls(messageId);
+    // Calls of a loop in progress show their live state.
+    for (const AgentWait& w : std::as_const(waits_))
+        if (w.messageId == messageId) calls = w.calls;
+    QVariantList list;
+    for (const ToolCallRecord& c : calls) list << toolCallMap(c);
+    messages_.setToolCalls(messageId, list);
+}
+
+void ChatController::startToolCalls(qint64 conversationId, qint64 messageId, int step, const std::vector<ToolCall>& calls) {
+    AgentWait wait;
+    wait.messageId = messageId;
+    wait.step = step;
+    int n = 0;
+    for (const ToolCall& call : calls) {
+        ToolCallRecord r;
+        r.messageId = messageId;
+        r.callId = QStringLiteral("call_%1_%2").arg(messageId).arg(n++);
+        r.name = QString::fromStdString(call.name);
+        r.arguments = QString::fromStdString(call.arguments);
+        r.state = tools_ && tools_->needsApproval(r.name) ? QStringLiteral("pending") : QStringLiteral("approved");
+        r.id = storage_->addToolCall(r);
+        if (!r.id) storageFailed(tr("Could not save a tool call"));
+        wait.calls.append(r);
+    }
+    waits_.insert(conversationId, wait);
+    if (conversationId == currentId_) showToolCalls(messageId);
+    for (ToolCallRecord& r : waits_[conversationId].calls) {
+        emit toolCallChanged(conversationId, r.id, r.state);
+        if (r.state == u"approved") runToolCall(conversationId, r);
+    }
+    // Every call may have been refused at once (no such tool...).
+    if (auto it = waits_.find(conversationId); it != waits_.end()) {
+        bool all = true;
+        for (const ToolCallRecord& r : it->calls) all = all && toolCallFinished(r.state);
+        if (all) continueAgent(conversationId);
+    }
+}
+
+void ChatController::setToolCallState(qint64 conversationId, ToolCallRecord& call) {
+    if (call.id && !storage_->updateToolCall(call)) storageFailed(tr("Could not save a tool call"));
+    if (conversationId == currentId_) showToolCalls(call.messageId);
+    emit toolCallChanged(conversationId, call.id, call.state);
+}
+
+void ChatController::runToolCall(qint64 conversationId, ToolCallRecord& call) {
+    call.state = QStringLiteral("running");
+    AgentWait& wait = waits_[conversationId];
+    wait.clocks[call.id].start();
+    setToolCallState(conversationId, call);
+    const qint64 id = call.id;
+    tools_->call(call.name, call.arguments, this,
+                 [this, conversationId, id](const ToolResult& r) { toolCallEnded(conversationId, id, r); });
+}
+
+ToolCallRecord* ChatController::waitingCall(qint64 callId, qint64* conversationId) {
+    for (auto it = waits_.begin(); it != waits_.end(); ++it)
+        for (ToolCallRecord& c : it->calls)
+            if (c.id == callId) {
+                *conversationId = it.key();
+                return &c;
+            }
+    return nullptr;
+}
+
+void ChatController::approveToolCall(qint64 callId) {
+    qint64 conv = 0;
+    ToolCallRecord* call = waitingCall(callId, &conv);
+    if (!call || call->state != u"pending") return;
+    call->state = QStringLiteral("approved");
+    setToolCallState(conv, *call);
+    runToolCall(conv, *call);
+}
+
+void ChatController::denyToolCall(qint64 callId) {
+    qint64 conv = 0;
+    ToolCallRecord* call = waitingCall(callId, &conv);
+    if (!call || call->state != u"pending") return;
+    call->state = QStringLiteral("denied");
+    call->result = tr("The user denied this call.");
+    setToolCallState(conv, *call);
+    bool all = true;
+    for (const ToolCallRecord& r : waits_[conv].calls) all = all && toolCallFinished(r.state);
+    if (all) continueAgent(conv);
+}
+
+void ChatController::toolCallEnded(qint64 conversationId, qint64 callId, const ToolResult& result) {
+    auto it = waits_.find(conversationId);
+    if (it == waits_.end()) return;  // the loop was stopped meanwhile
+    for (ToolCallRecord& c : it->calls) {
+        if (c.id != callId || c.state != u"running") continue;
+        c.result = result.text;
+        c.state = result.ok ? QStringLiteral("done") : QStringLiteral("failed");
+        c.durationMs = double(it->clocks.value(callId).nsecsElapsed()) / 1e6;
+        setToolCallState(conversationId, c);
+    }
+    bool all = true;
+    for (const ToolCallRecord& r : it->calls) all = all && toolCallFinished(r.state);
+    if (all) continueAgent(conversationId);
+}
+
+void ChatController::continueAgent(qint64 conversationId) {
+    const AgentWait wait = waits_.take(conversationId);
+    const int next = wait.step + 1;
+    if (next >= maxAgentSteps_) {
+        // No model reply after the last results: say so where the answer would be.
+        MessageRecord m;
+        m.conversationId = conversationId;
+        m.role = QStringLiteral("assistant");
+        m.state = MessageState::Failed;
+        m.error = tr("The agent stopped after %n step(s) without an answer (the step limit). Send a message to go on.",
+                     nullptr, maxAgentSteps_);
+        m.id = storage_->appendMessage(m);
+        if (m.id) storage_->updateMessage(m);
+        if (conversationId == currentId_) {
+            if (auto stored = storage_->message(m.id)) messages_.append(*stored);
+        }
+        emit notice(m.error, true);
+        emit generationsChanged();
+        emit agentFinished(conversationId, QStringLiteral("step limit"));
+        return;
+    }
+    if (!startReply(conversationId, next)) emit agentFinished(conversationId, QStringLiteral("failed"));
 }
 
 void ChatController::onStatus(const CacheStatus& status) {
@@ -494,15 +755,29 @@ void ChatController::stop() { stopConversation(currentId_); }
 
 void ChatController::stopConversation(qint64 conversationId) {
     if (Generation* g = generationFor(conversationId)) engine_->cancel(g->ticket);
+    if (!waits_.contains(conversationId)) return;
+    // Calls not finished end here; a tool still running has its result dropped.
+    AgentWait wait = waits_.take(conversationId);
+    for (ToolCallRecord& c : wait.calls) {
+        if (toolCallFinished(c.state)) continue;
+        c.state = QStringLiteral("denied");
+        c.result = tr("Stopped by the user.");
+        if (c.id) storage_->updateToolCall(c);
+        emit toolCallChanged(conversationId, c.id, c.state);
+    }
+    if (conversationId == currentId_) showToolCalls(wait.messageId);
+    emit generationsChanged();
+    emit agentFinished(conversationId, QStringLiteral("stopped"));
 }
 
 void ChatController::stopAll() {
     for (const auto& g : std::as_const(generations_)) engine_->cancel(g.ticket);
+    for (const qint64 conversationId : waits_.keys()) stopConversation(conversationId);
 }
 
 bool ChatController::regenerate() {
     const qint64 id = currentId_;
-    if (!id || generationFor(id)) return false;
+    if (!id || busy(id)) return false;
     const QList<MessageRecord> all = storage_->messages(id);
     if (all.isEmpty()) return false;
     // Drop the last reply (and anything after the last user message).

@@ -14,15 +14,21 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include <memory>
+
 #include "chat/ConversationListModel.h"
 #include "chat/MessageListModel.h"
+#include "tools/Tool.h"
 #include "weir/engine.h"
+#include "weir/tool_calls.h"
 #include "storage/Records.h"
 
 namespace weir::desktop {
 
 class EngineHost;
 class Storage;
+class ToolCallHandoff;
+class ToolRegistry;
 
 class ChatController : public QObject {
     Q_OBJECT
@@ -41,6 +47,10 @@ class ChatController : public QObject {
     Q_PROPERTY(int saveIntervalMs READ saveIntervalMs CONSTANT)
     Q_PROPERTY(QString saveProblem READ saveProblem NOTIFY saveProblemChanged)
     Q_PROPERTY(int unsavedCount READ unsavedCount NOTIFY saveProblemChanged)
+    // Agent sessions: whether the open conversation offers the tools to the model.
+    Q_PROPERTY(bool currentToolsEnabled READ currentToolsEnabled NOTIFY currentChanged)
+    Q_PROPERTY(bool toolsAvailable READ toolsAvailable CONSTANT)
+    Q_PROPERTY(int maxAgentSteps READ maxAgentSteps WRITE setMaxAgentSteps NOTIFY maxAgentStepsChanged)
 
 public:
     ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
@@ -51,7 +61,7 @@ public:
     qint64 currentId() const { return currentId_; }
     QString currentTitle() const;
     QVariantMap currentSettings() const;
-    bool currentGenerating() const { return generationFor(currentId_) != nullptr; }
+    bool currentGenerating() const { return busy(currentId_); }
     QString currentActivity() const;
     int generatingCount() const { return int(generations_.size()); }
     QString searchText() const { return searchText_; }
@@ -67,6 +77,24 @@ public:
     // The database file was replaced (a backup restored): what waited to be
     // written belongs to the old one. Reloads the sidebar and the open conversation.
     void databaseReplaced();
+
+    // The agent loop. Without a registry no conversation can use tools.
+    void setToolRegistry(ToolRegistry* tools) { tools_ = tools; }
+    bool toolsAvailable() const { return tools_ != nullptr; }
+    bool currentToolsEnabled() const;
+    Q_INVOKABLE void setToolsEnabled(qint64 conversationId, bool enabled);
+    // Model replies in a row one user message may lead to (each tool turn is
+    // one); the loop stops there with a message. Default 8.
+    int maxAgentSteps() const { return maxAgentSteps_; }
+    void setMaxAgentSteps(int steps);
+    // Sends like sendTo, with the first reply forced to call a tool:
+    // "required" (any tool) or a tool's name, through constrained decoding
+    // (the reply can only be {"name", "arguments"} valid for the schema).
+    // "" is sendTo. Turns tools on for the conversation.
+    Q_INVOKABLE bool sendForcing(qint64 conversationId, const QString& text, const QString& forceTool);
+    // The user's decision on a call waiting for approval (by its row id).
+    Q_INVOKABLE void approveToolCall(qint64 callId);
+    Q_INVOKABLE void denyToolCall(qint64 callId);
 
     Q_INVOKABLE void reload();  // sidebar from the database
     Q_INVOKABLE qint64 newConversation();
@@ -88,7 +116,8 @@ public:
     Q_INVOKABLE void stopAll();
     Q_INVOKABLE bool regenerate();
     Q_INVOKABLE bool editAndResend(qint64 messageId, const QString& text);
-    Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return generationFor(conversationId) != nullptr; }
+    // A reply is generating or the agent loop waits for its tools.
+    Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return busy(conversationId); }
 
     Q_INVOKABLE void setSettings(const QVariantMap& settings);
     // The same for any conversation: a view saving what was typed for the
@@ -117,6 +146,11 @@ signals:
     void replyStarted(qint64 conversationId, qint64 messageId);
     void replyTokens(qint64 conversationId, int totalTokens);
     void replyEnded(qint64 conversationId, qint64 messageId, const QString& state);
+    void maxAgentStepsChanged();
+    // A tool call was made or changed state (pending, approved, running, done, failed, denied).
+    void toolCallChanged(qint64 conversationId, qint64 callId, const QString& state);
+    // The agent loop of a conversation ended: "answered", "step limit", "stopped" or "failed".
+    void agentFinished(qint64 conversationId, const QString& how);
 
 private:
     // Re-reads the current conversation's settings, then emits currentChanged.
@@ -133,9 +167,33 @@ private:
         double firstTokenMs = -1;
         QString activity = QStringLiteral("waiting");
         int queuePosition = 0;
+        // Agent replies: read for tool calls.
+        bool agent = false;
+        bool forced = false;          // held to the forced-call JSON (read at the end)
+        int step = 0;                 // replies of this loop before this one
+        QString raw;                  // forced: the JSON as it streams
+        std::shared_ptr<ToolCallHandoff> handoff;
+        std::shared_ptr<ToolCallReader> reader;
+        std::vector<ToolCall> calls;  // read so far
+    };
+    // A reply's tool calls being approved and run; the loop continues when all are finished.
+    struct AgentWait {
+        qint64 messageId = 0;
+        int step = 0;
+        QList<ToolCallRecord> calls;
+        QHash<qint64, QElapsedTimer> clocks;  // running calls, by id
     };
 
-    bool startReply(qint64 conversationId);
+    bool startReply(qint64 conversationId, int step = 0, const QString& forceTool = {});
+    bool busy(qint64 conversationId) const { return generationFor(conversationId) || waits_.contains(conversationId); }
+    void readAgentReply(Generation& g, QString* text) const;
+    void startToolCalls(qint64 conversationId, qint64 messageId, int step, const std::vector<ToolCall>& calls);
+    void runToolCall(qint64 conversationId, ToolCallRecord& call);
+    void setToolCallState(qint64 conversationId, ToolCallRecord& call);
+    void toolCallEnded(qint64 conversationId, qint64 callId, const ToolResult& result);
+    void continueAgent(qint64 conversationId);
+    void showToolCalls(qint64 messageId);
+    ToolCallRecord* waitingCall(qint64 callId, qint64* conversationId);
     std::vector<Message> history(qint64 conversationId, const ConversationSettings& s) const;
     Generation* generationFor(qint64 conversationId);
     const Generation* generationFor(qint64 conversationId) const;
@@ -162,6 +220,9 @@ private:
     QHash<qint64, MessageRecord> unsaved_;    // ended replies the database has not taken yet, by message id
     QString saveProblem_;
     QTimer saveTimer_, viewTimer_;
+    ToolRegistry* tools_ = nullptr;
+    int maxAgentSteps_ = 8;
+    QHash<qint64, AgentWait> waits_;          // by conversation
 };
 
 } // namespace weir::desktop

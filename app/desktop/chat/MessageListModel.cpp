@@ -31,6 +31,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case QueuePositionRole: return r.queuePosition;
     case IsLastRole: return size_t(index.row()) + 1 == rows_.size();
     case SavedRole: return r.saved;
+    case ToolCallsRole: return r.toolCalls;
     }
     return {};
 }
@@ -51,7 +52,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
             {ActivityRole, "activity"},
             {QueuePositionRole, "queuePosition"},
             {IsLastRole, "isLast"},
-            {SavedRole, "saved"}};
+            {SavedRole, "saved"},
+            {ToolCallsRole, "toolCalls"}};
 }
 
 MessageListModel::Row MessageListModel::makeRow(const MessageRecord& m) {
@@ -108,6 +110,13 @@ void MessageListModel::setActivity(qint64 messageId, const QString& activity, in
     r.activity = activity;
     r.queuePosition = queuePosition;
     emit dataChanged(index(row), index(row), {ActivityRole, QueuePositionRole});
+}
+
+void MessageListModel::setToolCalls(qint64 messageId, const QVariantList& calls) {
+    const int row = rowOf(messageId);
+    if (row < 0) return;
+    rows_[row].toolCalls = calls;
+    emit dataChanged(index(row), index(row), {ToolCallsRole});
 }
 
 void MessageListModel::setSaved(qint64 messageId, bool saved) {

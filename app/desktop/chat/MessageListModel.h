@@ -35,6 +35,7 @@ public:
         QueuePositionRole,    // streaming + waiting: 1 = next to start
         IsLastRole,
         SavedRole,            // false while the database has not taken the latest text or state
+        ToolCallsRole,        // the reply's tool calls, one map each (chat/AgentTurns.h toolCallMap)
     };
     Q_ENUM(Roles)
 
@@ -53,6 +54,7 @@ public:
     void update(const MessageRecord& message);
     void setActivity(qint64 messageId, const QString& activity, int queuePosition);
     void setSaved(qint64 messageId, bool saved);
+    void setToolCalls(qint64 messageId, const QVariantList& calls);
     void removeFrom(int position);
 
     int rowOf(qint64 messageId) const;
@@ -69,6 +71,7 @@ private:
         QString activity;
         int queuePosition = 0;
         bool saved = true;
+        QVariantList toolCalls;
     };
     Row makeRow(const MessageRecord& m);
     std::vector<Row> rows_;

@@ -21,6 +21,7 @@
 
 #include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
+#include "engine/ToolCallHandoff.h"
 
 namespace weir::desktop {
 
@@ -80,6 +81,12 @@ public:
     // thread. Returns a ticket (never 0) that names this request in signals.
     // `tag` comes back in the status snapshot's rows (see ClientTags.h).
     quint64 submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request);
+    // The same for a chat with tools (ChatPromptInput, as the endpoint takes
+    // it): the template's stop strings are added to the request's, and when
+    // the reply is to be read for calls in the model's format, the reader
+    // goes into `handoff` before the request runs.
+    quint64 submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+                       std::shared_ptr<ToolCallHandoff> handoff);
     void cancel(quint64 ticket);
     bool isActive(quint64 ticket) const { return active_.contains(ticket); }
 

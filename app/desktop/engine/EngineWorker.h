@@ -9,6 +9,7 @@
 
 #include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
+#include "engine/ToolCallHandoff.h"
 
 namespace weir::desktop {
 
@@ -27,6 +28,8 @@ public:
     void load(quint64 generation, const EngineOptions& options);
     void unload();
     void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request);
+    void submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+                    std::shared_ptr<ToolCallHandoff> handoff);
     void cancel(quint64 ticket);
     // The request of `ticket` ended (its terminal event reached the host):
     // drop its entry, so the table holds only live requests.

@@ -74,6 +74,22 @@ bool migrateTo3(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
+// 4: reserved for the versions/continue branch, which lands its own migration 4
+// here; until it does, an empty step keeps the numbering.
+bool migrateTo4(QSqlDatabase&, QString*) { return true; }
+
+// 5: the agent loop: each tool call's state and duration, and which
+// conversations offer tools to the model.
+bool migrateTo5(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE tool_calls ADD COLUMN state TEXT NOT NULL DEFAULT 'done'"),
+        QStringLiteral("ALTER TABLE tool_calls ADD COLUMN duration_ms REAL NOT NULL DEFAULT 0"),
+        QStringLiteral("CREATE TABLE conversation_tools ("
+                       " conversation_id INTEGER PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,"
+                       " enabled INTEGER NOT NULL DEFAULT 0)"),
+    }, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -81,6 +97,8 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 1: return migrateTo1(db, error);
     case 2: return migrateTo2(db, error);
     case 3: return migrateTo3(db, error);
+    case 4: return migrateTo4(db, error);
+    case 5: return migrateTo5(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;
