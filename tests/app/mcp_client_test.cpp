@@ -52,7 +52,7 @@ private slots:
         ToolRegistry tools;
         tools.setLoginPath(qEnvironmentVariable("PATH"));
         QCOMPARE(tools.addServer(QStringLiteral("test"), python() + u' ' + serverScript()), QString());
-        QTRY_VERIFY_WITH_TIMEOUT(tools.serverList().value(0).toMap().value("state") == u"ready", patienceMs());
+        QTRY_VERIFY_WITH_TIMEOUT(tools.serverList().value(0).toMap().value("state").toString() == u"ready", patienceMs());
         QVERIFY(tools.isAvailable(QStringLiteral("add")));
         QVERIFY(tools.needsApproval(QStringLiteral("add")));  // MCP tools ask until the user says otherwise
         bool offered = false;

@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QTimeZone>
 
 #include "tools/CalculatorTool.h"
 #include "tools/DateTimeTool.h"
