@@ -21,6 +21,7 @@ Item {
             id: toolsSwitch
             objectName: "toolsSwitch"
             text: qsTr("Tools")
+            Accessible.name: qsTr("Offer the tools to the model in this conversation")
             checked: App.chat.currentToolsEnabled
             onToggled: {
                 const id = App.chat.currentId > 0 ? App.chat.currentId : App.chat.newConversation()
@@ -38,6 +39,7 @@ Item {
             objectName: "forceToolBox"
             visible: toolsSwitch.checked
             Layout.preferredWidth: 200
+            Accessible.name: qsTr("Tool the next reply must call")
             readonly property var names: {
                 const out = ["", "required"]
                 for (const t of (App.tools ? App.tools.tools : [])) if (t.policy !== "never") out.push(t.name)

@@ -98,12 +98,14 @@ Rectangle {
             Button {
                 objectName: "approveToolCall"
                 text: qsTr("Approve")
+                Accessible.name: qsTr("Approve the call of %1").arg(root.call.name || "")
                 highlighted: true
                 onClicked: App.chat.approveToolCall(root.call.id)
             }
             Button {
                 objectName: "denyToolCall"
                 text: qsTr("Deny")
+                Accessible.name: qsTr("Deny the call of %1").arg(root.call.name || "")
                 onClicked: App.chat.denyToolCall(root.call.id)
             }
         }

@@ -51,12 +51,13 @@ Rectangle {
                         TextField {
                             id: folderField
                             objectName: "workspaceFolderField"
+                            Accessible.name: qsTr("Workspace folder")
                             Layout.fillWidth: true
                             placeholderText: qsTr("No folder: the file tools refuse every call")
                             text: App.tools ? App.tools.workspaceFolder : ""
                             onEditingFinished: App.tools.workspaceFolder = text
                         }
-                        Button { text: qsTr("Choose\u2026"); onClicked: folderDialog.open() }
+                        Button { text: qsTr("Choose\u2026"); Accessible.name: qsTr("Choose the workspace folder"); onClicked: folderDialog.open() }
                     }
                     Label {
                         Layout.fillWidth: true
@@ -69,6 +70,7 @@ Rectangle {
                     RowLayout {
                         Switch {
                             objectName: "shellSwitch"
+                            Accessible.name: qsTr("Allow shell commands")
                             checked: App.tools ? App.tools.shellEnabled : false
                             onToggled: App.tools.shellEnabled = checked
                         }
@@ -119,6 +121,7 @@ Rectangle {
                             }
                             ComboBox {
                                 objectName: "policy_" + modelData.name
+                                Accessible.name: qsTr("Approval for %1").arg(modelData.name)
                                 model: [qsTr("Ask"), qsTr("Always"), qsTr("Never")]
                                 currentIndex: ["ask", "always", "never"].indexOf(modelData.policy)
                                 onActivated: function(i) { App.tools.setPolicy(modelData.name, ["ask", "always", "never"][i]) }
@@ -164,6 +167,7 @@ Rectangle {
                                 Layout.fillWidth: true
                                 Switch {
                                     objectName: "mcpSwitch_" + serverRow.modelData.name
+                                    Accessible.name: qsTr("Use the MCP server %1").arg(serverRow.modelData.name)
                                     checked: serverRow.modelData.enabled
                                     onToggled: App.tools.setServerEnabled(serverRow.modelData.name, checked)
                                 }
@@ -189,8 +193,8 @@ Rectangle {
                                     Layout.maximumWidth: 260
                                     elide: Text.ElideRight
                                 }
-                                Button { text: serverRow.showLog ? qsTr("Hide log") : qsTr("Log"); onClicked: serverRow.showLog = !serverRow.showLog }
-                                Button { text: qsTr("Remove"); onClicked: App.tools.removeServer(serverRow.modelData.name) }
+                                Button { text: serverRow.showLog ? qsTr("Hide log") : qsTr("Log"); Accessible.name: text; onClicked: serverRow.showLog = !serverRow.showLog }
+                                Button { text: qsTr("Remove"); Accessible.name: qsTr("Remove the MCP server %1").arg(serverRow.modelData.name); onClicked: App.tools.removeServer(serverRow.modelData.name) }
                             }
                             Rectangle {
                                 visible: serverRow.showLog
@@ -215,14 +219,21 @@ Rectangle {
                     }
                     RowLayout {
                         Layout.fillWidth: true
-                        TextField { id: serverName; placeholderText: qsTr("Name"); Layout.preferredWidth: 140 }
+                        TextField {
+                            id: serverName
+                            placeholderText: qsTr("Name")
+                            Accessible.name: qsTr("New MCP server's name")
+                            Layout.preferredWidth: 140
+                        }
                         TextField {
                             id: serverCommand
+                            Accessible.name: qsTr("New MCP server's command")
                             Layout.fillWidth: true
                             placeholderText: qsTr("Command, e.g. npx -y @modelcontextprotocol/server-filesystem ~/notes")
                         }
                         Button {
                             text: qsTr("Add server")
+                            Accessible.name: text
                             enabled: serverName.text.trim().length > 0 && serverCommand.text.trim().length > 0
                             onClicked: {
                                 const problem = App.tools.addServer(serverName.text, serverCommand.text)

@@ -160,6 +160,25 @@ private slots:
         QCOMPARE(sent.last().toObject()["content"].toString(), QStringLiteral("The user denied this call."));
     }
 
+    // A reply after the results with neither text nor a call (a small model
+    // writing the result marker, a stop string) is asked again without tools.
+    void anEmptyAnswerIsAskedAgainWithoutTools() {
+        Fixture f({R"({"name": "calculator", "arguments": {"expression": "2^10"}})", "", "It is 1024."});
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        const qint64 conv = f.chat->newConversation();
+        QVERIFY(f.chat->sendForcing(conv, QStringLiteral("2^10?"), QStringLiteral("calculator")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("answered"));
+        const QList<MessageRecord> stored = f.storage.messages(conv);
+        QCOMPARE(stored.size(), 3);  // the empty reply is gone
+        QCOMPARE(stored[2].content, QStringLiteral("It is 1024."));
+        QCOMPARE(f.chat->messages()->count(), 3);
+        std::lock_guard lock(f.config.record->mutex);
+        QCOMPARE(f.config.record->toolChats.size(), size_t(3));
+        QCOMPARE(f.config.record->toolChats[1].toolChoice.mode, weir::ToolChoice::Mode::Auto);
+        QCOMPARE(f.config.record->toolChats[2].toolChoice.mode, weir::ToolChoice::Mode::None);
+    }
+
     void theStepLimitEndsTheLoop() {
         Fixture f({R"({"name": "calculator", "arguments": {"expression": "1+1"}})"});
         f.chat->setMaxAgentSteps(1);

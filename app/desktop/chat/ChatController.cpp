@@ -344,7 +344,9 @@ bool ChatController::startReply(qint64 conversationId, int step, const QString& 
         const QJsonArray tools = tools_->openAiTools();
         if (!tools.isEmpty()) chat.toolsJson = QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString();
         if (!forceTool.isEmpty() && !tools.isEmpty()) {
-            if (forceTool == u"required") {
+            if (forceTool == u"none") {
+                chat.toolChoice.mode = ToolChoice::Mode::None;
+            } else if (forceTool == u"required") {
                 chat.toolChoice.mode = ToolChoice::Mode::Required;
             } else if (tools_->isAvailable(forceTool) && tools_->policy(forceTool) != ToolRegistry::Policy::Never) {
                 chat.toolChoice.mode = ToolChoice::Mode::Function;
@@ -394,6 +396,7 @@ bool ChatController::startReply(qint64 conversationId, int step, const QString& 
     g.step = step;
     if (agent) {
         g.forced = forcedCall.kind != OutputConstraint::Kind::None;
+        g.answerOnly = forceTool == u"none";
         request.constraint = forcedCall;
         g.handoff = std::make_shared<ToolCallHandoff>();
         g.ticket = engine_->submitChat(conversationTag(conversationId), chat, request, g.handoff);
@@ -544,11 +547,23 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         messages_.setSaved(m.id, !unsaved_.contains(m.id));
     }
     const bool calls = g.agent && state == MessageState::Complete && !g.calls.empty();
+    // A small model often answers tool results by writing the result marker
+    // itself (a stop string), which leaves nothing. That reply is dropped and
+    // asked again once with tool_choice none: no tools offered, answer from
+    // the results.
+    const bool askAgain = !calls && g.agent && state == MessageState::Complete && g.step > 0 && !g.answerOnly &&
+                          g.text.trimmed().isEmpty() && stored;
+    if (askAgain && storage_->deleteMessagesFrom(g.conversationId, stored->position) && g.conversationId == currentId_)
+        messages_.removeFrom(stored->position);
     if (calls) startToolCalls(g.conversationId, g.messageId, g.step, g.calls);
     if (generations_.isEmpty() && unsaved_.isEmpty()) saveTimer_.stop();
     updateSaveProblem();
     emit generationsChanged();
     emit replyEnded(g.conversationId, g.messageId, messageStateName(state));
+    if (askAgain) {
+        if (!startReply(g.conversationId, g.step, QStringLiteral("none"))) emit agentFinished(g.conversationId, QStringLiteral("failed"));
+        return;
+    }
     if (g.agent && !calls)
         emit agentFinished(g.conversationId, state == MessageState::Complete    ? QStringLiteral("answered")
                                              : state == MessageState::Cancelled ? QStringLiteral("stopped")

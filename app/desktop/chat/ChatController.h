@@ -90,7 +90,8 @@ public:
     // Sends like sendTo, with the first reply forced to call a tool:
     // "required" (any tool) or a tool's name, through constrained decoding
     // (the reply can only be {"name", "arguments"} valid for the schema).
-    // "" is sendTo. Turns tools on for the conversation.
+    // "none" offers no tool (answer from the results so far); "" is sendTo.
+    // Turns tools on for the conversation.
     Q_INVOKABLE bool sendForcing(qint64 conversationId, const QString& text, const QString& forceTool);
     // The user's decision on a call waiting for approval (by its row id).
     Q_INVOKABLE void approveToolCall(qint64 callId);
@@ -170,6 +171,7 @@ private:
         // Agent replies: read for tool calls.
         bool agent = false;
         bool forced = false;          // held to the forced-call JSON (read at the end)
+        bool answerOnly = false;      // tool_choice none: the tools' results are in, answer now
         int step = 0;                 // replies of this loop before this one
         QString raw;                  // forced: the JSON as it streams
         std::shared_ptr<ToolCallHandoff> handoff;
