@@ -11,7 +11,8 @@ Rectangle {
     property var call: ({})
     readonly property string state: call.state || ""
     readonly property bool pending: state === "pending"
-    property bool expanded: pending || state === "failed"
+    // Open while it matters (waiting, failed) and for short results; a long one is a click away.
+    property bool expanded: pending || state === "failed" || (call.result || "").length <= 400
 
     implicitHeight: content.implicitHeight + 16
     radius: Theme.smallRadius

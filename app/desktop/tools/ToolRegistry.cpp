@@ -1,6 +1,8 @@
 #include "tools/ToolRegistry.h"
 
+#include <QCoreApplication>
 #include <QJsonDocument>
+#include <mutex>
 #include <QPointer>
 #include <QProcess>
 #include <QRegularExpression>
@@ -199,15 +201,36 @@ void ToolRegistry::call(const QString& tool, const QString& argumentsJson, QObje
     problem = validateArguments(args, it->parameters);
     if (!problem.isEmpty()) return answer({false, problem});
     if (it->tool) {
+        // The result crosses from the pool thread under a mutex (ThreadSanitizer
+        // does not see Qt's event queue); the queued call only says it is there.
+        struct Slot {
+            std::mutex mutex;
+            ToolResult result;
+        };
+        auto slot = std::make_shared<Slot>();
         std::shared_ptr<const Tool> t = it->tool;
-        QThreadPool::globalInstance()->start([t, args, answer] {
+        QThreadPool::globalInstance()->start([t, args, slot, guard, done] {
             ToolResult r;
             try {
                 r = t->run(args);
             } catch (const std::exception& e) {
                 r = {false, QString::fromUtf8(e.what())};
             }
-            answer(r);
+            {
+                std::lock_guard lock(slot->mutex);
+                slot->result = std::move(r);
+            }
+            // Posted to the application object (it outlives every job); the
+            // context is checked on its own thread, where it may go away.
+            QMetaObject::invokeMethod(QCoreApplication::instance(), [slot, guard, done] {
+                    if (!guard) return;
+                    ToolResult result;
+                    {
+                        std::lock_guard lock(slot->mutex);
+                        result = slot->result;
+                    }
+                    done(result);
+                }, Qt::QueuedConnection);
         });
         return;
     }

@@ -50,7 +50,7 @@ QString McpStdioClient::stateText() const {
     switch (state_) {
     case State::Stopped: return tr("off");
     case State::Starting: return tr("starting");
-    case State::Ready: return tr("ready, %n tool(s)", nullptr, int(tools_.size()));
+    case State::Ready: return tools_.size() == 1 ? tr("ready, 1 tool") : tr("ready, %1 tools").arg(tools_.size());
     case State::Failed: return tr("failed: %1").arg(error_);
     }
     return {};
