@@ -153,7 +153,7 @@ Rectangle {
                         font.pixelSize: Theme.smallSize
                         text: App.tools && App.tools.loginPath.length > 0
                               ? qsTr("Started over stdio with your login shell's PATH: %1").arg(App.tools.loginPath)
-                              : qsTr("Started over stdio with your login shell's PATH (so npx and uvx are found).")
+                              : qsTr("Started over stdio with your login shell's PATH (so npx and uvx are found), or reached at a streamable HTTP URL.")
                     }
                     Repeater {
                         model: App.tools ? App.tools.servers : []
@@ -229,7 +229,7 @@ Rectangle {
                             id: serverCommand
                             Accessible.name: qsTr("New MCP server's command")
                             Layout.fillWidth: true
-                            placeholderText: qsTr("Command, e.g. npx -y @modelcontextprotocol/server-filesystem ~/notes")
+                            placeholderText: qsTr("Command (npx -y @modelcontextprotocol/server-filesystem ~/notes) or http://host:port/mcp")
                         }
                         Button {
                             text: qsTr("Add server")

@@ -1,6 +1,7 @@
 """A tiny MCP server for the tests, written with the PyPI `mcp` package
 (its high-level server over stdio: MCPServer in mcp 2, FastMCP in mcp 1):
-an `add` tool and a `fail` tool that raises."""
+an `add` tool and a `fail` tool that raises. With `--http PORT` it serves
+streamable HTTP at http://127.0.0.1:PORT/mcp instead."""
 import sys
 
 try:
@@ -26,4 +27,12 @@ def fail(reason: str) -> str:
 
 if __name__ == "__main__":
     print("weir-test MCP server starting", file=sys.stderr, flush=True)
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        port = int(sys.argv[2])
+        try:
+            server.run(transport="streamable-http", host="127.0.0.1", port=port)
+        except TypeError:  # mcp 1: host and port are settings
+            server.settings.host, server.settings.port = "127.0.0.1", port
+            server.run(transport="streamable-http")
+    else:
+        server.run()

@@ -2,8 +2,12 @@
 // package (tests/app/mcp_add_server.py): initialize, tools/list, tools/call
 // through the registry (arguments checked against the server's schema first),
 // a tool error, the server's stderr kept for the log view, the enable switch,
-// and a server that cannot start or that dies. Skipped without the package.
+// the same server over streamable HTTP, and a server that cannot start, is
+// not there, or dies. Skipped without the package.
 #include <QProcess>
+#include <QScopeGuard>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -87,6 +91,57 @@ private slots:
         QVERIFY(!tools.isAvailable(QStringLiteral("add")));
         tools.setServerEnabled(QStringLiteral("test"), true);
         QTRY_VERIFY_WITH_TIMEOUT(tools.isAvailable(QStringLiteral("add")), patienceMs());
+    }
+
+    // The same server over streamable HTTP: JSON-RPC POSTs, answers as JSON or
+    // server-sent events, the session id sent back.
+    void toolsOfAStreamableHttpServer() {
+        QTcpServer probe;  // a free port
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        const quint16 port = probe.serverPort();
+        probe.close();
+        QProcess server;
+        server.setProcessChannelMode(QProcess::ForwardedChannels);
+        server.start(python(), {serverScript(), QStringLiteral("--http"), QString::number(port)});
+        QVERIFY(server.waitForStarted());
+        auto cleanup = qScopeGuard([&] {
+            server.terminate();
+            if (!server.waitForFinished(5000)) server.kill();
+            server.waitForFinished();
+        });
+        const QString url = QStringLiteral("http://127.0.0.1:%1/mcp").arg(port);
+        // Wait until it listens.
+        QTRY_VERIFY_WITH_TIMEOUT([&] {
+            QTcpSocket s;
+            s.connectToHost(QHostAddress::LocalHost, port);
+            return s.waitForConnected(200);
+        }(), patienceMs());
+
+        ToolRegistry tools;
+        tools.setLoginPath(qEnvironmentVariable("PATH"));
+        QCOMPARE(tools.addServer(QStringLiteral("http"), url), QString());
+        QCOMPARE(tools.serverList().value(0).toMap().value("command").toString(), url);
+        QTRY_VERIFY_WITH_TIMEOUT(tools.serverList().value(0).toMap().value("state").toString() == u"ready", patienceMs());
+        QVERIFY(tools.isAvailable(QStringLiteral("add")));
+        auto r = callAndWait(tools, QStringLiteral("add"), QStringLiteral("{\"a\": 40, \"b\": 2}"));
+        QVERIFY(r);
+        QVERIFY2(r->ok, qPrintable(r->text));
+        QCOMPARE(r->text, QStringLiteral("42"));
+        r = callAndWait(tools, QStringLiteral("fail"), QStringLiteral("{\"reason\": \"nope\"}"));
+        QVERIFY(r && !r->ok);
+    }
+
+    void anHttpServerThatIsNotThereSaysWhy() {
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        const quint16 port = probe.serverPort();
+        probe.close();
+        ToolRegistry tools;
+        tools.setLoginPath(qEnvironmentVariable("PATH"));
+        QCOMPARE(tools.addServer(QStringLiteral("gone"), QStringLiteral("http://127.0.0.1:%1/mcp").arg(port)), QString());
+        QTRY_VERIFY_WITH_TIMEOUT(tools.serverList().value(0).toMap().value("state").toString() == u"failed", patienceMs());
+        QVERIFY2(tools.serverList().value(0).toMap().value("status").toString().contains(u"cannot reach"),
+                 qPrintable(tools.serverList().value(0).toMap().value("status").toString()));
     }
 
     void aServerThatCannotStartSaysWhy() {

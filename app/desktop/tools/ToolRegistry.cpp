@@ -15,6 +15,7 @@
 #include "tools/ToolArguments.h"
 #include "tools/WorkspaceTools.h"
 #include "tools/mcp/LoginPath.h"
+#include "tools/mcp/McpHttpClient.h"
 #include "tools/mcp/McpStdioClient.h"
 
 namespace weir::desktop {
@@ -64,6 +65,7 @@ ToolRegistry::ToolRegistry(const QString& settingsFile, QObject* parent)
         s.config.name = settings_->value(QStringLiteral("name")).toString();
         s.config.command = settings_->value(QStringLiteral("command")).toString();
         s.config.arguments = settings_->value(QStringLiteral("arguments")).toStringList();
+        s.config.url = settings_->value(QStringLiteral("url")).toString();
         s.config.enabled = settings_->value(QStringLiteral("enabled"), true).toBool();
         if (!s.config.name.isEmpty()) servers_.append(s);
     }
@@ -87,6 +89,7 @@ void ToolRegistry::save() {
         settings_->setValue(QStringLiteral("name"), servers_[i].config.name);
         settings_->setValue(QStringLiteral("command"), servers_[i].config.command);
         settings_->setValue(QStringLiteral("arguments"), servers_[i].config.arguments);
+        settings_->setValue(QStringLiteral("url"), servers_[i].config.url);
         settings_->setValue(QStringLiteral("enabled"), servers_[i].config.enabled);
     }
     settings_->endArray();
@@ -100,7 +103,7 @@ QHash<QString, ToolRegistry::Entry> ToolRegistry::entries() const {
         out.insert(t->name(), {t, {}, {}, t->description(), t->parameters()});
     }
     for (const Server& s : servers_) {
-        if (!s.config.enabled || !s.client || s.client->state() != McpStdioClient::State::Ready) continue;
+        if (!s.config.enabled || !s.client || s.client->state() != McpClient::State::Ready) continue;
         for (const McpToolInfo& t : s.client->tools()) {
             // A name another tool has already gets the server's name in front.
             QString name = t.name;
@@ -249,16 +252,17 @@ QVariantList ToolRegistry::serverList() const {
     QVariantList out;
     for (const Server& s : servers_) {
         const QString state = !s.client ? QStringLiteral("off")
-                              : s.client->state() == McpStdioClient::State::Ready    ? QStringLiteral("ready")
-                              : s.client->state() == McpStdioClient::State::Starting ? QStringLiteral("starting")
-                              : s.client->state() == McpStdioClient::State::Failed   ? QStringLiteral("failed")
+                              : s.client->state() == McpClient::State::Ready    ? QStringLiteral("ready")
+                              : s.client->state() == McpClient::State::Starting ? QStringLiteral("starting")
+                              : s.client->state() == McpClient::State::Failed   ? QStringLiteral("failed")
                                                                                      : QStringLiteral("off");
         out << QVariantMap{{"name", s.config.name},
-                           {"command", (QStringList{s.config.command} + s.config.arguments).join(u' ')},
+                           {"command", !s.config.url.isEmpty() ? s.config.url
+                                                               : (QStringList{s.config.command} + s.config.arguments).join(u' ')},
                            {"enabled", s.config.enabled},
                            {"state", state},
                            {"status", s.client ? s.client->stateText() : (s.config.enabled ? tr("not started") : tr("off"))},
-                           {"log", s.client ? s.client->stderrLog() : QString()}};
+                           {"log", s.client ? s.client->log() : QString()}};
     }
     return out;
 }
@@ -271,8 +275,12 @@ QString ToolRegistry::addServer(const QString& name, const QString& commandLine)
     if (server(n)) return tr("There is already a server named %1.").arg(n);
     Server s;
     s.config.name = n;
-    s.config.command = parts.first();
-    s.config.arguments = parts.mid(1);
+    if (parts.size() == 1 && (parts.first().startsWith(u"http://") || parts.first().startsWith(u"https://"))) {
+        s.config.url = parts.first();
+    } else {
+        s.config.command = parts.first();
+        s.config.arguments = parts.mid(1);
+    }
     servers_.append(s);
     save();
     emit serversChanged();
@@ -308,7 +316,7 @@ void ToolRegistry::setServerEnabled(const QString& name, bool enabled) {
 
 QString ToolRegistry::serverLog(const QString& name) const {
     for (const Server& s : servers_)
-        if (s.config.name == name) return s.client ? s.client->stderrLog() : QString();
+        if (s.config.name == name) return s.client ? s.client->log() : QString();
     return {};
 }
 
@@ -332,13 +340,14 @@ void ToolRegistry::startServer(Server& s) {
         return;
     }
     if (!s.client) {
-        s.client = new McpStdioClient(s.config);
+        if (s.config.url.isEmpty()) s.client = new McpStdioClient(s.config);
+        else s.client = new McpHttpClient(s.config);
         const QString name = s.config.name;
-        connect(s.client, &McpStdioClient::stateChanged, this, [this] {
+        connect(s.client, &McpClient::stateChanged, this, [this] {
             emit serversChanged();
             emit toolsChanged();
         });
-        connect(s.client, &McpStdioClient::logChanged, this, &ToolRegistry::serversChanged);
+        connect(s.client, &McpClient::logChanged, this, &ToolRegistry::serversChanged);
     }
     s.client->start(loginPath_);
 }

@@ -22,7 +22,7 @@
 
 namespace weir::desktop {
 
-class McpStdioClient;
+class McpClient;
 
 class ToolRegistry : public QObject {
     Q_OBJECT
@@ -71,7 +71,8 @@ public:
     // called once, on `context`'s thread (not if context is gone).
     void call(const QString& tool, const QString& argumentsJson, QObject* context, Callback done);
 
-    // MCP servers. `commandLine` is split like a shell would (quotes kept together).
+    // MCP servers. `commandLine` is split like a shell would (quotes kept
+    // together); an http:// or https:// URL is a streamable HTTP server.
     Q_INVOKABLE QString addServer(const QString& name, const QString& commandLine);
     Q_INVOKABLE void removeServer(const QString& name);
     Q_INVOKABLE void setServerEnabled(const QString& name, bool enabled);
@@ -89,7 +90,7 @@ signals:
 private:
     struct Server {
         McpServerConfig config;
-        McpStdioClient* client = nullptr;
+        McpClient* client = nullptr;
     };
     struct Entry {
         std::shared_ptr<const Tool> tool;  // built-in

@@ -11,7 +11,7 @@ struct McpServerConfig {
     QString name;           // the user's name for it; prefixes its tools in the UI
     QString command;        // stdio: the program (found on the login PATH), e.g. "npx"
     QStringList arguments;
-    QString url;            // streamable HTTP (not yet supported): the endpoint
+    QString url;            // streamable HTTP: the endpoint (then command is unused)
     bool enabled = true;
 };
 
