@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -22,6 +23,7 @@
 #include "tools/ToolArguments.h"
 #include "tools/ToolRegistry.h"
 #include "tools/WorkspaceTools.h"
+#include "tools/mcp/LoginPath.h"
 
 using namespace weir::desktop;
 
@@ -215,6 +217,28 @@ private slots:
         QCOMPARE(again.workspaceFolder(), dir.path());
         for (const QJsonValue& t : again.openAiTools())
             QVERIFY(t.toObject()["function"].toObject()["name"].toString() != u"calculator");
+    }
+
+    // MCP servers start with the PATH of the user's login shell; a shell that
+    // fails leaves the app's own PATH.
+    void loginPathComesFromTheLoginShell() {
+        QTemporaryDir dir;
+        const QString shell = dir.filePath(QStringLiteral("fake-login-shell"));
+        writeFile(shell, "#!/bin/sh\n[ \"$1\" = -lc ] || exit 3\nprintf %s /weir/login/bin:/usr/bin\n");
+        QVERIFY(QFile::setPermissions(shell, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        const QByteArray savedShell = qgetenv("SHELL");
+        auto restore = qScopeGuard([&] { qputenv("SHELL", savedShell); });
+        QObject context;
+        std::optional<QString> path;
+        qputenv("SHELL", shell.toUtf8());
+        fetchLoginPath(&context, [&](const QString& p) { path = p; });
+        QTRY_VERIFY_WITH_TIMEOUT(path.has_value(), patienceMs());
+        QCOMPARE(*path, QStringLiteral("/weir/login/bin:/usr/bin"));
+        path.reset();
+        qputenv("SHELL", dir.filePath(QStringLiteral("no-such-shell")).toUtf8());
+        fetchLoginPath(&context, [&](const QString& p) { path = p; });
+        QTRY_VERIFY_WITH_TIMEOUT(path.has_value(), patienceMs());
+        QCOMPARE(*path, qEnvironmentVariable("PATH"));
     }
 
     void registryRunsToolsOffTheGuiThread() {

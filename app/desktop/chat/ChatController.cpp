@@ -426,10 +426,17 @@ void ChatController::onTokens(quint64 ticket, const QString& text, int count) {
     if (g.agent && !g.forced) {
         // The model's own call syntax is held back by the reader; only text shows.
         if (!g.reader && g.handoff) g.reader = g.handoff->take();
-        if (g.reader) {
+        if (g.callsComplete) {
+            // Tokens already on their way when the reply was stopped after its calls.
+        } else if (g.reader) {
             ToolCallReader::Output out = g.reader->push(text.toStdString());
             for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));
             g.text += QString::fromStdString(out.text);
+            // Nothing after the calls belongs to the reply: stop generating.
+            if (!g.callsComplete && g.reader->done()) {
+                g.callsComplete = true;
+                engine_->cancel(g.ticket);
+            }
         } else {
             g.text += text;
         }
@@ -509,6 +516,7 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
     if (it == generations_.end()) return;
     Generation g = it.value();
     generations_.erase(it);
+    if (g.callsComplete && state == MessageState::Cancelled) state = MessageState::Complete;
     if (g.agent && state == MessageState::Complete) readAgentReply(g, &g.text);
     else if (g.forced && g.text.isEmpty()) g.text = g.raw;
 
@@ -813,6 +821,7 @@ bool ChatController::editAndResend(qint64 messageId, const QString& text) {
     const QString trimmed = text.trimmed();
     if (!m || m->role != u"user" || trimmed.isEmpty()) return false;
     const qint64 id = m->conversationId;
+    if (waits_.contains(id)) stopConversation(id);  // its tool calls belong to what is replaced
     if (Generation* g = generationFor(id)) {
         // The reply being written answers the old text: end it now.
         const quint64 ticket = g->ticket;

@@ -172,6 +172,7 @@ private:
         bool agent = false;
         bool forced = false;          // held to the forced-call JSON (read at the end)
         bool answerOnly = false;      // tool_choice none: the tools' results are in, answer now
+        bool callsComplete = false;   // the reader has the reply's calls: stopped there, not cancelled
         int step = 0;                 // replies of this loop before this one
         QString raw;                  // forced: the JSON as it streams
         std::shared_ptr<ToolCallHandoff> handoff;
