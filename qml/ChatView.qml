@@ -113,6 +113,7 @@ Rectangle {
 
             AgentBar {
                 id: agentBar
+                objectName: "agentBar"
                 visible: App.chat.toolsAvailable
                 Layout.fillWidth: true
             }

@@ -162,11 +162,25 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(tools->isAvailable(QStringLiteral("add")), patienceMs());
         tools->setPolicy(QStringLiteral("add"), QStringLiteral("always"));
 
+        // As a user would: a new conversation, the Tools switch, the tool to
+        // force picked for the next message, the message typed and sent.
         ChatController* chat = app_->chat();
         QSignalSpy finished(chat, &ChatController::agentFinished);
-        const qint64 conv = chat->newConversation();
+        QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);
+        QTRY_VERIFY(chat->currentId() != 0 && chat->messages()->count() == 0);
+        const qint64 conv = chat->currentId();
         shortReplies(conv);
-        QVERIFY(chat->sendForcing(conv, QStringLiteral("Add 2 and 3 with the add tool."), QStringLiteral("add")));
+        QVERIFY(clickItem(window_, findItem(window_, "toolsSwitch")));
+        QTRY_VERIFY(chat->currentToolsEnabled());
+        QQuickItem* agentBar = findItem(window_, "agentBar");
+        QVERIFY(agentBar);
+        agentBar->setProperty("forceTool", QStringLiteral("add"));
+        QTRY_COMPARE(findItem(window_, "forceToolBox")->property("currentText").toString(), QStringLiteral("add (forced)"));
+        findItem(window_, "composerInput")->forceActiveFocus();
+        typeText(window_, QStringLiteral("Add 2 and 3 with the add tool."));
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_VERIFY(chat->isGenerating(conv));
+        QCOMPARE(agentBar->property("forceTool").toString(), QString());  // for that message only
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, patienceMs());
         const QList<ToolCallRecord> calls = callsOf(conv);
         for (const MessageRecord& m : storage()->messages(conv))
