@@ -232,6 +232,27 @@ private slots:
         QCOMPARE(mb[2].content, QStringLiteral("Done."));
     }
 
+    // A call of a tool that does not exist fails at once (nothing to approve),
+    // and the model is told so in the next turn.
+    void aCallOfAnUnknownToolFailsAtOnce() {
+        Fixture f({R"({"name": "calculator", "arguments": {"expression": "1"}})", "Sorry."});
+        f.tools.setPolicy(QStringLiteral("calculator"), QStringLiteral("ask"));
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        QSignalSpy changed(f.chat.get(), &ChatController::toolCallChanged);
+        const qint64 conv = f.chat->newConversation();
+        QVERIFY(f.chat->sendForcing(conv, QStringLiteral("go"), QStringLiteral("calculator")));
+        // The calculator goes away while the reply is written (its policy becomes "never").
+        QTRY_VERIFY_WITH_TIMEOUT(f.chat->generatingCount() == 1, patienceMs());
+        f.tools.setPolicy(QStringLiteral("calculator"), QStringLiteral("never"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        const QList<MessageRecord> stored = f.storage.messages(conv);
+        const QList<ToolCallRecord> calls = f.storage.toolCalls(stored[1].id);
+        QCOMPARE(calls.value(0).state, QStringLiteral("failed"));
+        QCOMPARE(calls.value(0).result, QStringLiteral("the user does not allow 'calculator'"));
+        QCOMPARE(changed.count(), 1);  // failed at once: never pending, never running
+        QCOMPARE(stored.last().content, QStringLiteral("Sorry."));
+    }
+
     void toolsOffMeansAPlainChat() {
         Fixture f({"Hello there."});
         QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);

@@ -643,7 +643,14 @@ void ChatController::startToolCalls(qint64 conversationId, qint64 messageId, int
         r.callId = QStringLiteral("call_%1_%2").arg(messageId).arg(n++);
         r.name = QString::fromStdString(call.name);
         r.arguments = QString::fromStdString(call.arguments);
-        r.state = tools_ && tools_->needsApproval(r.name) ? QStringLiteral("pending") : QStringLiteral("approved");
+        if (!tools_->isAvailable(r.name) || tools_->policy(r.name) == ToolRegistry::Policy::Never) {
+            // Nothing to approve: the model is told at once and may try again.
+            r.state = QStringLiteral("failed");
+            r.result = tools_->isAvailable(r.name) ? tr("the user does not allow '%1'").arg(r.name)
+                                                   : tr("there is no tool named '%1'").arg(r.name);
+        } else {
+            r.state = tools_->needsApproval(r.name) ? QStringLiteral("pending") : QStringLiteral("approved");
+        }
         r.id = storage_->addToolCall(r);
         if (!r.id) storageFailed(tr("Could not save a tool call"));
         wait.calls.append(r);

@@ -6,6 +6,10 @@
 // A reply that cannot be written (disk full, file not writable) stays on
 // screen marked "not saved" and is written again on every save tick until the
 // database takes it; saveProblem says why meanwhile (a banner).
+// A conversation with tools switched on is an agent session: the reply's tool
+// calls become cards (stored in tool_calls), run when approved (ToolRegistry,
+// off the GUI thread), and their results go back as tool turns until the
+// model answers or maxAgentSteps replies were tool steps.
 #include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
