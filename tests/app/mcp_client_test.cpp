@@ -86,6 +86,21 @@ private slots:
         // Its stderr is kept for the log view.
         QTRY_VERIFY_WITH_TIMEOUT(tools.serverLog(QStringLiteral("test")).contains(u"weir-test MCP server starting"), patienceMs());
 
+        // A call in flight when the server is removed still gets its answer.
+        {
+            QObject context;
+            std::optional<ToolResult> pending;
+            tools.call(QStringLiteral("add"), QStringLiteral("{\"a\": 1, \"b\": 1}"), &context,
+                       [&](const ToolResult& r) { pending = r; });
+            tools.removeServer(QStringLiteral("test"));
+            QTRY_VERIFY_WITH_TIMEOUT(pending.has_value(), patienceMs());
+            QVERIFY(!pending->ok);
+            QVERIFY2(pending->text.contains(u"stopped"), qPrintable(pending->text));
+            QVERIFY(!tools.isAvailable(QStringLiteral("add")));
+            QCOMPARE(tools.addServer(QStringLiteral("test"), python() + u' ' + serverScript()), QString());
+            QTRY_VERIFY_WITH_TIMEOUT(tools.isAvailable(QStringLiteral("add")), patienceMs());
+        }
+
         // Switched off: its tools are gone, and back on they return.
         tools.setServerEnabled(QStringLiteral("test"), false);
         QVERIFY(!tools.isAvailable(QStringLiteral("add")));

@@ -291,6 +291,7 @@ QString ToolRegistry::addServer(const QString& name, const QString& commandLine)
 void ToolRegistry::removeServer(const QString& name) {
     for (int i = 0; i < servers_.size(); ++i) {
         if (servers_[i].config.name != name) continue;
+        if (servers_[i].client) servers_[i].client->stop();  // calls in flight end with "stopped"
         delete servers_[i].client;
         servers_.removeAt(i);
         save();
