@@ -128,9 +128,18 @@ Rectangle {
                 onSuggestionPicked: function(text) { composer.text = text; composer.focusInput() }
             }
 
+            AgentBar {
+                id: agentBar
+                objectName: "agentBar"
+                visible: App.chat.toolsAvailable
+                Layout.fillWidth: true
+            }
+
             Composer {
                 id: composer
                 Layout.fillWidth: true
+                forceTool: agentBar.forceTool
+                onSent: agentBar.forceTool = ""
             }
         }
 

@@ -17,6 +17,9 @@ Item {
     property alias cursorRestMs: cursorRest.interval
     // The conversation whose draft the input holds.
     property real draftOwner: -1
+    // A tool the reply must call ("" none, "required", a tool's name: AgentBar).
+    property string forceTool: ""
+    signal sent()
 
     function focusInput() { input.forceActiveFocus() }
     function send() {
@@ -25,7 +28,10 @@ Item {
         // Cleared first: sending may open a new conversation, which must not
         // inherit this text as its draft.
         input.text = ""
-        if (!App.chat.send(text)) input.text = text
+        const ok = root.forceTool.length > 0 ? App.chat.sendForcing(App.chat.currentId, text, root.forceTool)
+                                              : App.chat.send(text)
+        if (!ok) input.text = text
+        else root.sent()
         saveDraft()
     }
     function saveDraft() {

@@ -240,12 +240,13 @@ ApplicationWindow {
             StackLayout {
                 Layout.fillWidth: true
                 Layout.fillHeight: true
-                currentIndex: ["chat", "monitor", "settings", "model", "about"].indexOf(window.page)
+                currentIndex: ["chat", "monitor", "settings", "model", "about", "tools"].indexOf(window.page)
                 ChatView { id: chatView; onNavigateRequested: function(p) { window.navigate(p) } }
                 PoolMonitor { id: poolMonitor }
                 EngineSettingsPage { id: engineSettings }
                 ModelPage { id: modelPage }
                 AboutPage { id: aboutPage }
+                ToolsPage { id: toolsPage }
             }
         }
     }

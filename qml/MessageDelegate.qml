@@ -29,6 +29,7 @@ Item {
     required property int versionCount
     required property string finishReason
     required property bool contextStart
+    required property var toolCalls   // the reply's tool calls (ToolCallCard)
     property real columnWidth: 800
     signal editRequested(real messageId, string text)
 
@@ -231,6 +232,17 @@ Item {
                     id: thinkingComponent
                     ThinkingBlock { text: parent ? parent.text : ""; complete: parent ? parent.closed : true }
                 }
+            }
+        }
+
+        // The reply's tool calls, as cards.
+        Repeater {
+            model: root.isUser ? [] : root.toolCalls
+            delegate: ToolCallCard {
+                required property var modelData
+                call: modelData
+                Layout.fillWidth: true
+                Layout.leftMargin: 32
             }
         }
 

@@ -197,6 +197,7 @@ Rectangle {
             }
             NavItem { objectName: "navEngineSettings"; iconName: "sliders"; text: qsTr("Engine settings"); page: "settings"; shortcutText: "Ctrl+," }
             NavItem { objectName: "navModel"; iconName: "chip"; text: qsTr("Model"); page: "model" }
+            NavItem { objectName: "navTools"; iconName: "plug"; text: qsTr("Tools"); page: "tools" }
             NavItem { objectName: "navAbout"; iconName: "info"; text: qsTr("About"); page: "about" }
         }
     }

@@ -14,6 +14,7 @@
 #include "settings/AppSettings.h"
 #include "settings/InstalledModels.h"
 #include "storage/StorageStatus.h"
+#include "tools/ToolRegistry.h"
 
 namespace weir::desktop {
 
@@ -22,6 +23,8 @@ class AppContext : public QObject {
     QML_NAMED_ELEMENT(App)
     QML_SINGLETON
     Q_PROPERTY(ChatController* chat READ chat CONSTANT)
+    // The tools and MCP servers agent conversations may use (the Tools page).
+    Q_PROPERTY(ToolRegistry* tools READ tools CONSTANT)
     Q_PROPERTY(EngineHost* engine READ engine CONSTANT)
     Q_PROPERTY(PoolStatusModel* pools READ pools CONSTANT)
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
@@ -52,6 +55,7 @@ class AppContext : public QObject {
 public:
     struct Parts {
         ChatController* chat = nullptr;
+        ToolRegistry* tools = nullptr;
         EngineHost* engine = nullptr;
         PoolStatusModel* pools = nullptr;
         AppSettings* settings = nullptr;
@@ -69,6 +73,7 @@ public:
     ~AppContext() override;
 
     ChatController* chat() const { return parts_.chat; }
+    ToolRegistry* tools() const { return parts_.tools; }
     EngineHost* engine() const { return parts_.engine; }
     PoolStatusModel* pools() const { return parts_.pools; }
     AppSettings* settings() const { return parts_.settings; }

@@ -17,6 +17,7 @@
 #include "app/logging/log_categories.h"
 #include "app/logging/rotating_log_file.h"
 #include "chat/ChatController.h"
+#include "tools/ToolRegistry.h"
 #include "engine/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
@@ -170,6 +171,9 @@ bool DesktopApp::start(const QStringList& arguments) {
     if (!settings_->contextPolicy().isEmpty()) chat_->setDefaultContextPolicy(settings_->contextPolicy());
     connect(chat_, &ChatController::defaultContextPolicyChanged, settings_,
             [this] { settings_->setContextPolicy(chat_->defaultContextPolicy()); });
+    tools_ = new ToolRegistry(QDir(dataDir_).filePath(QStringLiteral("tools.ini")), this);
+    chat_->setToolRegistry(tools_);
+    tools_->startServers();
     endpoint_ = new ApiEndpoint(settings_, engine_);
     connect(chat_, &ChatController::currentChanged, settings_, [this] { settings_->setLastConversation(chat_->currentId()); });
     chat_->select(settings_->lastConversation());
@@ -177,6 +181,7 @@ bool DesktopApp::start(const QStringList& arguments) {
 
     AppContext::Parts parts;
     parts.chat = chat_;
+    parts.tools = tools_;
     parts.engine = engine_;
     parts.pools = pools_;
     parts.settings = settings_;

@@ -25,6 +25,7 @@ class ApiEndpoint;
 class AppContext;
 class AppSettings;
 class ChatController;
+class ToolRegistry;
 class EngineHost;
 class PoolStatusModel;
 class Storage;
@@ -57,6 +58,7 @@ public:
     StorageStatus* storageStatus() const { return storageStatus_; }
     EngineHost* engineHost() const { return engine_; }
     ChatController* chat() const { return chat_; }
+    ToolRegistry* tools() const { return tools_; }
     PoolStatusModel* pools() const { return pools_; }
     AppSettings* settings() const { return settings_; }
     ApiEndpoint* endpoint() const { return endpoint_; }
@@ -81,6 +83,7 @@ private:
     StorageStatus* storageStatus_ = nullptr;
     EngineHost* engine_ = nullptr;
     ChatController* chat_ = nullptr;
+    ToolRegistry* tools_ = nullptr;
     PoolStatusModel* pools_ = nullptr;
     AppSettings* settings_ = nullptr;
     ApiEndpoint* endpoint_ = nullptr;

@@ -100,6 +100,18 @@ std::vector<int32_t> FakeEngineBackend::tokenizeChatContinuation(const std::vect
     return out;
 }
 
+PreparedChat FakeEngineBackend::prepareChat(const ChatPromptInput& input) const {
+    if (fake_.record) {
+        std::lock_guard lock(fake_.record->mutex);
+        fake_.record->toolChats.push_back(input);
+    }
+    PreparedChat out;
+    for (size_t i = 0; i < splitWords(input.messagesJson).size(); ++i) out.prompt.push_back(int32_t(i));
+    out.stop = {"<end_of_turn>"};
+    out.toolsActive = !input.toolsJson.empty() && input.toolsJson != "[]";
+    return out;
+}
+
 uint64_t FakeEngineBackend::submit(GenerateRequest request, EventSink sink) {
     if (fake_.record) {
         std::lock_guard lock(fake_.record->mutex);
@@ -115,6 +127,13 @@ uint64_t FakeEngineBackend::submit(GenerateRequest request, EventSink sink) {
         std::string longer;
         for (int i = 0; i < 200; ++i) longer += "word" + std::to_string(i) + " ";
         reply = longer;
+    }
+    if (fake_.script) {
+        std::lock_guard scriptLock(fake_.script->mutex);
+        if (!fake_.script->replies.empty()) {
+            reply = fake_.script->replies.front();
+            fake_.script->replies.pop_front();
+        }
     }
     r.words = splitWords(reply);
     r.request = std::move(request);

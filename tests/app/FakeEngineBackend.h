@@ -33,8 +33,16 @@ struct FakeEngineConfig {
         std::vector<GenerateRequest> requests;
         std::vector<std::vector<Message>> chats;
         std::vector<bool> continuations;  // per chat: rendered to continue its last message
+        std::vector<ChatPromptInput> toolChats;  // what prepareChat() was given
     };
     std::shared_ptr<Record> record;
+    // Replies to write instead of the default one, first to last, one per
+    // request, while any are left (an agent test scripts a call, then an answer).
+    struct Script {
+        std::mutex mutex;
+        std::deque<std::string> replies;
+    };
+    std::shared_ptr<Script> script;
 };
 
 // The reply the fake writes for a prompt whose last user message is `lastUser`.
@@ -51,6 +59,9 @@ public:
     const EngineOptions& options() const override { return options_; }
     std::vector<int32_t> tokenizeChat(const std::vector<Message>& messages) const override;
     std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const override;
+    // One token per word of the messages' JSON; tools active when there are
+    // tools (no reader: the fake's calls are forced, constrained JSON).
+    PreparedChat prepareChat(const ChatPromptInput& input) const override;
     uint64_t submit(GenerateRequest request, EventSink sink) override;
     void cancel(uint64_t id) override;
     CacheStatus cacheStatus() const override;

@@ -407,7 +407,7 @@ private slots:
                                                 QAccessible::EditableText, QAccessible::Slider, QAccessible::SpinBox,
                                                 QAccessible::ComboBox, QAccessible::PageTab, QAccessible::Link};
         app_->chat()->select(app_->chat()->conversations()->idAt(0));
-        for (const char* page : {"chat", "monitor", "settings", "model", "about"}) {
+        for (const char* page : {"chat", "monitor", "settings", "model", "about", "tools"}) {
             QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QString::fromLatin1(page)));
             QTest::qWait(50);
             if (QByteArray(page) == "chat") QVERIFY(clickItem(window_, findItem(window_, "conversationSettingsButton")));

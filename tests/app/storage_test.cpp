@@ -103,9 +103,26 @@ private slots:
         call.callId = QStringLiteral("call_1");
         call.name = QStringLiteral("search");
         call.arguments = QStringLiteral("{\"q\":\"x\"}");
-        QVERIFY(s.addToolCall(call) > 0);
+        call.state = QStringLiteral("pending");
+        call.id = s.addToolCall(call);
+        QVERIFY(call.id > 0);
         QCOMPARE(s.toolCalls(r).size(), 1);
         QCOMPARE(s.toolCalls(r)[0].name, QStringLiteral("search"));
+        QCOMPARE(s.toolCalls(r)[0].state, QStringLiteral("pending"));
+        // The agent loop moves a call along (schema 5: state and duration).
+        call.state = QStringLiteral("done");
+        call.result = QStringLiteral("3 hits");
+        call.durationMs = 12.5;
+        QVERIFY(s.updateToolCall(call));
+        QCOMPARE(s.toolCalls(r)[0].state, QStringLiteral("done"));
+        QCOMPARE(s.toolCalls(r)[0].result, QStringLiteral("3 hits"));
+        QCOMPARE(s.toolCalls(r)[0].durationMs, 12.5);
+        // The Tools switch of a conversation: off until set, then kept.
+        QVERIFY(!s.toolsEnabled(id));
+        QVERIFY(s.setToolsEnabled(id, true));
+        QVERIFY(s.toolsEnabled(id));
+        QVERIFY(s.setToolsEnabled(id, false));
+        QVERIFY(!s.toolsEnabled(id));
 
         QVERIFY(s.deleteMessagesFrom(id, 1));
         QCOMPARE(s.messages(id).size(), 1);

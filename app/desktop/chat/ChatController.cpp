@@ -4,16 +4,20 @@
 #include <QDateTime>
 #include <QFile>
 #include <QGuiApplication>
+#include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSaveFile>
 
+#include "app/server/forced_tool_call.h"
+#include "chat/AgentTurns.h"
 #include "chat/ConversationTitle.h"
 #include "engine/ClientTags.h"
 #include "engine/EngineHost.h"
 #include "storage/ConversationExport.h"
 #include "storage/MessageTree.h"
 #include "storage/Storage.h"
+#include "tools/ToolRegistry.h"
 
 namespace weir::desktop {
 namespace {
@@ -214,7 +218,10 @@ void ChatController::select(qint64 id) {
 
 void ChatController::showMessages() {
     const qint64 id = currentId_;
-    messages_.setMessages(id ? storage_->messages(id) : QList<MessageRecord>{});
+    const QList<MessageRecord> branch = id ? storage_->messages(id) : QList<MessageRecord>{};
+    messages_.setMessages(branch);
+    for (const MessageRecord& m : branch)
+        if (m.role == u"assistant") showToolCalls(m.id);
     // Replies the database has not taken yet show as they are, not as stored.
     for (MessageRecord m : std::as_const(unsaved_)) {
         if (m.conversationId != id) continue;
@@ -309,7 +316,7 @@ bool ChatController::send(const QString& text) {
 
 bool ChatController::sendTo(qint64 conversationId, const QString& text) {
     const QString trimmed = text.trimmed();
-    if (trimmed.isEmpty() || generationFor(conversationId)) return false;
+    if (trimmed.isEmpty() || busy(conversationId)) return false;
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
     MessageRecord user;
@@ -360,9 +367,12 @@ std::vector<Message> ChatController::history(qint64 conversationId, const Conver
     return out;
 }
 
-bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 continueId) {
+bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 continueId, int step,
+                                const QString& forceTool, qint64 after) {
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
+    // Continue writes on in the plain chat format (continueReply refuses it in agent sessions).
+    const bool agent = tools_ && storage_->toolsEnabled(conversationId) && !continueId;
     MessageRecord reply;
     reply.conversationId = conversationId;
     reply.role = QStringLiteral("assistant");
@@ -387,13 +397,53 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
         if (!storage_->updateMessage(reply)) return storageFailed(tr("Could not save the reply")), false;
     } else {
         // A new reply (or version) at the end of the visible branch, empty while
-        // it streams, so the prompt is the turns before it.
+        // it streams, so the prompt is the turns before it. An agent loop's
+        // next reply follows the reply whose calls ran: one branch.
+        reply.parentId = after;
         reply.id = versionOf ? storage_->addVersion(reply, versionOf) : storage_->appendMessage(reply);
         if (!reply.id) {
             storageFailed(tr("Could not save the reply"));
             return false;
         }
         turns = history(conversationId, c->settings, &turnIds);
+    }
+    ChatPromptInput chat;
+    OutputConstraint forcedCall;
+    if (agent) {
+        QList<AgentTurn> agentTurns;
+        for (MessageRecord m : storage_->messages(conversationId)) {
+            if (m.id == reply.id) continue;  // the reply being written
+            if (auto it = unsaved_.constFind(m.id); it != unsaved_.cend()) m = it.value();
+            agentTurns.append({m, m.role == u"assistant" ? storage_->toolCalls(m.id) : QList<ToolCallRecord>{}});
+        }
+        chat.messagesJson = agentMessagesJson(c->settings.systemPrompt, agentTurns);
+        const QJsonArray tools = tools_->openAiTools();
+        if (!tools.isEmpty()) chat.toolsJson = QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString();
+        if (!forceTool.isEmpty() && !tools.isEmpty()) {
+            if (forceTool == u"none") {
+                chat.toolChoice.mode = ToolChoice::Mode::None;
+            } else if (forceTool == u"required") {
+                chat.toolChoice.mode = ToolChoice::Mode::Required;
+            } else if (tools_->isAvailable(forceTool) && tools_->policy(forceTool) != ToolRegistry::Policy::Never) {
+                chat.toolChoice.mode = ToolChoice::Mode::Function;
+                chat.toolChoice.function = forceTool.toStdString();
+            } else {
+                emit notice(tr("There is no tool \u201c%1\u201d to force: the reply may call any tool.").arg(forceTool), true);
+            }
+        }
+        if (server::forcesToolCall(chat.toolChoice)) {
+            // The reply is held to {"name", "arguments"} for the tool's schema.
+            chat.openForcedCall = false;
+            forcedCall = {OutputConstraint::Kind::JsonSchema, server::forcedCallSchema(tools, chat.toolChoice)};
+            const std::string problem = Engine::outputConstraintProblem(forcedCall);
+            if (!problem.empty()) {
+                emit notice(tr("Cannot force a call of %1: its arguments cannot be constrained (%2).")
+                                .arg(forceTool, QString::fromStdString(problem)), true);
+                forcedCall = {};
+                chat.toolChoice = {};
+                chat.openForcedCall = true;
+            }
+        }
     }
 
     plan.systemTurns = turnIds.empty() || turnIds.front() != 0 ? 0 : 1;
@@ -422,7 +472,21 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
     g.messageId = reply.id;
     g.turnIds = std::move(turnIds);
     g.clock.start();
-    g.ticket = engine_->submit(conversationTag(conversationId), turns, request, plan);
+    g.agent = agent;
+    g.step = step;
+    if (agent) {
+        g.forced = forcedCall.kind != OutputConstraint::Kind::None;
+        g.answerOnly = forceTool == u"none";
+        request.constraint = forcedCall;
+        g.handoff = std::make_shared<ToolCallHandoff>();
+        // TODO(context fit): agent prompts go to the engine as OpenAI-shaped JSON
+        // (prepareChat) and are not cut to the context by the PromptPlan policy
+        // as plain chats are (EngineWorker::submit/fitToContext work on
+        // Message turns); a long agent session fails at the engine instead.
+        g.ticket = engine_->submitChat(conversationTag(conversationId), chat, request, g.handoff);
+    } else {
+        g.ticket = engine_->submit(conversationTag(conversationId), turns, request, plan);
+    }
     generations_.insert(g.ticket, g);
 
     if (conversationId == currentId_) {
@@ -444,7 +508,28 @@ void ChatController::onTokens(quint64 ticket, const QString& text, int count) {
     if (it == generations_.end()) return;
     Generation& g = it.value();
     if (g.firstTokenMs < 0) g.firstTokenMs = double(g.clock.nsecsElapsed()) / 1e6;
-    g.text += text;
+    if (g.agent && !g.forced) {
+        // The model's own call syntax is held back by the reader; only text shows.
+        if (!g.reader && g.handoff) g.reader = g.handoff->take();
+        if (g.callsComplete) {
+            // Tokens already on their way when the reply was stopped after its calls.
+        } else if (g.reader) {
+            ToolCallReader::Output out = g.reader->push(text.toStdString());
+            for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));
+            g.text += QString::fromStdString(out.text);
+            // Nothing after the calls belongs to the reply: stop generating.
+            if (!g.callsComplete && g.reader->done()) {
+                g.callsComplete = true;
+                engine_->cancel(g.ticket);
+            }
+        } else {
+            g.text += text;
+        }
+    } else if (g.forced) {
+        g.raw += text;
+    } else {
+        g.text += text;
+    }
     g.tokens += count;
     g.dirty = g.viewDirty = true;
     if (g.activity != u"decode") {
@@ -536,12 +621,32 @@ void ChatController::setDefaultContextPolicy(const QString& policy) {
     emit defaultContextPolicyChanged();
 }
 
+void ChatController::readAgentReply(Generation& g, QString* text) const {
+    if (g.forced) {
+        // Held to the call's JSON: it is a call, or (cut short) shown as it came.
+        if (std::optional<ToolCall> call = server::readForcedCall(g.raw.toStdString())) {
+            g.calls.push_back(std::move(*call));
+        } else {
+            *text = g.raw;
+        }
+        return;
+    }
+    if (!g.reader && g.handoff) g.reader = g.handoff->take();
+    if (!g.reader) return;
+    ToolCallReader::Output out = g.reader->finish();
+    for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));
+    *text += QString::fromStdString(out.text);
+}
+
 void ChatController::endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage,
                               const QString& finishReason) {
     auto it = generations_.find(ticket);
     if (it == generations_.end()) return;
-    const Generation g = it.value();
+    Generation g = it.value();
     generations_.erase(it);
+    if (g.callsComplete && state == MessageState::Cancelled) state = MessageState::Complete;
+    if (g.agent && state == MessageState::Complete) readAgentReply(g, &g.text);
+    else if (g.forced && g.text.isEmpty()) g.text = g.raw;
 
     auto stored = storage_->message(g.messageId);
     MessageRecord m = stored ? *stored : MessageRecord{};
@@ -589,10 +694,211 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         messages_.setSaved(m.id, !unsaved_.contains(m.id));
         emit contextUsageChanged();
     }
+    const bool calls = g.agent && state == MessageState::Complete && !g.calls.empty();
+    // A small model often answers tool results by writing the result marker
+    // itself (a stop string), which leaves nothing. That reply is dropped and
+    // asked again once with tool_choice none: no tools offered, answer from
+    // the results.
+    const bool askAgain = !calls && g.agent && state == MessageState::Complete && g.step > 0 && !g.answerOnly &&
+                          g.text.trimmed().isEmpty() && stored;
+    // The empty reply goes (one message: nothing follows it); its parent is
+    // where the reply asked again goes.
+    const qint64 askAfter = askAgain ? stored->parentId : 0;
+    if (askAgain && storage_->deleteMessage(g.messageId)) {
+        unsaved_.remove(g.messageId);
+        if (g.conversationId == currentId_) showMessages();
+    }
+    if (calls) startToolCalls(g.conversationId, g.messageId, g.step, g.calls);
     if (generations_.isEmpty() && unsaved_.isEmpty()) saveTimer_.stop();
     updateSaveProblem();
     emit generationsChanged();
     emit replyEnded(g.conversationId, g.messageId, messageStateName(state));
+    if (askAgain) {
+        if (!startReply(g.conversationId, 0, 0, g.step, QStringLiteral("none"), askAfter)) emit agentFinished(g.conversationId, QStringLiteral("failed"));
+        return;
+    }
+    if (g.agent && !calls)
+        emit agentFinished(g.conversationId, state == MessageState::Complete    ? QStringLiteral("answered")
+                                             : state == MessageState::Cancelled ? QStringLiteral("stopped")
+                                                                                : QStringLiteral("failed"));
+}
+
+// --- The agent loop ---------------------------------------------------------
+
+bool ChatController::currentToolsEnabled() const {
+    return tools_ && currentId_ && storage_->toolsEnabled(currentId_);
+}
+
+void ChatController::setToolsEnabled(qint64 conversationId, bool enabled) {
+    if (!conversationId || !tools_) return;
+    if (!storage_->setToolsEnabled(conversationId, enabled)) return storageFailed(tr("Could not save the tools switch"));
+    if (conversationId == currentId_) announceCurrentChanged();
+}
+
+void ChatController::setMaxAgentSteps(int steps) {
+    steps = std::clamp(steps, 1, 100);
+    if (steps == maxAgentSteps_) return;
+    maxAgentSteps_ = steps;
+    emit maxAgentStepsChanged();
+}
+
+bool ChatController::sendForcing(qint64 conversationId, const QString& text, const QString& forceTool) {
+    if (forceTool.isEmpty()) return sendTo(conversationId, text);
+    if (!tools_) return false;
+    if (conversationId == 0) conversationId = newConversation();
+    if (!conversationId || text.trimmed().isEmpty() || busy(conversationId)) return false;
+    if (!storage_->toolsEnabled(conversationId)) setToolsEnabled(conversationId, true);
+    auto c = storage_->conversation(conversationId);
+    if (!c) return false;
+    MessageRecord user;
+    user.conversationId = conversationId;
+    user.role = QStringLiteral("user");
+    user.content = text.trimmed();
+    user.id = storage_->appendMessage(user);
+    if (!user.id) {
+        storageFailed(tr("Could not save your message"));
+        return false;
+    }
+    if (c->title.isEmpty()) storage_->renameConversation(conversationId, titleFromMessage(user.content));
+    if (conversationId == currentId_) {
+        if (auto stored = storage_->message(user.id)) messages_.append(*stored);
+    }
+    return startReply(conversationId, 0, 0, 0, forceTool);
+}
+
+void ChatController::showToolCalls(qint64 messageId) {
+    if (!messages_.record(messageId)) return;
+    QList<ToolCallRecord> calls = storage_->toolCalls(messageId);
+    // Calls of a loop in progress show their live state.
+    for (const AgentWait& w : std::as_const(waits_))
+        if (w.messageId == messageId) calls = w.calls;
+    QVariantList list;
+    for (const ToolCallRecord& c : calls) list << toolCallMap(c);
+    messages_.setToolCalls(messageId, list);
+}
+
+void ChatController::startToolCalls(qint64 conversationId, qint64 messageId, int step, const std::vector<ToolCall>& calls) {
+    AgentWait wait;
+    wait.messageId = messageId;
+    wait.step = step;
+    int n = 0;
+    for (const ToolCall& call : calls) {
+        ToolCallRecord r;
+        r.messageId = messageId;
+        r.callId = QStringLiteral("call_%1_%2").arg(messageId).arg(n++);
+        r.name = QString::fromStdString(call.name);
+        r.arguments = QString::fromStdString(call.arguments);
+        if (!tools_->isAvailable(r.name) || tools_->policy(r.name) == ToolRegistry::Policy::Never) {
+            // Nothing to approve: the model is told at once and may try again.
+            r.state = QStringLiteral("failed");
+            r.result = tools_->isAvailable(r.name) ? tr("the user does not allow '%1'").arg(r.name)
+                                                   : tr("there is no tool named '%1'").arg(r.name);
+        } else {
+            r.state = tools_->needsApproval(r.name) ? QStringLiteral("pending") : QStringLiteral("approved");
+        }
+        r.id = storage_->addToolCall(r);
+        if (!r.id) storageFailed(tr("Could not save a tool call"));
+        wait.calls.append(r);
+    }
+    waits_.insert(conversationId, wait);
+    if (conversationId == currentId_) showToolCalls(messageId);
+    for (ToolCallRecord& r : waits_[conversationId].calls) {
+        emit toolCallChanged(conversationId, r.id, r.state);
+        if (r.state == u"approved") runToolCall(conversationId, r);
+    }
+    // Every call may have been refused at once (no such tool...).
+    if (auto it = waits_.find(conversationId); it != waits_.end()) {
+        bool all = true;
+        for (const ToolCallRecord& r : it->calls) all = all && toolCallFinished(r.state);
+        if (all) continueAgent(conversationId);
+    }
+}
+
+void ChatController::setToolCallState(qint64 conversationId, ToolCallRecord& call) {
+    if (call.id && !storage_->updateToolCall(call)) storageFailed(tr("Could not save a tool call"));
+    if (conversationId == currentId_) showToolCalls(call.messageId);
+    emit toolCallChanged(conversationId, call.id, call.state);
+}
+
+void ChatController::runToolCall(qint64 conversationId, ToolCallRecord& call) {
+    call.state = QStringLiteral("running");
+    AgentWait& wait = waits_[conversationId];
+    wait.clocks[call.id].start();
+    setToolCallState(conversationId, call);
+    const qint64 id = call.id;
+    tools_->call(call.name, call.arguments, this,
+                 [this, conversationId, id](const ToolResult& r) { toolCallEnded(conversationId, id, r); });
+}
+
+ToolCallRecord* ChatController::waitingCall(qint64 callId, qint64* conversationId) {
+    for (auto it = waits_.begin(); it != waits_.end(); ++it)
+        for (ToolCallRecord& c : it->calls)
+            if (c.id == callId) {
+                *conversationId = it.key();
+                return &c;
+            }
+    return nullptr;
+}
+
+void ChatController::approveToolCall(qint64 callId) {
+    qint64 conv = 0;
+    ToolCallRecord* call = waitingCall(callId, &conv);
+    if (!call || call->state != u"pending") return;
+    call->state = QStringLiteral("approved");
+    setToolCallState(conv, *call);
+    runToolCall(conv, *call);
+}
+
+void ChatController::denyToolCall(qint64 callId) {
+    qint64 conv = 0;
+    ToolCallRecord* call = waitingCall(callId, &conv);
+    if (!call || call->state != u"pending") return;
+    call->state = QStringLiteral("denied");
+    call->result = tr("The user denied this call.");
+    setToolCallState(conv, *call);
+    bool all = true;
+    for (const ToolCallRecord& r : waits_[conv].calls) all = all && toolCallFinished(r.state);
+    if (all) continueAgent(conv);
+}
+
+void ChatController::toolCallEnded(qint64 conversationId, qint64 callId, const ToolResult& result) {
+    auto it = waits_.find(conversationId);
+    if (it == waits_.end()) return;  // the loop was stopped meanwhile
+    for (ToolCallRecord& c : it->calls) {
+        if (c.id != callId || c.state != u"running") continue;
+        c.result = result.text;
+        c.state = result.ok ? QStringLiteral("done") : QStringLiteral("failed");
+        c.durationMs = double(it->clocks.value(callId).nsecsElapsed()) / 1e6;
+        setToolCallState(conversationId, c);
+    }
+    bool all = true;
+    for (const ToolCallRecord& r : it->calls) all = all && toolCallFinished(r.state);
+    if (all) continueAgent(conversationId);
+}
+
+void ChatController::continueAgent(qint64 conversationId) {
+    const AgentWait wait = waits_.take(conversationId);
+    const int next = wait.step + 1;
+    if (next >= maxAgentSteps_) {
+        // No model reply after the last results: say so where the answer would be.
+        MessageRecord m;
+        m.conversationId = conversationId;
+        m.role = QStringLiteral("assistant");
+        m.state = MessageState::Failed;
+        m.error = tr("The agent stopped after %n step(s) without an answer (the step limit). Send a message to go on.",
+                     nullptr, maxAgentSteps_);
+        m.parentId = wait.messageId;
+        m.id = storage_->appendMessage(m);
+        if (m.id) storage_->updateMessage(m);
+        if (conversationId == currentId_) {
+            if (auto stored = storage_->message(m.id)) messages_.append(*stored);
+        }
+        emit notice(m.error, true);
+        emit generationsChanged();
+        emit agentFinished(conversationId, QStringLiteral("step limit"));
+        return;
+    }
+    if (!startReply(conversationId, 0, 0, next, {}, wait.messageId)) emit agentFinished(conversationId, QStringLiteral("failed"));
 }
 
 void ChatController::onStatus(const CacheStatus& status) {
@@ -625,26 +931,43 @@ void ChatController::stop() { stopConversation(currentId_); }
 
 void ChatController::stopConversation(qint64 conversationId) {
     if (Generation* g = generationFor(conversationId)) engine_->cancel(g->ticket);
+    if (!waits_.contains(conversationId)) return;
+    // Calls not finished end here; a tool still running has its result dropped.
+    AgentWait wait = waits_.take(conversationId);
+    for (ToolCallRecord& c : wait.calls) {
+        if (toolCallFinished(c.state)) continue;
+        c.state = QStringLiteral("denied");
+        c.result = tr("Stopped by the user.");
+        if (c.id) storage_->updateToolCall(c);
+        emit toolCallChanged(conversationId, c.id, c.state);
+    }
+    if (conversationId == currentId_) showToolCalls(wait.messageId);
+    emit generationsChanged();
+    emit agentFinished(conversationId, QStringLiteral("stopped"));
 }
 
 void ChatController::stopAll() {
     for (const auto& g : std::as_const(generations_)) engine_->cancel(g.ticket);
+    for (const qint64 conversationId : waits_.keys()) stopConversation(conversationId);
 }
 
 bool ChatController::regenerate() {
     const qint64 id = currentId_;
-    if (!id || generationFor(id)) return false;
+    if (!id || busy(id)) return false;
     const QList<MessageRecord> branch = storage_->messages(id);
     if (branch.isEmpty()) return false;
-    // A new version of the latest reply; with none after the last user
-    // message (it failed to start), simply a reply.
-    if (branch.last().role == u"assistant") return regenerateMessage(branch.last().id);
+    // A new version of the first reply after the last user message (in an
+    // agent session, the whole loop of that turn is written again); with none
+    // (it failed to start), simply a reply.
+    qint64 first = 0;
+    for (auto it = branch.crbegin(); it != branch.crend() && it->role != u"user"; ++it) first = it->id;
+    if (first) return regenerateMessage(first);
     return startReply(id);
 }
 
 bool ChatController::regenerateMessage(qint64 messageId) {
     auto m = storage_->message(messageId);
-    if (!m || m->role != u"assistant" || generationFor(m->conversationId)) return false;
+    if (!m || m->role != u"assistant" || busy(m->conversationId)) return false;
     // The reply is written for the turns before it: its parent becomes the
     // end of the visible branch for the prompt.
     const QList<MessageRecord> branch = storage_->messages(m->conversationId);
@@ -661,6 +984,7 @@ bool ChatController::editAndResend(qint64 messageId, const QString& text) {
     const QString trimmed = text.trimmed();
     if (!m || m->role != u"user" || trimmed.isEmpty()) return false;
     const qint64 id = m->conversationId;
+    if (waits_.contains(id)) stopConversation(id);  // its tool calls belong to what is replaced
     if (Generation* g = generationFor(id)) {
         // The reply being written answers the old text: end it now.
         const quint64 ticket = g->ticket;
@@ -680,7 +1004,7 @@ bool ChatController::editAndResend(qint64 messageId, const QString& text) {
 
 bool ChatController::switchVersion(qint64 messageId, int step) {
     auto m = storage_->message(messageId);
-    if (!m || generationFor(m->conversationId)) return false;
+    if (!m || busy(m->conversationId)) return false;
     const QList<MessageRecord> versions = versionsOf(storage_->allMessages(m->conversationId), messageId);
     int at = -1;
     for (int i = 0; i < versions.size(); ++i)
@@ -694,7 +1018,7 @@ bool ChatController::switchVersion(qint64 messageId, int step) {
 
 bool ChatController::deleteMessage(qint64 messageId) {
     auto m = storage_->message(messageId);
-    if (!m || generationFor(m->conversationId)) return false;
+    if (!m || busy(m->conversationId)) return false;
     DeletedMessage undo;
     undo.conversationId = m->conversationId;
     undo.before = storage_->allMessages(m->conversationId);
@@ -715,11 +1039,16 @@ bool ChatController::deleteMessage(qint64 messageId) {
 
 bool ChatController::continueReply(qint64 messageId) {
     auto m = storage_->message(messageId);
-    if (!m || m->role != u"assistant" || m->content.isEmpty() || generationFor(m->conversationId)) return false;
+    if (!m || m->role != u"assistant" || m->content.isEmpty() || busy(m->conversationId)) return false;
     if (m->state == MessageState::Failed || m->state == MessageState::Streaming) return false;
     // Only the latest reply: the model writes on where the conversation ends.
     const QList<MessageRecord> branch = storage_->messages(m->conversationId);
     if (branch.isEmpty() || branch.last().id != messageId) return false;
+    if (tools_ && storage_->toolsEnabled(m->conversationId)) {
+        // The continuation is rendered from plain turns, which have no tool calls or results.
+        emit notice(tr("Continue is not available while the conversation offers tools; regenerate instead."), true);
+        return false;
+    }
     return startReply(m->conversationId, 0, messageId);
 }
 

@@ -6,6 +6,10 @@
 // A reply that cannot be written (disk full, file not writable) stays on
 // screen marked "not saved" and is written again on every save tick until the
 // database takes it; saveProblem says why meanwhile (a banner).
+// A conversation with tools switched on is an agent session: the reply's tool
+// calls become cards (stored in tool_calls), run when approved (ToolRegistry,
+// off the GUI thread), and their results go back as tool turns until the
+// model answers or maxAgentSteps replies were tool steps.
 #include <QElapsedTimer>
 #include <optional>
 #include <QHash>
@@ -15,15 +19,21 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include <memory>
+
 #include "chat/ConversationListModel.h"
 #include "chat/MessageListModel.h"
+#include "tools/Tool.h"
 #include "weir/engine.h"
+#include "weir/tool_calls.h"
 #include "storage/Records.h"
 
 namespace weir::desktop {
 
 class EngineHost;
 class Storage;
+class ToolCallHandoff;
+class ToolRegistry;
 
 class ChatController : public QObject {
     Q_OBJECT
@@ -51,6 +61,10 @@ class ChatController : public QObject {
     // ("stop", "dropOldest", "rollingWindow"; ContextFit.h).
     Q_PROPERTY(QString defaultContextPolicy READ defaultContextPolicy WRITE setDefaultContextPolicy NOTIFY
                    defaultContextPolicyChanged)
+    // Agent sessions: whether the open conversation offers the tools to the model.
+    Q_PROPERTY(bool currentToolsEnabled READ currentToolsEnabled NOTIFY currentChanged)
+    Q_PROPERTY(bool toolsAvailable READ toolsAvailable CONSTANT)
+    Q_PROPERTY(int maxAgentSteps READ maxAgentSteps WRITE setMaxAgentSteps NOTIFY maxAgentStepsChanged)
 
 public:
     ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
@@ -61,7 +75,7 @@ public:
     qint64 currentId() const { return currentId_; }
     QString currentTitle() const;
     QVariantMap currentSettings() const;
-    bool currentGenerating() const { return generationFor(currentId_) != nullptr; }
+    bool currentGenerating() const { return busy(currentId_); }
     QString currentActivity() const;
     int generatingCount() const { return int(generations_.size()); }
     QString searchText() const { return searchText_; }
@@ -77,6 +91,25 @@ public:
     // The database file was replaced (a backup restored): what waited to be
     // written belongs to the old one. Reloads the sidebar and the open conversation.
     void databaseReplaced();
+
+    // The agent loop. Without a registry no conversation can use tools.
+    void setToolRegistry(ToolRegistry* tools) { tools_ = tools; }
+    bool toolsAvailable() const { return tools_ != nullptr; }
+    bool currentToolsEnabled() const;
+    Q_INVOKABLE void setToolsEnabled(qint64 conversationId, bool enabled);
+    // Model replies in a row one user message may lead to (each tool turn is
+    // one); the loop stops there with a message. Default 8.
+    int maxAgentSteps() const { return maxAgentSteps_; }
+    void setMaxAgentSteps(int steps);
+    // Sends like sendTo, with the first reply forced to call a tool:
+    // "required" (any tool) or a tool's name, through constrained decoding
+    // (the reply can only be {"name", "arguments"} valid for the schema).
+    // "none" offers no tool (answer from the results so far); "" is sendTo.
+    // Turns tools on for the conversation.
+    Q_INVOKABLE bool sendForcing(qint64 conversationId, const QString& text, const QString& forceTool);
+    // The user's decision on a call waiting for approval (by its row id).
+    Q_INVOKABLE void approveToolCall(qint64 callId);
+    Q_INVOKABLE void denyToolCall(qint64 callId);
 
     Q_INVOKABLE void reload();  // sidebar from the database
     Q_INVOKABLE qint64 newConversation();
@@ -112,7 +145,8 @@ public:
     // Writes more of a reply (the latest one, not generating, with text): the
     // model continues its text in the same message; usage adds up.
     Q_INVOKABLE bool continueReply(qint64 messageId);
-    Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return generationFor(conversationId) != nullptr; }
+    // A reply is generating or the agent loop waits for its tools.
+    Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return busy(conversationId); }
 
     Q_INVOKABLE void setSettings(const QVariantMap& settings);
     // The same for any conversation: a view saving what was typed for the
@@ -148,6 +182,11 @@ signals:
     void replyEnded(qint64 conversationId, qint64 messageId, const QString& state);
     void contextUsageChanged();
     void defaultContextPolicyChanged();
+    void maxAgentStepsChanged();
+    // A tool call was made or changed state (pending, approved, running, done, failed, denied).
+    void toolCallChanged(qint64 conversationId, qint64 callId, const QString& state);
+    // The agent loop of a conversation ended: "answered", "step limit", "stopped" or "failed".
+    void agentFinished(qint64 conversationId, const QString& how);
 
 private:
     // Re-reads the current conversation's settings, then emits currentChanged.
@@ -170,11 +209,25 @@ private:
         // Continue: the reply already had text and usage; the new part adds to them.
         bool continuing = false;
         int basePromptTokens = 0, baseCompletionTokens = 0;
+        // Agent replies: read for tool calls.
+        bool agent = false;
+        bool forced = false;          // held to the forced-call JSON (read at the end)
+        bool answerOnly = false;      // tool_choice none: the tools' results are in, answer now
+        bool callsComplete = false;   // the reader has the reply's calls: stopped there, not cancelled
+        int step = 0;                 // replies of this loop before this one
+        QString raw;                  // forced: the JSON as it streams
+        std::shared_ptr<ToolCallHandoff> handoff;
+        std::shared_ptr<ToolCallReader> reader;
+        std::vector<ToolCall> calls;  // read so far
     };
 
     // `versionOf`: the reply becomes a new version of that reply instead of a
     // new turn. `continueId`: write on that reply instead (Continue).
-    bool startReply(qint64 conversationId, qint64 versionOf = 0, qint64 continueId = 0);
+    // `step`: replies of this agent loop before this one; `forceTool`: a tool
+    // the reply must call ("none": answer now, "required": any tool);
+    // `after`: the message the new reply follows (0: the end of the visible branch).
+    bool startReply(qint64 conversationId, qint64 versionOf = 0, qint64 continueId = 0, int step = 0,
+                    const QString& forceTool = {}, qint64 after = 0);
     // The visible branch as turns for the engine; `turnIds` (if given) gets
     // each turn's first message id (0 for the system prompt).
     std::vector<Message> history(qint64 conversationId, const ConversationSettings& s,
@@ -182,6 +235,23 @@ private:
     // Re-reads the open conversation's visible branch into the message model.
     void showMessages();
     void onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
+    // A reply's tool calls being approved and run; the loop continues when all are finished.
+    struct AgentWait {
+        qint64 messageId = 0;
+        int step = 0;
+        QList<ToolCallRecord> calls;
+        QHash<qint64, QElapsedTimer> clocks;  // running calls, by id
+    };
+
+    bool busy(qint64 conversationId) const { return generationFor(conversationId) || waits_.contains(conversationId); }
+    void readAgentReply(Generation& g, QString* text) const;
+    void startToolCalls(qint64 conversationId, qint64 messageId, int step, const std::vector<ToolCall>& calls);
+    void runToolCall(qint64 conversationId, ToolCallRecord& call);
+    void setToolCallState(qint64 conversationId, ToolCallRecord& call);
+    void toolCallEnded(qint64 conversationId, qint64 callId, const ToolResult& result);
+    void continueAgent(qint64 conversationId);
+    void showToolCalls(qint64 messageId);
+    ToolCallRecord* waitingCall(qint64 callId, qint64* conversationId);
     Generation* generationFor(qint64 conversationId);
     const Generation* generationFor(qint64 conversationId) const;
     void endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage,
@@ -219,6 +289,9 @@ private:
     QTimer saveTimer_, viewTimer_;
     QString defaultContextPolicy_ = QStringLiteral("dropOldest");
     int lastContextTokens_ = 0;  // from the engine's last promptPrepared
+    ToolRegistry* tools_ = nullptr;
+    int maxAgentSteps_ = 8;
+    QHash<qint64, AgentWait> waits_;          // by conversation
 };
 
 } // namespace weir::desktop

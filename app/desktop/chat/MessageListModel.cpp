@@ -35,6 +35,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case VersionCountRole: return m.versionCount;
     case FinishReasonRole: return m.finishReason;
     case ContextStartRole: return contextStart_ != 0 && m.id == contextStart_;
+    case ToolCallsRole: return r.toolCalls;
     }
     return {};
 }
@@ -59,7 +60,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
             {VersionIndexRole, "versionIndex"},
             {VersionCountRole, "versionCount"},
             {FinishReasonRole, "finishReason"},
-            {ContextStartRole, "contextStart"}};
+            {ContextStartRole, "contextStart"},
+            {ToolCallsRole, "toolCalls"}};
 }
 
 MessageListModel::Row MessageListModel::makeRow(const MessageRecord& m) {
@@ -122,6 +124,13 @@ void MessageListModel::setActivity(qint64 messageId, const QString& activity, in
     r.activity = activity;
     r.queuePosition = queuePosition;
     emit dataChanged(index(row), index(row), {ActivityRole, QueuePositionRole});
+}
+
+void MessageListModel::setToolCalls(qint64 messageId, const QVariantList& calls) {
+    const int row = rowOf(messageId);
+    if (row < 0) return;
+    rows_[row].toolCalls = calls;
+    emit dataChanged(index(row), index(row), {ToolCallsRole});
 }
 
 void MessageListModel::setSaved(qint64 messageId, bool saved) {

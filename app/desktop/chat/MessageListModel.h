@@ -39,6 +39,7 @@ public:
         VersionCountRole,     // how many versions the turn has
         FinishReasonRole,     // replies: "length" when it stopped at Max tokens
         ContextStartRole,     // true: the model was not sent the messages above this one (a divider)
+        ToolCallsRole,        // the reply's tool calls, one map each (chat/AgentTurns.h toolCallMap)
     };
     Q_ENUM(Roles)
 
@@ -57,6 +58,7 @@ public:
     void update(const MessageRecord& message);
     void setActivity(qint64 messageId, const QString& activity, int queuePosition);
     void setSaved(qint64 messageId, bool saved);
+    void setToolCalls(qint64 messageId, const QVariantList& calls);
     void removeFrom(int position);
     // The first message the latest reply was sent after the system prompt
     // (0: all were sent). setMessages works it out from the latest reply.
@@ -77,6 +79,7 @@ private:
         QString activity;
         int queuePosition = 0;
         bool saved = true;
+        QVariantList toolCalls;
     };
     Row makeRow(const MessageRecord& m);
     std::vector<Row> rows_;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "weir/engine.h"
+#include "weir/tool_calls.h"
 
 namespace weir::desktop {
 
@@ -26,6 +27,13 @@ public:
     // The conversation with its last (assistant) message left open to write
     // on (Engine::tokenizeChatContinuation). May throw weir::Error.
     virtual std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const = 0;
+    // A chat with tools in OpenAI's shape -> prompt tokens, stop strings and how
+    // to read the reply (Engine::prepareChat). May throw weir::Error.
+    virtual PreparedChat prepareChat(const ChatPromptInput& input) const = 0;
+    // A reader of tool calls in the model's own format for one reply
+    // (Engine::toolCallReader); nullptr where the backend has none (fakes:
+    // their calls come through tool_choice, as constrained JSON).
+    virtual std::unique_ptr<ToolCallReader> toolCallReader(std::vector<std::string>) const { return nullptr; }
     virtual uint64_t submit(GenerateRequest request, EventSink sink) = 0;
     virtual void cancel(uint64_t id) = 0;
     virtual CacheStatus cacheStatus() const = 0;

@@ -134,6 +134,26 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
     return ticket;
 }
 
+quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+                               std::shared_ptr<ToolCallHandoff> handoff) {
+    const quint64 ticket = ++nextTicket_;
+    active_.insert(ticket);
+    emit activeRequestsChanged();
+    if (state_ != Ready) {
+        const QString why = state_ == Loading ? tr("The model is still loading.") : tr("No model is loaded.");
+        QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
+        return ticket;
+    }
+    QMetaObject::invokeMethod(
+        worker_,
+        [w = worker_, ticket, tag, chat = std::move(chat), request = std::move(request),
+         handoff = std::move(handoff)]() mutable {
+            w->submitChat(ticket, tag, std::move(chat), std::move(request), std::move(handoff));
+        },
+        Qt::QueuedConnection);
+    return ticket;
+}
+
 void EngineHost::cancel(quint64 ticket) {
     if (!active_.contains(ticket)) return;
     QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->cancel(ticket); }, Qt::QueuedConnection);

@@ -22,6 +22,7 @@
 #include "engine/ContextFit.h"
 #include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
+#include "engine/ToolCallHandoff.h"
 
 namespace weir::desktop {
 
@@ -84,6 +85,12 @@ public:
     // when the conversation does not fit in the context (promptPrepared says
     // which turns were sent; a conversation that cannot fit ends in failed).
     quint64 submit(ClientTag tag, std::vector<Message> messages, GenerateRequest request, PromptPlan plan = {});
+    // The same for a chat with tools (ChatPromptInput, as the endpoint takes
+    // it): the template's stop strings are added to the request's, and when
+    // the reply is to be read for calls in the model's format, the reader
+    // goes into `handoff` before the request runs.
+    quint64 submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+                       std::shared_ptr<ToolCallHandoff> handoff);
     void cancel(quint64 ticket);
     bool isActive(quint64 ticket) const { return active_.contains(ticket); }
 

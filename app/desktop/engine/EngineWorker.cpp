@@ -128,6 +128,38 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
     }
 }
 
+void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+                              std::shared_ptr<ToolCallHandoff> handoff) {
+    auto fail = [this, ticket](const QString& message) {
+        QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
+                                  Qt::QueuedConnection);
+    };
+    if (!backend_) return fail(tr("No model is loaded."));
+    try {
+        PreparedChat prepared = backend_->prepareChat(chat);
+        request.prompt = std::move(prepared.prompt);
+        request.stop.insert(request.stop.end(), prepared.stop.begin(), prepared.stop.end());
+        request.showSpecialTokens = request.showSpecialTokens || prepared.showSpecialTokens;
+        request.tag = tag;
+        // A reply held to the forced-call JSON is read as that JSON, not by the family's reader.
+        if (handoff && prepared.toolsActive && request.constraint.kind == OutputConstraint::Kind::None) {
+            if (std::unique_ptr<ToolCallReader> reader = backend_->toolCallReader(prepared.toolNames)) {
+                reader->push(prepared.forcedPrefix);
+                handoff->put(std::move(reader));
+            }
+        }
+        std::shared_ptr<EventRelay> relay = relay_;
+        const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) {
+            relay->push(ticket, e);
+        });
+        requests_.insert(ticket, id);
+    } catch (const std::exception& e) {
+        fail(QString::fromUtf8(e.what()));
+    } catch (...) {
+        fail(QStringLiteral("unknown error while submitting the request"));
+    }
+}
+
 void EngineWorker::cancel(quint64 ticket) {
     const auto it = requests_.find(ticket);
     if (it == requests_.end() || !backend_) return;

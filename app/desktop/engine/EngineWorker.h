@@ -10,6 +10,7 @@
 #include "engine/EndpointConfig.h"
 #include "engine/ContextFit.h"
 #include "engine/EngineBackend.h"
+#include "engine/ToolCallHandoff.h"
 
 namespace weir::desktop {
 
@@ -29,6 +30,8 @@ public:
     void unload();
     void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request,
                 PromptPlan plan);
+    void submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+                    std::shared_ptr<ToolCallHandoff> handoff);
     void cancel(quint64 ticket);
     // The request of `ticket` ended (its terminal event reached the host):
     // drop its entry, so the table holds only live requests.

@@ -17,6 +17,10 @@ public:
     std::vector<int32_t> tokenizeChatContinuation(const std::vector<Message>& messages) const override {
         return engine_.tokenizeChatContinuation(messages);
     }
+    PreparedChat prepareChat(const ChatPromptInput& input) const override { return engine_.prepareChat(input); }
+    std::unique_ptr<ToolCallReader> toolCallReader(std::vector<std::string> names) const override {
+        return engine_.toolCallReader(std::move(names));
+    }
     uint64_t submit(GenerateRequest request, EventSink sink) override {
         return engine_.submit(std::move(request), std::move(sink));
     }

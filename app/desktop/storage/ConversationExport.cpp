@@ -47,7 +47,8 @@ QString exportMarkdown(const ConversationDocument& doc) {
         if (m.state == MessageState::Failed) out += QStringLiteral("\n_(failed: %1)_\n").arg(m.error);
         if (i < doc.toolCalls.size()) {
             for (const ToolCallRecord& t : doc.toolCalls[i]) {
-                out += QStringLiteral("\n**Tool call** `%1`\n\n```json\n%2\n```\n").arg(t.name, t.arguments);
+                out += QStringLiteral("\n**Tool call** `%1` (%2, %3 ms)\n\n```json\n%4\n```\n")
+                           .arg(t.name, t.state).arg(qRound(t.durationMs)).arg(t.arguments);
                 if (!t.result.isEmpty()) out += QStringLiteral("\n**Result**\n\n```\n%1\n```\n").arg(t.result);
             }
         }
@@ -86,7 +87,7 @@ QByteArray exportJson(const ConversationDocument& doc) {
             QJsonArray calls;
             for (const ToolCallRecord& t : doc.toolCalls[i])
                 calls.append(QJsonObject{{"id", t.callId}, {"name", t.name}, {"arguments", t.arguments},
-                                         {"result", t.result}});
+                                         {"result", t.result}, {"state", t.state}, {"duration_ms", t.durationMs}});
             o["tool_calls"] = calls;
         }
         messages.append(o);
@@ -187,6 +188,8 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
             t.name = c.value("name").toString();
             t.arguments = c.value("arguments").toString();
             t.result = c.value("result").toString();
+            t.state = c.value("state").toString(QStringLiteral("done"));
+            t.durationMs = c.value("duration_ms").toDouble();
             calls.append(t);
         }
         out.messages.append(m);

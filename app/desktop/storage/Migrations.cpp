@@ -100,6 +100,18 @@ bool migrateTo5(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
+// 6: the agent loop: each tool call's state and duration, and which
+// conversations offer tools to the model.
+bool migrateTo6(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE tool_calls ADD COLUMN state TEXT NOT NULL DEFAULT 'done'"),
+        QStringLiteral("ALTER TABLE tool_calls ADD COLUMN duration_ms REAL NOT NULL DEFAULT 0"),
+        QStringLiteral("CREATE TABLE conversation_tools ("
+                       " conversation_id INTEGER PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,"
+                       " enabled INTEGER NOT NULL DEFAULT 0)"),
+    }, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -109,6 +121,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 3: return migrateTo3(db, error);
     case 4: return migrateTo4(db, error);
     case 5: return migrateTo5(db, error);
+    case 6: return migrateTo6(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

@@ -72,6 +72,10 @@ struct ToolCallRecord {
     QString arguments;       // JSON text
     QString result;          // tool output, empty until it ran
     qint64 createdAt = 0;
+    // pending (waits for the user's approval), approved, running, done,
+    // failed, denied. Calls of older versions are "done".
+    QString state = QStringLiteral("done");
+    double durationMs = 0;   // how long the tool ran
 };
 
 } // namespace weir::desktop

@@ -698,9 +698,10 @@ bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qi
                       m.contextFromId});
             for (const ToolCallRecord& c : toolCalls.value(m.id)) {
                 if (!ok) break;
-                ok = run(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
-                                        " VALUES (?, ?, ?, ?, ?, ?)"),
-                         {m.id, text(c.callId), text(c.name), text(c.arguments), text(c.result), c.createdAt});
+                ok = run(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at,"
+                                        " state, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                         {m.id, text(c.callId), text(c.name), text(c.arguments), text(c.result), c.createdAt,
+                          text(c.state), c.durationMs});
             }
         }
         if (!ok) break;
@@ -715,10 +716,11 @@ bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qi
 
 qint64 Storage::addToolCall(const ToolCallRecord& c) {
     QSqlQuery q(db());
-    const bool ready = q.prepare(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at)"
-                             " VALUES (?, ?, ?, ?, ?, ?)"));
+    const bool ready = q.prepare(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at,"
+                             " state, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     for (const QVariant& v : {QVariant(c.messageId), text(c.callId), text(c.name), text(c.arguments),
-                              text(c.result), QVariant(c.createdAt ? c.createdAt : nowMs())})
+                              text(c.result), QVariant(c.createdAt ? c.createdAt : nowMs()), text(c.state),
+                              QVariant(c.durationMs)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save a tool call"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
@@ -727,7 +729,8 @@ qint64 Storage::addToolCall(const ToolCallRecord& c) {
 QList<ToolCallRecord> Storage::toolCalls(qint64 messageId) {
     QList<ToolCallRecord> out;
     QSqlQuery q(db());
-    const bool ready = q.prepare(QStringLiteral("SELECT id, message_id, call_id, name, arguments, result, created_at FROM tool_calls"
+    const bool ready = q.prepare(QStringLiteral("SELECT id, message_id, call_id, name, arguments, result, created_at, state,"
+                             " duration_ms FROM tool_calls"
                              " WHERE message_id = ? ORDER BY id"));
     q.addBindValue(messageId);
     if (!ready || !q.exec()) return out;
@@ -740,9 +743,36 @@ QList<ToolCallRecord> Storage::toolCalls(qint64 messageId) {
         c.arguments = q.value(4).toString();
         c.result = q.value(5).toString();
         c.createdAt = q.value(6).toLongLong();
+        c.state = q.value(7).toString();
+        c.durationMs = q.value(8).toDouble();
         out.append(c);
     }
     return out;
+}
+
+bool Storage::updateToolCall(const ToolCallRecord& c) {
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral("UPDATE tool_calls SET result = ?, state = ?, duration_ms = ? WHERE id = ?"));
+    for (const QVariant& v : {text(c.result), text(c.state), QVariant(c.durationMs), QVariant(c.id)}) q.addBindValue(v);
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save tool call %1").arg(c.id), q.lastError());
+    return q.numRowsAffected() == 1;
+}
+
+bool Storage::setToolsEnabled(qint64 conversationId, bool enabled) {
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral("INSERT INTO conversation_tools (conversation_id, enabled) VALUES (?, ?)"
+                             " ON CONFLICT(conversation_id) DO UPDATE SET enabled = excluded.enabled"));
+    q.addBindValue(conversationId);
+    q.addBindValue(enabled ? 1 : 0);
+    if (!ready || !q.exec()) return fail(QStringLiteral("cannot save the tools switch of conversation %1").arg(conversationId), q.lastError());
+    return true;
+}
+
+bool Storage::toolsEnabled(qint64 conversationId) {
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral("SELECT enabled FROM conversation_tools WHERE conversation_id = ?"));
+    q.addBindValue(conversationId);
+    return ready && q.exec() && q.next() && q.value(0).toInt() != 0;
 }
 
 MessageRecord Storage::asStored(MessageRecord m) const {

@@ -145,6 +145,11 @@ public:
     // Tool calls belong to an assistant message.
     qint64 addToolCall(const ToolCallRecord& call);
     QList<ToolCallRecord> toolCalls(qint64 messageId);
+    // Result, state and duration of a call (by id) as the agent loop advances.
+    bool updateToolCall(const ToolCallRecord& call);
+    // Whether a conversation offers the tools to the model (off by default).
+    bool setToolsEnabled(qint64 conversationId, bool enabled);
+    bool toolsEnabled(qint64 conversationId);
 
     // Copies the write-ahead log into the database file (the only step that
     // waits for the disk). Connections never do it on their own; the

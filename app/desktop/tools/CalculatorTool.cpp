@@ -1,0 +1,28 @@
+#include "tools/CalculatorTool.h"
+
+#include <QJsonArray>
+
+#include "tools/Expression.h"
+
+namespace weir::desktop {
+
+QString CalculatorTool::description() const {
+    return QStringLiteral("Evaluates an arithmetic expression with + - * / % ^, parentheses, "
+                          "sqrt, sin, cos, tan, log, log10, exp, abs, pi and e.");
+}
+
+QJsonObject CalculatorTool::parameters() const {
+    return {{"type", "object"},
+            {"properties", QJsonObject{{"expression", QJsonObject{{"type", "string"},
+                                                                  {"description", "for example (2+3)*4"}}}}},
+            {"required", QJsonArray{"expression"}},
+            {"additionalProperties", false}};
+}
+
+ToolResult CalculatorTool::run(const QJsonObject& arguments) const {
+    const ExpressionResult r = evaluateExpression(arguments.value(u"expression").toString());
+    if (!r.value) return {false, r.error};
+    return {true, formatNumber(*r.value)};
+}
+
+} // namespace weir::desktop

@@ -1,0 +1,24 @@
+#pragma once
+// Plain values of the MCP client: a server the user configured, and a tool
+// one of them offers.
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+namespace weir::desktop {
+
+struct McpServerConfig {
+    QString name;           // the user's name for it; prefixes its tools in the UI
+    QString command;        // stdio: the program (found on the login PATH), e.g. "npx"
+    QStringList arguments;
+    QString url;            // streamable HTTP: the endpoint (then command is unused)
+    bool enabled = true;
+};
+
+struct McpToolInfo {
+    QString name;
+    QString description;
+    QJsonObject inputSchema;
+};
+
+} // namespace weir::desktop
