@@ -67,7 +67,8 @@ set(WEIR_DEB_QML_DEPENDS
     qml6-module-qtquick-window
     qml6-module-qtqml-models
     qml6-module-qtqml-workerscript
-    qml6-module-qt-labs-folderlistmodel)
+    qml6-module-qt-labs-folderlistmodel
+    qml6-module-qtcore)
 set(WEIR_DEB_PLUGIN_DEPENDS libqt6sql6-sqlite qt6-qpa-plugins)
 list(JOIN WEIR_DEB_QML_DEPENDS ", " qml_depends)
 list(JOIN WEIR_DEB_PLUGIN_DEPENDS ", " plugin_depends)

@@ -70,12 +70,21 @@ void EngineWorker::unload() {
     requests_.clear();
 }
 
+void EngineWorker::failSubmit(quint64 ticket, const QString& message) {
+    QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
+                              Qt::QueuedConnection);
+}
+
+// Events go to the relay, which hands them to the host in order.
+void EngineWorker::submitPrepared(quint64 ticket, GenerateRequest request) {
+    std::shared_ptr<EventRelay> relay = relay_;
+    const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) { relay->push(ticket, e); });
+    requests_.insert(ticket, id);
+}
+
 void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> messages,
                           GenerateRequest request, PromptPlan plan) {
-    auto fail = [this, ticket](const QString& message) {
-        QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
-                                  Qt::QueuedConnection);
-    };
+    auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
     if (!backend_) return fail(tr("No model is loaded."));
     try {
         const ModelConfig& model = backend_->modelConfig();
@@ -115,11 +124,7 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
         QMetaObject::invokeMethod(host_, [host = host_, ticket, firstTurn, promptTokens, contextTokens] {
             host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
         }, Qt::QueuedConnection);
-        std::shared_ptr<EventRelay> relay = relay_;
-        const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) {
-            relay->push(ticket, e);
-        });
-        requests_.insert(ticket, id);
+        submitPrepared(ticket, std::move(request));
     } catch (const std::exception& e) {
         fail(QString::fromUtf8(e.what()));
     } catch (...) {
@@ -130,10 +135,7 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
 
 void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
                               std::shared_ptr<ToolCallHandoff> handoff) {
-    auto fail = [this, ticket](const QString& message) {
-        QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
-                                  Qt::QueuedConnection);
-    };
+    auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
     if (!backend_) return fail(tr("No model is loaded."));
     try {
         PreparedChat prepared = backend_->prepareChat(chat);
@@ -148,14 +150,11 @@ void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput cha
                 handoff->put(std::move(reader));
             }
         }
-        std::shared_ptr<EventRelay> relay = relay_;
-        const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) {
-            relay->push(ticket, e);
-        });
-        requests_.insert(ticket, id);
+        submitPrepared(ticket, std::move(request));
     } catch (const std::exception& e) {
         fail(QString::fromUtf8(e.what()));
     } catch (...) {
+        // Whatever the backend throws, the ticket still gets its one failed signal.
         fail(QStringLiteral("unknown error while submitting the request"));
     }
 }

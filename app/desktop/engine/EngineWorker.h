@@ -44,6 +44,8 @@ public:
     void shutdown();
 
 private:
+    void failSubmit(quint64 ticket, const QString& message);
+    void submitPrepared(quint64 ticket, GenerateRequest request);
     void pollStatus();
     void startEndpoint();
     void stopEndpoint(bool report = true);

@@ -40,6 +40,16 @@ namespace {
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
+// Runs one statement with its values bound in order; on failure `error` says why.
+bool execBound(QSqlDatabase& d, const QString& sql, const QVariantList& values, QSqlError& error) {
+    QSqlQuery q(d);
+    bool done = q.prepare(sql);
+    for (const QVariant& v : values) q.addBindValue(v);
+    done = done && q.exec();
+    if (!done) error = q.lastError();
+    return done;
+}
+
 // A null QString binds as SQL NULL; the text columns are NOT NULL.
 QVariant text(const QString& s) { return s.isNull() ? QVariant(QString(QStringLiteral(""))) : QVariant(s); }
 
@@ -638,14 +648,7 @@ bool Storage::deleteMessage(qint64 messageId) {
     QSqlDatabase d = db();
     if (!d.transaction()) return fail(QStringLiteral("cannot delete message %1").arg(messageId), d.lastError());
     QSqlError error;
-    auto run = [&](const QString& sql, const QVariantList& values) {
-        QSqlQuery q(d);
-        bool done = q.prepare(sql);
-        for (const QVariant& v : values) q.addBindValue(v);
-        done = done && q.exec();
-        if (!done) error = q.lastError();
-        return done;
-    };
+    auto run = [&](const QString& sql, const QVariantList& values) { return execBound(d, sql, values, error); };
     bool ok = true;
     if (versions.size() > 1) {
         // One version of several: it goes with the turns that followed it
@@ -672,14 +675,7 @@ bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qi
     QSqlDatabase d = db();
     if (!d.transaction()) return fail(QStringLiteral("cannot restore messages"), d.lastError());
     QSqlError error;
-    auto run = [&](const QString& sql, const QVariantList& values) {
-        QSqlQuery q(d);
-        bool done = q.prepare(sql);
-        for (const QVariant& v : values) q.addBindValue(v);
-        done = done && q.exec();
-        if (!done) error = q.lastError();
-        return done;
-    };
+    auto run = [&](const QString& sql, const QVariantList& values) { return execBound(d, sql, values, error); };
     bool ok = true;
     // In position order, so a parent is back before its children.
     for (const MessageRecord& m : before) {

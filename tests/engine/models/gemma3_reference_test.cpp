@@ -43,26 +43,8 @@ static size_t greedyAgreement(const std::vector<Run>& runs) {
     return n;
 }
 
-// Each case's prompt plus its reference continuation in one batch with a
-// `dtype` KV cache: at how many positions is the argmax the reference's
-// next token?
 size_t teacherForcedAgreement(KvDtype dtype) {
-    size_t agree = 0;
-    const int32_t nVocab = model_->config().nVocab;
-    for (const auto& c : ref_.cases) {
-        const size_t total = c.prompt.size() + c.generated.size() - 1;
-        SimpleKvCache kv(model_->config(), 1, int32_t(total), 16, dtype);
-        Batch b;
-        for (size_t i = 0; i < total; ++i) {
-            const int32_t tok = i < c.prompt.size() ? c.prompt[i] : c.generated[i - c.prompt.size()];
-            b.add(tok, 0, int32_t(i), i + 1 >= c.prompt.size());
-        }
-        std::vector<float> logits;
-        model_->forward(b, kv, logits, *pool_);
-        for (size_t j = 0; j < c.generated.size(); ++j)
-            agree += argmax(logits.data() + j * size_t(nVocab), nVocab) == c.generated[j];
-    }
-    return agree;
+    return weir::testing::teacherForcedAgreement(*model_, ref_.cases, *pool_, dtype);
 }
 
 // Runs every reference prompt through one Engine at once (greedy).
@@ -70,42 +52,14 @@ size_t teacherForcedAgreement(KvDtype dtype) {
 bool runEngine(KvDtype dtype, std::vector<Run>& runs, double* bytesRatio = nullptr) {
     EngineOptions o = engineOptions();
     o.kvDtype = dtype;
-    Engine engine(o);
     if (bytesRatio) {
+        Engine engine(o);
         Engine f16(engineOptions());
         const CacheStatus a = engine.cacheStatus(), b = f16.cacheStatus();
         *bytesRatio = double(a.full.bytesPerToken + a.window.bytesPerToken) /
                       double(b.full.bytesPerToken + b.window.bytesPerToken);
     }
-    std::mutex m;
-    std::condition_variable cv;
-    runs.assign(ref_.cases.size(), Run{});
-    size_t ended = 0;
-    std::vector<std::string> errors;
-    for (size_t i = 0; i < ref_.cases.size(); ++i) {
-        GenerateRequest req;
-        req.prompt = ref_.cases[i].prompt;
-        req.sampling.temperature = 0;
-        req.maxTokens = int32_t(ref_.cases[i].generated.size());
-        req.stopAtEndOfGeneration = false;
-        engine.submit(std::move(req), [&, i](const Event& e) {
-            std::lock_guard<std::mutex> lock(m);
-            if (e.kind == Event::Kind::Token) {
-                runs[i].tokens.push_back(e.token);
-                return;
-            }
-            if (e.kind != Event::Kind::Done) errors.push_back(e.text);
-            ++ended;
-            cv.notify_all();
-        });
-    }
-    std::unique_lock<std::mutex> lock(m);
-    if (!cv.wait_for(lock, std::chrono::minutes(5), [&] { return ended == ref_.cases.size(); })) {
-        std::printf("  the engine did not finish the reference prompts\n");
-        return false;
-    }
-    for (const std::string& e : errors) std::printf("  engine error: %s\n", e.c_str());
-    return errors.empty();
+    return weir::testing::runEngine(o, ref_.cases, runs);
 }
 
 WEIR_TEST_SUITE_SETUP(Gemma3Reference) {

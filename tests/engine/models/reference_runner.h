@@ -1,14 +1,18 @@
 #pragma once
 // Shared by the model reference tests: loads a greedy reference recorded from
 // llama.cpp (tests/reference/make_model_reference.py) and replays its prompts
-// through our model, one sequence at a time or all at once in mixed batches.
+// through our model, one sequence at a time or all at once in mixed batches,
+// or through a whole Engine (scheduler, paged pools, sampler) all at once.
 #include "tests/support/json_reading.h"
 #include "tests/support/sha256.h"
 #include "tests/support/test_files.h"
 #include "tests/support/weir_test.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -18,6 +22,7 @@
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "kernels/cpu/thread_pool.h"
+#include "weir/engine.h"
 
 namespace weir::testing {
 
@@ -128,6 +133,66 @@ inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>&
         }
     }
     return runs;
+}
+
+// Each case's prompt plus its reference continuation in one batch with a
+// `dtype` KV cache: at how many positions is the argmax the reference's next
+// token? Robust where a free-running comparison is not: one flipped near-tie
+// does not end it.
+inline size_t teacherForcedAgreement(Model& model, const std::vector<ReferenceCase>& cases, kernels::ThreadPool& pool,
+                                     KvDtype dtype = KvDtype::F16) {
+    size_t agree = 0;
+    const int32_t nVocab = model.config().nVocab;
+    for (const auto& c : cases) {
+        const size_t total = c.prompt.size() + c.generated.size() - 1;
+        SimpleKvCache kv(model.config(), 1, int32_t(total), 16, dtype);
+        Batch b;
+        for (size_t i = 0; i < total; ++i) {
+            const int32_t tok = i < c.prompt.size() ? c.prompt[i] : c.generated[i - c.prompt.size()];
+            b.add(tok, 0, int32_t(i), i + 1 >= c.prompt.size());
+        }
+        std::vector<float> logits;
+        model.forward(b, kv, logits, pool);
+        for (size_t j = 0; j < c.generated.size(); ++j)
+            agree += argmax(logits.data() + j * size_t(nVocab), nVocab) == c.generated[j];
+    }
+    return agree;
+}
+
+// Every case submitted at once to an Engine made with `options` (greedy, no
+// stop at end of generation): one Run per case, in order. False, with the
+// errors printed, when a request failed or they did not all end in 5 minutes.
+inline bool runEngine(const EngineOptions& options, const std::vector<ReferenceCase>& cases, std::vector<Run>& runs) {
+    Engine engine(options);
+    std::mutex m;
+    std::condition_variable cv;
+    runs.assign(cases.size(), Run{});
+    size_t ended = 0;
+    std::vector<std::string> errors;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        GenerateRequest req;
+        req.prompt = cases[i].prompt;
+        req.sampling.temperature = 0;
+        req.maxTokens = int32_t(cases[i].generated.size());
+        req.stopAtEndOfGeneration = false;
+        engine.submit(std::move(req), [&, i](const Event& e) {
+            std::lock_guard<std::mutex> lock(m);
+            if (e.kind == Event::Kind::Token) {
+                runs[i].tokens.push_back(e.token);
+                return;
+            }
+            if (e.kind != Event::Kind::Done) errors.push_back(e.text);
+            ++ended;
+            cv.notify_all();
+        });
+    }
+    std::unique_lock<std::mutex> lock(m);
+    if (!cv.wait_for(lock, std::chrono::minutes(5), [&] { return ended == cases.size(); })) {
+        std::printf("  the engine did not finish the reference prompts\n");
+        return false;
+    }
+    for (const std::string& e : errors) std::printf("  engine error: %s\n", e.c_str());
+    return errors.empty();
 }
 
 // Steps until the first token that differs from the reference (all = match).
