@@ -15,6 +15,7 @@ const CpuFeatures& cpuFeatures() {
         c.fma = __builtin_cpu_supports("fma");
         c.f16c = __builtin_cpu_supports("f16c");
         c.avx512f = __builtin_cpu_supports("avx512f");
+        c.avx512dq = __builtin_cpu_supports("avx512dq");
         c.avx512bw = __builtin_cpu_supports("avx512bw");
         c.avx512vl = __builtin_cpu_supports("avx512vl");
         c.avx512vnni = __builtin_cpu_supports("avx512vnni");
@@ -61,8 +62,14 @@ static bool defaultVnni() {
     return cpuHasVnni() && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
 }
 
+static bool defaultAvx512Variants() {
+    const char* env = std::getenv("WEIR_KERNELS");
+    return cpuFeatures().avx512f && cpuFeatures().avx512dq && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
+}
+
 // -1: not chosen yet; 0 off; 1 on.
 static std::atomic<int> g_vnni{-1};
+static std::atomic<int> g_avx512Variants{-1};
 
 // -1: not chosen yet; otherwise a KernelPath value.
 static std::atomic<int> g_path{-1};
@@ -92,6 +99,22 @@ bool forceVnni(bool on) {
     return true;
 }
 
+bool avx512VariantsActive() {
+    if (activeKernelPath() != KernelPath::Avx2) return false;
+    int v = g_avx512Variants.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = defaultAvx512Variants() ? 1 : 0;
+        g_avx512Variants.store(v, std::memory_order_relaxed);
+    }
+    return v == 1;
+}
+
+bool forceAvx512Variants(bool on) {
+    if (on && !canRun(KernelPath::Avx2)) return false;
+    g_avx512Variants.store(on ? 1 : 0, std::memory_order_relaxed);
+    return true;
+}
+
 bool forceKernelPath(KernelPath p) {
     if (!canRun(p)) return false;
     g_path.store(int(p), std::memory_order_relaxed);
@@ -101,6 +124,7 @@ bool forceKernelPath(KernelPath p) {
 void resetKernelPath() {
     g_path.store(int(defaultPath()), std::memory_order_relaxed);
     g_vnni.store(defaultVnni() ? 1 : 0, std::memory_order_relaxed);
+    g_avx512Variants.store(defaultAvx512Variants() ? 1 : 0, std::memory_order_relaxed);
 }
 
 } // namespace weir::kernels

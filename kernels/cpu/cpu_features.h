@@ -5,7 +5,7 @@ namespace weir::kernels {
 
 struct CpuFeatures {
     bool avx2 = false, fma = false, f16c = false;
-    bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
+    bool avx512f = false, avx512dq = false, avx512bw = false, avx512vl = false, avx512vnni = false;
 };
 
 // Detected once (cpuid through __builtin_cpu_supports).
@@ -26,7 +26,7 @@ KernelPath activeKernelPath();
 // CPU cannot run it. Not meant to be flipped while a matmul is running.
 bool forceKernelPath(KernelPath p);
 
-// Back to the default choice (VNNI included).
+// Back to the default choice (VNNI and the AVX-512 variants included).
 void resetKernelPath();
 
 // AVX-512 VNNI (vpdpbusd on 256-bit registers) for the integer dot products
@@ -37,5 +37,19 @@ bool vnniActive();
 // Test hook: false turns it off; true turns it on where the CPU can run it
 // (and returns false, changing nothing, where it cannot).
 bool forceVnni(bool on);
+
+// llama.cpp built for AVX-512 (F and DQ) computes two things differently
+// from its AVX2 build, and a build native to this CPU is one of those:
+// - f32/f16 vector dot products (its CPU flash attention's scores) sum in
+//   4 accumulators of 16 lanes instead of 8, which rounds differently;
+// - SwiGLU takes blocks of 16 through its AVX-512 expf, which adds the 1 of
+//   the polynomial before scaling by 2^n (AVX2: j * 2^n + 2^n in one fma).
+// We follow the AVX-512 build where the CPU has AVX-512 F and DQ (done on
+// 256-bit registers: it needs no AVX-512 instruction). On when the AVX2 path
+// is active and the CPU has them, unless WEIR_KERNELS=avx2 is set.
+bool avx512VariantsActive();
+// Test hook: false turns it off; true turns it on where the AVX2 path can
+// run (and returns false, changing nothing, where it cannot).
+bool forceAvx512Variants(bool on);
 
 } // namespace weir::kernels

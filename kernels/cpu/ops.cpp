@@ -136,8 +136,31 @@ float expApprox(float x) {
     return std::fma(s2, j, s2) * s1;
 }
 
+float expApprox512(float x) {
+    const float shifter = 0x1.8p23f;
+    const float z = std::fma(x, 0x1.715476p+0f, shifter);
+    const float n = z - shifter;
+    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+    const float u = b * b;
+    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                             std::fma(0x1.ffffecp-1f, b, 1.0f));  // e^b
+    if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : std::numeric_limits<float>::infinity();
+    return std::ldexp(j, int(n));  // j * 2^n rounded once, as scalef
+}
+
 void swiglu(const float* gate, const float* up, float* y, int64_t n) {
     int64_t i = 0;
+    if (avx512VariantsActive()) {
+        // Blocks of 16 through the AVX-512 expf, a tail libm's expf.
+        const int64_t blocks = n - n % 16;
+        i = ops_avx2::swiglu512(gate, up, y, blocks);
+        for (; i < n; ++i) {
+            const float g = gate[i];
+            const float e = i < blocks ? expApprox512(0.0f - g) : std::exp(-g);
+            y[i] = g / (1.0f + e) * up[i];
+        }
+        return;
+    }
     if (opsHaveAvx2()) i = ops_avx2::swiglu(gate, up, y, n);  // whole groups of 8
     for (; i < n; ++i) {
         // Blocks of 8 use the approximation (as llama.cpp's AVX2 loop), a tail libm's expf.
@@ -179,6 +202,7 @@ void toF16Row(const float* x, uint16_t* y, int64_t n) {
 }
 
 float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) {
+    if (avx512VariantsActive()) return ops_avx2::dotF16Lanes16(a, b, n);
     if (opsHaveAvx2() && n % 32 == 0) return ops_avx2::dotF16(a, b, n);
     float acc[32] = {};
     int64_t i = 0;
@@ -191,6 +215,7 @@ float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) {
 }
 
 float dotF32(const float* a, const float* b, int64_t n) {
+    if (avx512VariantsActive()) return ops_avx2::dotF32Lanes16(a, b, n);
     if (opsHaveAvx2() && n % 32 == 0) return ops_avx2::dotF32(a, b, n);
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += double(a[i] * b[i]);
@@ -267,7 +292,8 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
     auto* acc16 = reinterpret_cast<uint16_t*>(vRow + dv);
     const bool f16V = v.type == GgmlType::F16;
     const bool avx2 = opsHaveAvx2();  // once per head, not per position
-    const bool wideK = avx2 && k.type == GgmlType::F16 && dk % 32 == 0;
+    const bool lanes16 = avx512VariantsActive();
+    const bool wideK = avx2 && k.type == GgmlType::F16 && (dk % 32 == 0 || lanes16);
     const bool fastV = avx2 && dv % 32 == 0;
 
     // The query in K's dot-product type, as llama.cpp converts it.
@@ -290,8 +316,9 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
         float s;
         switch (k.type) {
         case GgmlType::F16:
-            s = wideK ? ops_avx2::dotF16F32(reinterpret_cast<const uint16_t*>(kr), qWide, dk)
-                      : dotF16(reinterpret_cast<const uint16_t*>(kr), static_cast<const uint16_t*>(qk), dk);
+            if (wideK && lanes16) s = ops_avx2::dotF16F32Lanes16(reinterpret_cast<const uint16_t*>(kr), qWide, dk);
+            else if (wideK) s = ops_avx2::dotF16F32(reinterpret_cast<const uint16_t*>(kr), qWide, dk);
+            else s = dotF16(reinterpret_cast<const uint16_t*>(kr), static_cast<const uint16_t*>(qk), dk);
             break;
         case GgmlType::Q8_0: s = dotQ8_0(kr, qk, dk); break;
         case GgmlType::E4M3_KV: s = dotE4M3(kr, q, dk); break;

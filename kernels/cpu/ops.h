@@ -40,6 +40,9 @@ const uint16_t* geluF16Table();
 void swiglu(const float* gate, const float* up, float* y, int64_t n);
 // e^x to about 1 ulp, bit-identical to llama.cpp's vectorised expf.
 float expApprox(float x);
+// The same e^x as llama.cpp's AVX-512 build computes it (the polynomial's
+// 1 added before scaling by 2^n; saturating beyond |n| > 192).
+float expApprox512(float x);
 // In-place softmax of n values (max subtracted first). Returns nothing; sum
 // accumulated in double.
 void softmax(float* x, int64_t n);

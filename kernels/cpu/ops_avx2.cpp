@@ -44,9 +44,43 @@ static inline float dot4x8(const A* a, const B* b, int64_t n) {
     return hsum(_mm256_add_ps(s0, s1));
 }
 
+static inline float toF32(uint16_t h) { return _cvtsh_ss(h); }
+static inline float toF32(float f) { return f; }
+
+// llama.cpp's AVX-512 order on 256-bit registers: 4 accumulators of 16 lanes
+// (here a low and a high half each) over whole steps of 64; the accumulators
+// added 0+2, 1+3, then together; the 16 lanes reduced as
+// _mm512_reduce_add_ps does (high 8 + low 8, high 4 + low 4, then
+// (l0 + l2) + (l1 + l3)); the rest of the elements added one by one in
+// double, each product rounded to f32 first.
+template <class A, class B>
+static inline float dot4x16(const A* a, const B* b, int64_t n) {
+    __m256 lo[4], hi[4];
+    for (int j = 0; j < 4; ++j) lo[j] = hi[j] = _mm256_setzero_ps();
+    const int64_t whole = n & ~int64_t(63);
+    for (int64_t i = 0; i < whole; i += 64) {
+        for (int j = 0; j < 4; ++j) {
+            lo[j] = _mm256_fmadd_ps(widen(a + i + 16 * j), widen(b + i + 16 * j), lo[j]);
+            hi[j] = _mm256_fmadd_ps(widen(a + i + 16 * j + 8), widen(b + i + 16 * j + 8), hi[j]);
+        }
+    }
+    const __m256 lo01 = _mm256_add_ps(_mm256_add_ps(lo[0], lo[2]), _mm256_add_ps(lo[1], lo[3]));
+    const __m256 hi01 = _mm256_add_ps(_mm256_add_ps(hi[0], hi[2]), _mm256_add_ps(hi[1], hi[3]));
+    const __m256 l8 = _mm256_add_ps(hi01, lo01);
+    const __m128 l4 = _mm_add_ps(_mm256_extractf128_ps(l8, 1), _mm256_castps256_ps128(l8));
+    float l[4];
+    _mm_storeu_ps(l, l4);
+    double sum = double((l[0] + l[2]) + (l[1] + l[3]));
+    for (int64_t i = whole; i < n; ++i) sum += double(toF32(a[i]) * toF32(b[i]));
+    return float(sum);
+}
+
 float dotF16(const uint16_t* a, const uint16_t* b, int64_t n) { return dot4x8(a, b, n); }
 float dotF16F32(const uint16_t* a, const float* b, int64_t n) { return dot4x8(a, b, n); }
 float dotF32(const float* a, const float* b, int64_t n) { return dot4x8(a, b, n); }
+float dotF16Lanes16(const uint16_t* a, const uint16_t* b, int64_t n) { return dot4x16(a, b, n); }
+float dotF16F32Lanes16(const uint16_t* a, const float* b, int64_t n) { return dot4x16(a, b, n); }
+float dotF32Lanes16(const float* a, const float* b, int64_t n) { return dot4x16(a, b, n); }
 
 void madF16(uint16_t* y, const uint16_t* x, float v, int64_t n) {
     const __m256 vv = _mm256_set1_ps(v);
@@ -107,6 +141,39 @@ int64_t swiglu(const float* gate, const float* up, float* y, int64_t n) {
     for (; i + 8 <= n; i += 8) {
         const __m256 g = _mm256_loadu_ps(gate + i);
         const __m256 e = expApprox8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+    }
+    return i;
+}
+
+// expApprox512 on 8 lanes; `ok` is false where |n| > 126 (2^n not a normal
+// float: those lanes are left to the scalar code).
+static inline __m256 expApprox512x8(__m256 x, bool& ok) {
+    const __m256 shifter = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shifter);
+    const __m256 n = _mm256_sub_ps(z, shifter);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256 absN = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+    ok = _mm256_movemask_ps(_mm256_cmp_ps(absN, _mm256_set1_ps(126.0f), _CMP_GT_OQ)) == 0;
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+    // 2^n exact; one rounding of j * 2^n, as scalef.
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(z), 23),
+                                                          _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    return _mm256_mul_ps(j, k);
+}
+
+int64_t swiglu512(const float* gate, const float* up, float* y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 g = _mm256_loadu_ps(gate + i);
+        bool ok;
+        const __m256 e = expApprox512x8(_mm256_sub_ps(_mm256_setzero_ps(), g), ok);
+        if (!ok) break;
         _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
     }
     return i;

@@ -20,10 +20,18 @@ void scaleF16(uint16_t* y, float v, int64_t n);
 // y += x * v
 void madF32(float* y, const float* x, float v, int64_t n);
 float dotF32(const float* a, const float* b, int64_t n);
+// The same sums in llama.cpp's AVX-512 order (4 x 16 lanes over steps of 64,
+// the rest one by one in double; any n), for when avx512VariantsActive().
+float dotF16Lanes16(const uint16_t* a, const uint16_t* b, int64_t n);
+float dotF16F32Lanes16(const uint16_t* a, const float* b, int64_t n);
+float dotF32Lanes16(const float* a, const float* b, int64_t n);
 void toF16(const float* x, uint16_t* y, int64_t n);
 void fromF16(const uint16_t* x, float* y, int64_t n);
 // SwiGLU over whole groups of 8; returns how many elements it did.
 int64_t swiglu(const float* gate, const float* up, float* y, int64_t n);
+// The same with expApprox512 (llama.cpp's AVX-512 expf) over whole groups of
+// 8 of the first n; returns how many elements it did.
+int64_t swiglu512(const float* gate, const float* up, float* y, int64_t n);
 void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs);
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
 } // namespace ops_avx2

@@ -29,6 +29,10 @@ Keep prompts under 64 tokens and prompt + steps under 256: beyond those
 llama.cpp switches its flash attention to kernels that round differently
 (tiled for 64+ queries, split over threads once 512 cache cells are in view),
 which we do not reproduce bit for bit.
+
+The recorded system_info says whether llama.cpp was built with AVX-512; its
+attention scores and SwiGLU round differently from an AVX2 build, and the
+tests replay the build that recorded the data (reference_runner.h useBuildOf).
 """
 import argparse
 import ctypes

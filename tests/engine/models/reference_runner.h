@@ -21,6 +21,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/thread_pool.h"
 #include "weir/engine.h"
 
@@ -36,6 +37,7 @@ struct ReferenceCase {
 struct Reference {
     std::string modelSha256;
     std::vector<ReferenceCase> cases;
+    bool avx512Build = false;  // recorded by a llama.cpp built with AVX-512 (its system_info)
 };
 
 inline Reference loadReference(const std::string& path) {
@@ -45,6 +47,7 @@ inline Reference loadReference(const std::string& path) {
     if (!text) return r;
     const Json root = parseJsonOrUndefined(*text);
     r.modelSha256 = weirtest::text(field(root, "model_sha256"));
+    r.avx512Build = weirtest::text(field(field(root, "settings"), "system_info")).find("AVX512 = 1") != std::string::npos;
     for (const Json& c : items(field(root, "cases"))) {
         ReferenceCase rc;
         rc.text = weirtest::text(field(c, "prompt"));
@@ -57,6 +60,11 @@ inline Reference loadReference(const std::string& path) {
 }
 
 using weirtest::fileSha256;
+
+// llama.cpp's AVX-512 and AVX2 builds round some ops differently (see
+// kernels::avx512VariantsActive): replay the build that recorded `r`.
+// Returns false where this CPU cannot (no AVX2 path for the AVX-512 variants).
+inline bool useBuildOf(const Reference& r) { return kernels::forceAvx512Variants(r.avx512Build); }
 
 // What our model produced for one case.
 struct Run {

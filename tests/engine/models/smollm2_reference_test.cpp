@@ -59,6 +59,8 @@ WEIR_TEST_SUITE_SETUP(Smollm2Reference) {
     if (!std::filesystem::exists(modelPath())) SKIP("SmolLM2 135M Instruct not installed (packaging/setup.sh)");
     ref_ = loadReference(weirtest::environment("WEIR_TEST_DATA") + "/reference/smollm2_135m_greedy.json");
     REQUIRE_MSG(ref_.cases.size() >= 8, "reference data missing or too small");
+    REQUIRE_MSG(ref_.avx512Build, "recorded by an AVX-512 build of llama.cpp (what the AVX-512 variants are checked against)");
+    if (!useBuildOf(ref_)) SKIP("the reference's llama.cpp build needs the AVX2 path");
     REQUIRE_MSG(ref_.modelSha256 == fileSha256(modelPath()), "the installed file is not the one the reference was made with");
     model_ = loadModel(gguf::GgufFile::open(modelPath()));
     REQUIRE_EQ(model_->config().architecture, std::string("llama"));

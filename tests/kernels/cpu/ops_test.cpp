@@ -201,16 +201,86 @@ WEIR_TEST(Ops, expApproxIsCloseAndSaturates) {
 
 WEIR_TEST(Ops, swigluSimdAndScalarAgreeBitForBit) {
     if (bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+    const ResetKernelPathOnExit restore;
     const int64_t n = 1027;
     auto g = randomVec(n, 12, 6.0f), up = randomVec(n, 13);
     g[5] = -150.0f;
     g[6] = 120.0f;
     std::vector<float> a(n), b(n);
+    REQUIRE(forceAvx512Variants(false));  // the AVX2 build's SwiGLU, which the scalar path mirrors
     swiglu(g.data(), up.data(), a.data(), n);
     REQUIRE(forceKernelPath(KernelPath::Scalar));
     swiglu(g.data(), up.data(), b.data(), n);
-    resetKernelPath();
     for (int64_t i = 0; i < n; ++i) REQUIRE_EQ(a[i], b[i]);
+}
+
+// llama.cpp's AVX-512 build: blocks of 16 through its AVX-512 expf (the
+// polynomial's 1 added before the scaling by 2^n), the tail through libm.
+WEIR_TEST(Ops, swigluFollowsTheAvx512BuildWhenAsked) {
+    if (!forceAvx512Variants(true)) SKIP("no AVX2 on this CPU");
+    const ResetKernelPathOnExit restore;
+    const int64_t n = 1027;  // 64 blocks of 16 and a tail of 3
+    auto g = randomVec(n, 12, 6.0f), up = randomVec(n, 13);
+    g[5] = -150.0f;  // 2^n out of the normal range: the scalar lanes
+    g[6] = 120.0f;
+    g[7] = -87.0f;
+    std::vector<float> y(n);
+    swiglu(g.data(), up.data(), y.data(), n);
+    size_t differFromAvx2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const bool block = i < n - n % 16;
+        const float e = block ? expApprox512(0.0f - g[i]) : std::exp(-g[i]);
+        REQUIRE_EQ(y[i], g[i] / (1.0f + e) * up[i]);
+        differFromAvx2 += y[i] != g[i] / (1.0f + expApprox(0.0f - g[i])) * up[i];
+    }
+    std::printf("  %zu of %lld values differ from the AVX2 build's\n", differFromAvx2, (long long)n);
+    REQUIRE(differFromAvx2 > 0);  // the two expf variants do round differently
+}
+
+WEIR_TEST(Ops, expApprox512IsCloseAndSaturates) {
+    double worst = 0;
+    for (float x = -87.0f; x < 88.0f; x += 0.173f) {
+        const double e = std::exp(double(x));
+        worst = std::max(worst, std::fabs(expApprox512(x) - e) / e);
+    }
+    std::printf("  expApprox512 worst relative error %.2e\n", worst);
+    REQUIRE(worst < 3e-7);
+    REQUIRE_EQ(expApprox512(0.0f), 1.0f);
+    REQUIRE_EQ(expApprox512(-200.0f), 0.0f);
+    REQUIRE(std::isinf(expApprox512(200.0f)));
+    REQUIRE(expApprox512(-100.0f) > 0.0f && expApprox512(-100.0f) < 1e-43f);  // subnormal, one rounding
+}
+
+// Scores are summed in llama.cpp's lane order, which decides the last bit.
+// Products 1 (element 0) and 2^-24 (elements 2 and 3): llama.cpp's AVX-512
+// build reduces its 16 lanes as ((l0 + l2) + (l1 + l3)) after folding them to
+// 4, so 1 + 2^-24 rounds to 1 before the second 2^-24 comes; the AVX2 build
+// adds (l0 + l1) + (l2 + l3) = 1 + 2^-23. A large scale turns that last bit
+// into different attention weights for two keys whose exact scores are 1 and 1.
+WEIR_TEST(Ops, attentionScoresSumInTheLaneOrderOfTheBuild) {
+    if (bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+    const ResetKernelPathOnExit restore;
+    const int64_t dk = 64, dv = 32;
+    const int32_t pageSize = 16;
+    PagedStore ks(GgmlType::F16, dk, 2, pageSize), vs(GgmlType::F16, dv, 2, pageSize);
+    std::vector<float> q(dk, 0.0f), k0(dk, 0.0f), k1(dk, 0.0f), v0(dv, 1.0f), v1(dv, 0.0f);
+    q[0] = k0[0] = k1[0] = 1.0f;
+    q[2] = q[3] = k0[2] = k0[3] = 0x1p-12f;  // products 2^-24, exact in f16
+    REQUIRE(storeKvRow(GgmlType::F16, k0.data(), ks.row(0), dk));
+    REQUIRE(storeKvRow(GgmlType::F16, k1.data(), ks.row(1), dk));
+    REQUIRE(storeKvRow(GgmlType::F16, v0.data(), vs.row(0), dv));
+    REQUIRE(storeKvRow(GgmlType::F16, v1.data(), vs.row(1), dv));
+    const float scale = 0x1p22f;  // 2^-23 of score difference -> 0.5 of logit
+    std::vector<float> scratch(attendScratchFloats(dk, dv)), out(dv);
+
+    REQUIRE(forceAvx512Variants(true));
+    attendHead(q.data(), dk, dv, ks.view(0), vs.view(0), 0, 1, scale, out.data(), scratch.data());
+    for (float o : out) REQUIRE_EQ(o, 0.5f);  // equal scores, equal weights
+
+    REQUIRE(forceAvx512Variants(false));
+    attendHead(q.data(), dk, dv, ks.view(0), vs.view(0), 0, 1, scale, out.data(), scratch.data());
+    const double w = 1.0 / (1.0 + std::exp(-0.5));  // key 0 scores 0.5 higher
+    for (float o : out) REQUIRE(std::fabs(o - w) < 1e-3);
 }
 
 WEIR_TEST(Ops, swigluAndSoftmax) {
