@@ -4,6 +4,7 @@
 #include <QMetaObject>
 #include <algorithm>
 
+#include "engine/CrossThreadParcel.h"
 #include "engine/EngineWorker.h"
 #include "engine/EventRelay.h"
 #include "engine/StatusSlot.h"
@@ -125,10 +126,16 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
         QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
         return ticket;
     }
+    struct Payload {
+        std::vector<Message> messages;
+        GenerateRequest request;
+    };
+    auto parcel = std::make_shared<CrossThreadParcel<Payload>>(Payload{std::move(messages), std::move(request)});
     QMetaObject::invokeMethod(
         worker_,
-        [w = worker_, ticket, tag, messages = std::move(messages), request = std::move(request), plan]() mutable {
-            w->submit(ticket, tag, std::move(messages), std::move(request), plan);
+        [w = worker_, ticket, tag, parcel, plan] {
+            Payload p = parcel->take();
+            w->submit(ticket, tag, std::move(p.messages), std::move(p.request), plan);
         },
         Qt::QueuedConnection);
     return ticket;
@@ -144,11 +151,18 @@ quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequ
         QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
         return ticket;
     }
+    struct Payload {
+        ChatPromptInput chat;
+        GenerateRequest request;
+        std::shared_ptr<ToolCallHandoff> handoff;
+    };
+    auto parcel = std::make_shared<CrossThreadParcel<Payload>>(
+        Payload{std::move(chat), std::move(request), std::move(handoff)});
     QMetaObject::invokeMethod(
         worker_,
-        [w = worker_, ticket, tag, chat = std::move(chat), request = std::move(request),
-         handoff = std::move(handoff)]() mutable {
-            w->submitChat(ticket, tag, std::move(chat), std::move(request), std::move(handoff));
+        [w = worker_, ticket, tag, parcel] {
+            Payload p = parcel->take();
+            w->submitChat(ticket, tag, std::move(p.chat), std::move(p.request), std::move(p.handoff));
         },
         Qt::QueuedConnection);
     return ticket;
