@@ -69,12 +69,16 @@ bool ApiServer::start(QString* error, QString* warning) {
 void ApiServer::stop() {
     const bool was = isListening();
     // Waited for through a std::promise, as start() is (not a blocking queued
-    // call, whose semaphore ThreadSanitizer cannot see).
+    // call, whose semaphore ThreadSanitizer cannot see); the atomic orders the
+    // promise's construction before the service thread touches it.
+    std::atomic<bool> posted{false};
     std::promise<void> done;
     std::future<void> finished = done.get_future();
+    posted.store(true, std::memory_order_release);
     QMetaObject::invokeMethod(
         d_->service,
-        [service = d_->service, &done] {
+        [service = d_->service, &done, &posted] {
+            (void)posted.load(std::memory_order_acquire);
             service->stop();
             done.set_value();
         },
