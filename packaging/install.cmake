@@ -63,7 +63,6 @@ set(WEIR_DEB_QML_DEPENDS
     qml6-module-qtquick-templates
     qml6-module-qtquick-layouts
     qml6-module-qtquick-dialogs
-    qml6-module-qtquick-shapes
     qml6-module-qtquick-window
     qml6-module-qtqml-models
     qml6-module-qtqml-workerscript

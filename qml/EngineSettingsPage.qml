@@ -70,6 +70,7 @@ Rectangle {
                     Layout.fillWidth: true
                     Layout.alignment: Qt.AlignTop
                     ColumnLayout {
+                        width: parent.width
                         spacing: 12
                         Label { text: qsTr("Compute"); font.weight: Font.DemiBold; color: Theme.text }
                         SettingRow {
@@ -104,6 +105,7 @@ Rectangle {
                     Layout.fillWidth: true
                     Layout.alignment: Qt.AlignTop
                     ColumnLayout {
+                        width: parent.width
                         spacing: 12
                         Label { text: qsTr("KV cache"); font.weight: Font.DemiBold; color: Theme.text }
                         SettingRow {
@@ -282,6 +284,9 @@ Rectangle {
         anchors.centerIn: parent
         modal: true
         title: qsTr("Reload the model now?")
+        // Fixed: the wrapped label's natural width would feed back into the
+        // dialog's width (a binding loop while replies stream).
+        contentWidth: 380
         Label {
             objectName: "applyConfirmText"
             width: 380

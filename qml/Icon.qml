@@ -1,8 +1,8 @@
 import QtQuick
-import QtQuick.Shapes
+import Weir
 
-// Line icons drawn on a 24-unit grid with QtQuick Shapes (no image plugins
-// needed, crisp at any scale factor). `name` picks the drawing.
+// Line icons drawn on a 24-unit grid (no image plugins needed, crisp at any
+// scale factor). `name` picks the drawing.
 Item {
     id: icon
     property string name: ""
@@ -46,30 +46,13 @@ Item {
         "database": "M5 6 Q5 3.5 12 3.5 Q19 3.5 19 6 Q19 8.5 12 8.5 Q5 8.5 5 6 V18 Q5 20.5 12 20.5 Q19 20.5 19 18 V6 M5 12 Q5 14.5 12 14.5 Q19 14.5 19 12"
     })
 
-    // Re-created when the name changes: a PathSvg whose path changes after
-    // the first frame is not always redrawn.
-    Repeater {
-        model: [icon.name]
-        delegate: Shape {
-            required property string modelData
-            width: 24
-            height: 24
-            scale: icon.size / 24
-            transformOrigin: Item.TopLeft
-            antialiasing: true
-            layer.enabled: true
-            layer.samples: 4
-            layer.smooth: true
-            layer.textureSize: Qt.size(Math.ceil(icon.size * 2), Math.ceil(icon.size * 2))
-
-            ShapePath {
-                strokeColor: icon.color
-                strokeWidth: modelData === "more" ? 3.2 : icon.lineWidth
-                fillColor: modelData === "stop" ? icon.color : "transparent"
-                capStyle: ShapePath.RoundCap
-                joinStyle: ShapePath.RoundJoin
-                PathSvg { path: icon.paths[modelData] || "" }
-            }
-        }
+    // Painted (VectorPath), not a QtQuick.Shapes Shape: see VectorPath.h.
+    VectorPath {
+        anchors.fill: parent
+        viewSize: 24
+        pathData: icon.paths[icon.name] || ""
+        strokeColor: icon.color
+        strokeWidth: icon.name === "more" ? 3.2 : icon.lineWidth
+        fillColor: icon.name === "stop" ? icon.color : "transparent"
     }
 }

@@ -57,6 +57,7 @@ Rectangle {
                 Layout.fillWidth: true
                 visible: App.engine.ready
                 ColumnLayout {
+                    width: parent.width
                     spacing: 12
                     RowLayout {
                         spacing: 10
@@ -103,6 +104,7 @@ Rectangle {
                 Layout.fillWidth: true
                 Layout.bottomMargin: 24
                 ColumnLayout {
+                    width: parent.width
                     spacing: 8
                     RowLayout {
                         Label { text: qsTr("Installed models"); font.weight: Font.DemiBold; color: Theme.text; Layout.fillWidth: true }
@@ -249,16 +251,22 @@ Rectangle {
         property string pattern
         spacing: 4
         Label { text: qsTr("Layer pattern"); color: Theme.faint; font.pixelSize: Theme.smallSize - 1 }
-        Row {
-            spacing: 2
-            Repeater {
-                model: strip.pattern.split("")
-                Rectangle {
-                    required property string modelData
-                    width: Math.max(6, Math.min(18, (strip.width - 2 * strip.pattern.length) / Math.max(1, strip.pattern.length)))
-                    height: 14
-                    radius: 2
-                    color: modelData === "F" ? Theme.poolUsed : Theme.poolCached
+        // The squares take their width from the strip's: held in an Item of no
+        // implicit width, so that width does not feed back into the layout (a polish loop).
+        Item {
+            Layout.fillWidth: true
+            implicitHeight: 14
+            Row {
+                spacing: 2
+                Repeater {
+                    model: strip.pattern.split("")
+                    Rectangle {
+                        required property string modelData
+                        width: Math.max(6, Math.min(18, (strip.width - 2 * strip.pattern.length) / Math.max(1, strip.pattern.length)))
+                        height: 14
+                        radius: 2
+                        color: modelData === "F" ? Theme.poolUsed : Theme.poolCached
+                    }
                 }
             }
         }

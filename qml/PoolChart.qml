@@ -1,5 +1,4 @@
 import QtQuick
-import QtQuick.Shapes
 import QtQuick.Controls
 import Weir
 
@@ -70,38 +69,31 @@ Item {
             }
         }
 
-        Shape {
+        // Painted paths (VectorPath), not QtQuick.Shapes: see VectorPath.h.
+        VectorPath {
             anchors.fill: parent
-            antialiasing: true
-            layer.enabled: true
-            layer.samples: 4
-
-            ShapePath {
-                strokeColor: Theme.poolCached
-                strokeWidth: 1.5
-                fillColor: Qt.rgba(Theme.poolCached.r, Theme.poolCached.g, Theme.poolCached.b, 0.35)
-                joinStyle: ShapePath.RoundJoin
-                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 1, 2, plot.width, plot.height, chart.viewTop) } }
-            }
-            ShapePath {
-                strokeColor: Theme.poolUsed
-                strokeWidth: 1.5
-                fillColor: Qt.rgba(Theme.poolUsed.r, Theme.poolUsed.g, Theme.poolUsed.b, 0.45)
-                joinStyle: ShapePath.RoundJoin
-                PathPolyline { path: { chart.revision; return App.pools.band(chart.pool, 0, 1, plot.width, plot.height, chart.viewTop) } }
-            }
-            ShapePath {
-                id: floorLine
-                readonly property real fraction: chart.current.capacity > 0 ? chart.current.floor / chart.current.capacity / chart.viewTop : 0
-                strokeColor: fraction > 0 && fraction <= 1 ? Theme.poolFloor : "transparent"
-                strokeWidth: 1.2
-                strokeStyle: ShapePath.DashLine
-                dashPattern: [4, 3]
-                fillColor: "transparent"
-                startX: 0
-                startY: plot.height * (1 - Math.min(1, floorLine.fraction))
-                PathLine { x: plot.width; y: plot.height * (1 - Math.min(1, floorLine.fraction)) }
-            }
+            strokeColor: Theme.poolCached
+            strokeWidth: 1.5
+            fillColor: Qt.rgba(Theme.poolCached.r, Theme.poolCached.g, Theme.poolCached.b, 0.35)
+            points: { chart.revision; return App.pools.band(chart.pool, 1, 2, plot.width, plot.height, chart.viewTop) }
+        }
+        VectorPath {
+            anchors.fill: parent
+            strokeColor: Theme.poolUsed
+            strokeWidth: 1.5
+            fillColor: Qt.rgba(Theme.poolUsed.r, Theme.poolUsed.g, Theme.poolUsed.b, 0.45)
+            points: { chart.revision; return App.pools.band(chart.pool, 0, 1, plot.width, plot.height, chart.viewTop) }
+        }
+        VectorPath {
+            id: floorLine
+            readonly property real fraction: chart.current.capacity > 0 ? chart.current.floor / chart.current.capacity / chart.viewTop : 0
+            readonly property real lineY: plot.height * (1 - Math.min(1, fraction))
+            anchors.fill: parent
+            visible: fraction > 0 && fraction <= 1
+            strokeColor: Theme.poolFloor
+            strokeWidth: 1.2
+            dashPattern: [4, 3]
+            points: [Qt.point(0, lineY), Qt.point(plot.width, lineY)]
         }
 
         Label {
