@@ -29,11 +29,12 @@ int patienceMs() {
 }
 
 struct Fixture {
-    explicit Fixture(std::vector<std::string> replies)
+    explicit Fixture(std::vector<std::string> replies, int maxContext = 0)
         : config(makeConfig(std::move(replies))), storage(dir.path()), host(FakeEngineBackend::factory(config)) {
         QVERIFY(storage.open());
         weir::EngineOptions options;
         options.maxRunningRequests = 4;
+        options.maxContext = maxContext;
         host.setEngineOptions(options);
         chat = std::make_unique<ChatController>(&storage, &host);
         chat->setToolRegistry(&tools);
@@ -61,6 +62,19 @@ struct Fixture {
     ToolRegistry tools;
     std::unique_ptr<ChatController> chat;
 };
+
+// Requests that reached the engine (prepareChat is also called to measure).
+size_t requestsSubmitted(Fixture& f) {
+    std::lock_guard lock(f.config.record->mutex);
+    return f.config.record->requests.size();
+}
+
+// The messages of the last chat prepared: the one sent.
+QJsonArray lastChatPrepared(Fixture& f) {
+    std::lock_guard lock(f.config.record->mutex);
+    if (f.config.record->toolChats.empty()) return {};
+    return QJsonDocument::fromJson(QByteArray::fromStdString(f.config.record->toolChats.back().messagesJson)).array();
+}
 
 } // namespace
 
@@ -290,6 +304,60 @@ private slots:
         QCOMPARE(calls.value(0).result, QStringLiteral("the user does not allow 'calculator'"));
         QCOMPARE(changed.count(), 1);  // failed at once: never pending, never running
         QCOMPARE(stored.last().content, QStringLiteral("Sorry."));
+    }
+
+    // An agent session that outgrows the context is cut like a plain chat
+    // (the conversation's policy), at a user message, so a call is never sent
+    // without its result or a result without its call.
+    void aLongAgentSessionIsFittedToTheContext_data() {
+        QTest::addColumn<QString>("policy");
+        QTest::newRow("rolling window") << QStringLiteral("rollingWindow");
+        QTest::newRow("stop") << QStringLiteral("stop");
+    }
+    void aLongAgentSessionIsFittedToTheContext() {
+        QFETCH(QString, policy);
+        // The fake counts a word of the messages JSON as a token: a context of
+        // 60 with 8 kept for the reply.
+        Fixture f({R"({"name": "calculator", "arguments": {"expression": "(2+3)*4"}})", "The answer is 20.", "Fine."}, 60);
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        const qint64 conv = f.chat->newConversation();
+        f.chat->setSettings({{"maxTokens", 8}, {"systemPrompt", "Be brief."}, {"contextPolicy", policy}});
+        auto words = [](const QString& stem, int n) {
+            QStringList out;
+            for (int i = 0; i < n; ++i) out << stem + QString::number(i);
+            return out.join(u' ');
+        };
+        QVERIFY(f.chat->sendForcing(conv, words(QStringLiteral("a"), 20), QStringLiteral("calculator")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        QCOMPARE(f.chat->contextTokens(), 60);
+        QVERIFY(f.chat->currentToolsEnabled());
+        QCOMPARE(f.storage.messages(conv).value(2).content, QStringLiteral("The answer is 20."));
+        QCOMPARE(requestsSubmitted(f), size_t(2));
+        QCOMPARE(lastChatPrepared(f).size(), 4);  // system, question, call, result: all of it fits
+
+        // 30 more words: the whole session no longer fits, the last question does.
+        QVERIFY(f.chat->send(words(QStringLiteral("b"), 30)));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, patienceMs());
+        const QList<MessageRecord> stored = f.storage.messages(conv);
+        QCOMPARE(stored.size(), 5);
+        if (policy == u"stop") {
+            QCOMPARE(stored[4].state, MessageState::Failed);
+            QVERIFY2(stored[4].error.contains(QStringLiteral("context of 60 tokens")), qPrintable(stored[4].error));
+            QCOMPARE(requestsSubmitted(f), size_t(2));  // nothing reached the engine
+            return;
+        }
+        QCOMPARE(stored[4].state, MessageState::Complete);
+        QCOMPARE(stored[4].content, QStringLiteral("Fine."));
+        QCOMPARE(requestsSubmitted(f), size_t(3));
+        const QJsonArray sent = lastChatPrepared(f);
+        QCOMPARE(sent.size(), 2);
+        QCOMPARE(sent[0].toObject()["content"].toString(), QStringLiteral("Be brief."));  // the system prompt stays
+        QCOMPARE(sent[1].toObject()["role"].toString(), QStringLiteral("user"));
+        QVERIFY(sent[1].toObject()["content"].toString().startsWith(u"b0 "));
+        // The reply records where its context began; the view marks it.
+        QCOMPARE(stored[4].contextFromId, stored[3].id);
+        QCOMPARE(f.chat->messages()->contextStart(), stored[3].id);
+        QVERIFY(f.chat->contextUsed() <= 60);
     }
 
     void toolsOffMeansAPlainChat() {

@@ -6,10 +6,14 @@
 
 namespace weir::desktop {
 
-std::string agentMessagesJson(const QString& systemPrompt, const QList<AgentTurn>& turns) {
+std::string agentMessagesJson(const QString& systemPrompt, const QList<AgentTurn>& turns,
+                              std::vector<qint64>* entryIds) {
     QJsonArray out;
-    if (!systemPrompt.trimmed().isEmpty())
+    std::vector<qint64> ids;
+    if (!systemPrompt.trimmed().isEmpty()) {
         out.append(QJsonObject{{"role", "system"}, {"content", systemPrompt.trimmed()}});
+        ids.push_back(0);
+    }
     for (const AgentTurn& t : turns) {
         const MessageRecord& m = t.message;
         if (m.role == u"assistant" && (m.state == MessageState::Failed || m.state == MessageState::Streaming)) continue;
@@ -23,6 +27,7 @@ std::string agentMessagesJson(const QString& systemPrompt, const QList<AgentTurn
         QJsonObject turn{{"role", m.role}, {"content", m.content}};
         if (t.calls.isEmpty()) {
             out.append(turn);
+            ids.push_back(m.id);
             continue;
         }
         QJsonArray calls;
@@ -32,13 +37,16 @@ std::string agentMessagesJson(const QString& systemPrompt, const QList<AgentTurn
                                                               {"arguments", c.arguments.isEmpty() ? QStringLiteral("{}") : c.arguments}}}});
         turn.insert(QStringLiteral("tool_calls"), calls);
         out.append(turn);
+        ids.push_back(m.id);
         for (const ToolCallRecord& c : t.calls) {
             QString result = c.result;
             if (c.state == u"denied" && result.isEmpty()) result = QStringLiteral("The user denied this call.");
             else if (!toolCallFinished(c.state)) result = QStringLiteral("The call did not run.");
             out.append(QJsonObject{{"role", "tool"}, {"tool_call_id", c.callId}, {"name", c.name}, {"content", result}});
+            ids.push_back(m.id);
         }
     }
+    if (entryIds) *entryIds = std::move(ids);
     return QJsonDocument(out).toJson(QJsonDocument::Compact).toStdString();
 }
 

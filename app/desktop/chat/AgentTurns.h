@@ -23,7 +23,11 @@ struct AgentTurn {
 // Messages JSON for Engine::prepareChat: the system prompt first (when set),
 // failed and unfinished replies left out, two user turns in a row joined (as
 // the plain chat path does), calls that did not run answered with why.
-std::string agentMessagesJson(const QString& systemPrompt, const QList<AgentTurn>& turns);
+// `entryIds`, when given, gets the stored message each JSON entry came from
+// (0 for the system prompt; a tool result has its call's assistant message;
+// joined user turns the first one's), for where the context cut is shown.
+std::string agentMessagesJson(const QString& systemPrompt, const QList<AgentTurn>& turns,
+                              std::vector<qint64>* entryIds = nullptr);
 
 QVariantMap toolCallMap(const ToolCallRecord& call);
 

@@ -416,7 +416,8 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
             if (auto it = unsaved_.constFind(m.id); it != unsaved_.cend()) m = it.value();
             agentTurns.append({m, m.role == u"assistant" ? storage_->toolCalls(m.id) : QList<ToolCallRecord>{}});
         }
-        chat.messagesJson = agentMessagesJson(c->settings.systemPrompt, agentTurns);
+        // The context is fitted over the JSON messages: their stored ids stand in for the turns'.
+        chat.messagesJson = agentMessagesJson(c->settings.systemPrompt, agentTurns, &turnIds);
         const QJsonArray tools = tools_->openAiTools();
         if (!tools.isEmpty()) chat.toolsJson = QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString();
         if (!forceTool.isEmpty() && !tools.isEmpty()) {
@@ -479,11 +480,7 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
         g.answerOnly = forceTool == u"none";
         request.constraint = forcedCall;
         g.handoff = std::make_shared<ToolCallHandoff>();
-        // TODO(context fit): agent prompts go to the engine as OpenAI-shaped JSON
-        // (prepareChat) and are not cut to the context by the PromptPlan policy
-        // as plain chats are (EngineWorker::submit/fitToContext work on
-        // Message turns); a long agent session fails at the engine instead.
-        g.ticket = engine_->submitChat(conversationTag(conversationId), chat, request, g.handoff);
+        g.ticket = engine_->submitChat(conversationTag(conversationId), chat, request, plan, g.handoff);
     } else {
         g.ticket = engine_->submit(conversationTag(conversationId), turns, request, plan);
     }

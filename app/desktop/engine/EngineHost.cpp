@@ -141,7 +141,7 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
     return ticket;
 }
 
-quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request, PromptPlan plan,
                                std::shared_ptr<ToolCallHandoff> handoff) {
     const quint64 ticket = ++nextTicket_;
     active_.insert(ticket);
@@ -160,9 +160,9 @@ quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequ
         Payload{std::move(chat), std::move(request), std::move(handoff)});
     QMetaObject::invokeMethod(
         worker_,
-        [w = worker_, ticket, tag, parcel] {
+        [w = worker_, ticket, tag, parcel, plan] {
             Payload p = parcel->take();
-            w->submitChat(ticket, tag, std::move(p.chat), std::move(p.request), std::move(p.handoff));
+            w->submitChat(ticket, tag, std::move(p.chat), std::move(p.request), plan, std::move(p.handoff));
         },
         Qt::QueuedConnection);
     return ticket;

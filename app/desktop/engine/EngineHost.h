@@ -88,8 +88,10 @@ public:
     // The same for a chat with tools (ChatPromptInput, as the endpoint takes
     // it): the template's stop strings are added to the request's, and when
     // the reply is to be read for calls in the model's format, the reader
-    // goes into `handoff` before the request runs.
-    quint64 submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request,
+    // goes into `handoff` before the request runs. The messages are fitted
+    // to the context by `plan` as submit() does (a turn is a JSON message;
+    // a kept history starts at a user message, so calls keep their results).
+    quint64 submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequest request, PromptPlan plan,
                        std::shared_ptr<ToolCallHandoff> handoff);
     void cancel(quint64 ticket);
     bool isActive(quint64 ticket) const { return active_.contains(ticket); }

@@ -2,6 +2,9 @@
 #include "engine/StatusSlot.h"
 
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMetaObject>
 #include <algorithm>
 #include <exception>
@@ -82,17 +85,39 @@ void EngineWorker::submitPrepared(quint64 ticket, GenerateRequest request) {
     requests_.insert(ticket, id);
 }
 
+size_t EngineWorker::contextTokens() const {
+    const ModelConfig& model = backend_->modelConfig();
+    const int32_t limit = backend_->options().maxContext;
+    size_t context = size_t(std::max(0, model.nCtxTrain));
+    if (limit > 0 && (context == 0 || size_t(limit) < context)) context = size_t(limit);
+    return context;
+}
+
+// The reply keeps up to a quarter of the context for itself.
+static size_t replyRoom(const GenerateRequest& request, size_t context) {
+    return std::min(size_t(std::max(1, request.maxTokens)), context / 4);
+}
+
+void EngineWorker::sendFitted(quint64 ticket, ClientTag tag, GenerateRequest request, int firstTurn, size_t context) {
+    // The reply ends at the edge of the context (finish reason length).
+    if (context > 0) {
+        const size_t room = context > request.prompt.size() ? context - request.prompt.size() : 1;
+        request.maxTokens = int(std::min<size_t>(size_t(std::max(1, request.maxTokens)), room));
+    }
+    request.tag = tag;
+    const int promptTokens = int(request.prompt.size()), contextTokens = int(context);
+    QMetaObject::invokeMethod(host_, [host = host_, ticket, firstTurn, promptTokens, contextTokens] {
+        host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
+    }, Qt::QueuedConnection);
+    submitPrepared(ticket, std::move(request));
+}
+
 void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> messages,
                           GenerateRequest request, PromptPlan plan) {
     auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
     if (!backend_) return fail(tr("No model is loaded."));
     try {
-        const ModelConfig& model = backend_->modelConfig();
-        const int32_t limit = backend_->options().maxContext;
-        size_t context = size_t(std::max(0, model.nCtxTrain));
-        if (limit > 0 && (context == 0 || size_t(limit) < context)) context = size_t(limit);
-        // The reply keeps up to a quarter of the context for itself.
-        const size_t replyRoom = std::min(size_t(std::max(1, request.maxTokens)), context / 4);
+        const size_t context = contextTokens();
         auto tokenize = [&](const std::vector<Message>& turns) {
             return plan.continueLast ? backend_->tokenizeChatContinuation(turns) : backend_->tokenizeChat(turns);
         };
@@ -100,7 +125,8 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
         // names them: the last one measured is kept, usually the one sent.
         std::vector<int32_t> measured;
         size_t measuredTurns = 0;
-        const ContextFit fit = fitToContext(messages, plan, context, replyRoom, [&](const std::vector<Message>& turns) {
+        const ContextFit fit = fitToContext(messages, plan, context, replyRoom(request, context),
+                                            [&](const std::vector<Message>& turns) {
             measured = tokenize(turns);
             measuredTurns = turns.size();
             return measured.size();
@@ -114,17 +140,7 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
             sent.insert(sent.end(), messages.begin() + fit.firstTurn, messages.end());
             request.prompt = tokenize(sent);
         }
-        // The reply ends at the edge of the context (finish reason length).
-        if (context > 0) {
-            const size_t room = context > request.prompt.size() ? context - request.prompt.size() : 1;
-            request.maxTokens = int(std::min<size_t>(size_t(std::max(1, request.maxTokens)), room));
-        }
-        request.tag = tag;
-        const int firstTurn = fit.firstTurn, promptTokens = int(request.prompt.size()), contextTokens = int(context);
-        QMetaObject::invokeMethod(host_, [host = host_, ticket, firstTurn, promptTokens, contextTokens] {
-            host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
-        }, Qt::QueuedConnection);
-        submitPrepared(ticket, std::move(request));
+        sendFitted(ticket, tag, std::move(request), fit.firstTurn, context);
     } catch (const std::exception& e) {
         fail(QString::fromUtf8(e.what()));
     } catch (...) {
@@ -134,15 +150,45 @@ void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> me
 }
 
 void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
-                              std::shared_ptr<ToolCallHandoff> handoff) {
+                              PromptPlan plan, std::shared_ptr<ToolCallHandoff> handoff) {
     auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
     if (!backend_) return fail(tr("No model is loaded."));
     try {
-        PreparedChat prepared = backend_->prepareChat(chat);
+        // Each JSON message is a turn for fitToContext (role for where a kept
+        // history may start; the whole object kept to render the subset).
+        const QJsonArray all = QJsonDocument::fromJson(QByteArray::fromStdString(chat.messagesJson)).array();
+        std::vector<Message> turns;
+        turns.reserve(size_t(all.size()));
+        for (const QJsonValue& v : all)
+            turns.push_back({v.toObject().value(u"role").toString().toStdString(), {},
+                             QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).toStdString()});
+        auto messagesJson = [](const std::vector<Message>& sent) {
+            std::string out = "[";
+            for (size_t i = 0; i < sent.size(); ++i) out += (i ? "," : "") + sent[i].fieldsJson;
+            return out + "]";
+        };
+        const size_t context = contextTokens();
+        PreparedChat prepared;
+        size_t preparedTurns = 0;
+        const ContextFit fit = fitToContext(turns, plan, context, replyRoom(request, context),
+                                            [&](const std::vector<Message>& sent) {
+            ChatPromptInput subset = chat;
+            subset.messagesJson = messagesJson(sent);
+            prepared = backend_->prepareChat(subset);
+            preparedTurns = sent.size();
+            return prepared.prompt.size();
+        });
+        if (!fit.ok) return fail(QString::fromStdString(fit.error));
+        const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), turns.size());
+        if (preparedTurns != systemTurns + (turns.size() - size_t(fit.firstTurn))) {
+            std::vector<Message> sent(turns.begin(), turns.begin() + std::ptrdiff_t(systemTurns));
+            sent.insert(sent.end(), turns.begin() + fit.firstTurn, turns.end());
+            chat.messagesJson = messagesJson(sent);
+            prepared = backend_->prepareChat(chat);
+        }
         request.prompt = std::move(prepared.prompt);
         request.stop.insert(request.stop.end(), prepared.stop.begin(), prepared.stop.end());
         request.showSpecialTokens = request.showSpecialTokens || prepared.showSpecialTokens;
-        request.tag = tag;
         // A reply held to the forced-call JSON is read as that JSON, not by the family's reader.
         if (handoff && prepared.toolsActive && request.constraint.kind == OutputConstraint::Kind::None) {
             if (std::unique_ptr<ToolCallReader> reader = backend_->toolCallReader(prepared.toolNames)) {
@@ -150,7 +196,7 @@ void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput cha
                 handoff->put(std::move(reader));
             }
         }
-        submitPrepared(ticket, std::move(request));
+        sendFitted(ticket, tag, std::move(request), fit.firstTurn, context);
     } catch (const std::exception& e) {
         fail(QString::fromUtf8(e.what()));
     } catch (...) {

@@ -31,7 +31,7 @@ public:
     void submit(quint64 ticket, ClientTag tag, std::vector<Message> messages, GenerateRequest request,
                 PromptPlan plan);
     void submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
-                    std::shared_ptr<ToolCallHandoff> handoff);
+                    PromptPlan plan, std::shared_ptr<ToolCallHandoff> handoff);
     void cancel(quint64 ticket);
     // The request of `ticket` ended (its terminal event reached the host):
     // drop its entry, so the table holds only live requests.
@@ -45,6 +45,11 @@ public:
 
 private:
     void failSubmit(quint64 ticket, const QString& message);
+    // The model's context: its trained length, or the options' max context when smaller.
+    size_t contextTokens() const;
+    // A prompt that fits: the reply capped at the context's edge, the host told
+    // which turn the prompt starts at, then submitted.
+    void sendFitted(quint64 ticket, ClientTag tag, GenerateRequest request, int firstTurn, size_t context);
     void submitPrepared(quint64 ticket, GenerateRequest request);
     void pollStatus();
     void startEndpoint();
