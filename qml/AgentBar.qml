@@ -17,7 +17,7 @@ Item {
         anchors.horizontalCenter: parent.horizontalCenter
         width: Math.min(Theme.contentWidth, parent.width - 48)
         spacing: 8
-        Switch {
+        ToggleSwitch {
             id: toolsSwitch
             objectName: "toolsSwitch"
             text: qsTr("Tools")

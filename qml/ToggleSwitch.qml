@@ -7,9 +7,10 @@ import Weir
 Switch {
     id: control
     padding: 2
-    spacing: 0
-    implicitWidth: indicator.implicitWidth + leftPadding + rightPadding
-    implicitHeight: indicator.implicitHeight + topPadding + bottomPadding
+    spacing: text.length > 0 ? 8 : 0
+    // The label's implicit width already holds the pill (its left padding).
+    implicitWidth: (text.length > 0 ? contentItem.implicitWidth : indicator.implicitWidth) + leftPadding + rightPadding
+    implicitHeight: Math.max(indicator.implicitHeight, contentItem.implicitHeight) + topPadding + bottomPadding
     indicator: Rectangle {
         implicitWidth: 40
         implicitHeight: 22
@@ -30,5 +31,13 @@ Switch {
             Behavior on x { NumberAnimation { duration: 120; easing.type: Easing.OutCubic } }
         }
     }
-    contentItem: Item {}
+    // The label, when the switch has one, to the right of the pill.
+    contentItem: Label {
+        leftPadding: control.indicator.width + control.spacing
+        text: control.text
+        visible: control.text.length > 0
+        color: Theme.text
+        font: control.font
+        verticalAlignment: Text.AlignVCenter
+    }
 }

@@ -68,7 +68,7 @@ Rectangle {
                                    + "\u201c..\u201d and symlinks that lead out of it are refused.")
                     }
                     RowLayout {
-                        Switch {
+                        ToggleSwitch {
                             objectName: "shellSwitch"
                             Accessible.name: qsTr("Allow shell commands")
                             checked: App.tools ? App.tools.shellEnabled : false
@@ -165,7 +165,7 @@ Rectangle {
                             spacing: 4
                             RowLayout {
                                 Layout.fillWidth: true
-                                Switch {
+                                ToggleSwitch {
                                     objectName: "mcpSwitch_" + serverRow.modelData.name
                                     Accessible.name: qsTr("Use the MCP server %1").arg(serverRow.modelData.name)
                                     checked: serverRow.modelData.enabled
