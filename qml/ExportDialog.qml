@@ -9,14 +9,17 @@ FileDialog {
     objectName: "exportDialog"
     property real conversationId: 0
     property string format: "markdown"
+    // Where the last export went. Not currentFolder: that starts as the
+    // process's working directory, which is no place to suggest.
+    property string lastFolder: ""
 
     function start(id, fmt) {
         conversationId = id
         format = fmt
         // Where the last export went, else the Documents folder (never "/").
-        const folder = currentFolder.toString().length > 0 ? App.urlToPath(currentFolder)
+        const folder = lastFolder.length > 0 ? lastFolder
                      : App.urlToPath(StandardPaths.writableLocation(StandardPaths.DocumentsLocation))
-        if (currentFolder.toString().length === 0) currentFolder = App.pathToUrl(folder)
+        currentFolder = App.pathToUrl(folder)
         selectedFile = App.pathToUrl(folder + "/" + App.chat.suggestedFileName(id, fmt))
         open()
     }
@@ -26,5 +29,9 @@ FileDialog {
     acceptLabel: qsTr("Export")
     nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
     defaultSuffix: format === "json" ? "json" : "md"
-    onAccepted: App.chat.exportConversation(conversationId, selectedFile, format)
+    onAccepted: {
+        const path = App.urlToPath(selectedFile)
+        lastFolder = path.substring(0, path.lastIndexOf("/"))
+        App.chat.exportConversation(conversationId, selectedFile, format)
+    }
 }

@@ -1,3 +1,4 @@
+import QtCore
 import QtQuick
 import QtQuick.Dialogs
 import Weir
@@ -9,5 +10,7 @@ FileDialog {
     title: qsTr("Import a conversation")
     fileMode: FileDialog.OpenFile
     nameFilters: [qsTr("Weir conversation (*.json)"), qsTr("All files (*)")]
+    // Exports go to Documents by default: look there first, not in the working directory.
+    currentFolder: StandardPaths.writableLocation(StandardPaths.DocumentsLocation)
     onAccepted: App.chat.importConversation(selectedFile)
 }

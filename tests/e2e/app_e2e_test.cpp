@@ -21,6 +21,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QTest>
 
 #include "AppDriver.h"
@@ -323,6 +324,9 @@ private slots:
         QTRY_VERIFY(exportDialog->property("visible").toBool());
         QCOMPARE(exportDialog->property("acceptLabel").toString(), QStringLiteral("Export"));
         QVERIFY(exportDialog->property("selectedFile").toUrl().fileName().endsWith(QStringLiteral(".json")));
+        // The first export is offered in Documents, not in the working directory.
+        QCOMPARE(exportDialog->property("currentFolder").toUrl().toLocalFile(),
+                 QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-export")).isEmpty());
         // As a user would: go to the folder, type the name, press Enter, Export.
         const QString file = dir_.filePath(QStringLiteral("round-trip.json"));
