@@ -54,16 +54,15 @@ void EngineHost::setState(State s, const QString& error) {
 void EngineHost::load(const QString& path) {
     const quint64 serial = ++checkSerial_;
     if (!fileCheck_ || state_ != Ready) return startLoad(path);
-    QMetaObject::invokeMethod(worker_, [this, check = fileCheck_, serial, path] {
+    postWithParcel(worker_, [this, check = fileCheck_, serial, path] {
         QString error;
         try {
             check(path.toStdString());
         } catch (const std::exception& e) {
             error = QString::fromUtf8(e.what());
         }
-        QMetaObject::invokeMethod(this, [this, serial, path, error] { onFileChecked(serial, path, error); },
-                                  Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+        postWithParcel(this, [this, serial, path, error] { onFileChecked(serial, path, error); });
+    });
 }
 
 void EngineHost::onFileChecked(quint64 serial, const QString& path, const QString& error) {
@@ -84,8 +83,7 @@ void EngineHost::startLoad(const QString& path) {
     modelInfo_.clear();
     loadingFileSize_ = QFileInfo(path).size();
     setState(Loading);
-    QMetaObject::invokeMethod(worker_, [w = worker_, generation, options] { w->load(generation, options); },
-                              Qt::QueuedConnection);
+    postWithParcel(worker_, [w = worker_, generation, options] { w->load(generation, options); });
 }
 
 void EngineHost::cancelLoad() {
@@ -182,7 +180,7 @@ void EngineHost::setStatusInterval(int ms) {
 }
 
 void EngineHost::setEndpoint(const EndpointConfig& config) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, config] { w->setEndpoint(config); }, Qt::QueuedConnection);
+    postWithParcel(worker_, [w = worker_, config] { w->setEndpoint(config); });
 }
 
 void EngineHost::onEndpointState(const EndpointState& state) {

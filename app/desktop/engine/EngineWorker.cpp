@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "engine/CrossThreadParcel.h"
 #include "engine/EngineHost.h"
 #include "engine/EventRelay.h"
 #include "settings/BaseModelGuess.h"
@@ -52,15 +53,13 @@ void EngineWorker::load(quint64 generation, const EngineOptions& options) {
     if (generation_->load() != generation) return;  // cancelled while loading: drop it
     if (!backend) {
         if (error.isEmpty()) error = QStringLiteral("the engine could not be created");
-        QMetaObject::invokeMethod(host_, [host = host_, generation, error] { host->onLoadFailed(generation, error); },
-                                  Qt::QueuedConnection);
+        postToHost([host = host_, generation, error] { host->onLoadFailed(generation, error); });
         return;
     }
     backend_ = std::move(backend);
     backendGeneration_ = generation;
     const QVariantMap info = describe(options);
-    QMetaObject::invokeMethod(host_, [host = host_, generation, info] { host->onLoaded(generation, info); },
-                              Qt::QueuedConnection);
+    postToHost([host = host_, generation, info] { host->onLoaded(generation, info); });
     statusTimer_.start();
     pollStatus();
     startEndpoint();
@@ -73,9 +72,10 @@ void EngineWorker::unload() {
     requests_.clear();
 }
 
+void EngineWorker::postToHost(std::function<void()> call) { postWithParcel(host_, std::move(call)); }
+
 void EngineWorker::failSubmit(quint64 ticket, const QString& message) {
-    QMetaObject::invokeMethod(host_, [host = host_, ticket, message] { host->onSubmitFailed(ticket, message); },
-                              Qt::QueuedConnection);
+    postToHost([host = host_, ticket, message] { host->onSubmitFailed(ticket, message); });
 }
 
 // Events go to the relay, which hands them to the host in order.
@@ -106,9 +106,9 @@ void EngineWorker::sendFitted(quint64 ticket, ClientTag tag, GenerateRequest req
     }
     request.tag = tag;
     const int promptTokens = int(request.prompt.size()), contextTokens = int(context);
-    QMetaObject::invokeMethod(host_, [host = host_, ticket, firstTurn, promptTokens, contextTokens] {
+    postToHost([host = host_, ticket, firstTurn, promptTokens, contextTokens] {
         host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
-    }, Qt::QueuedConnection);
+    });
     submitPrepared(ticket, std::move(request));
 }
 
@@ -286,8 +286,7 @@ void EngineWorker::startEndpoint() {
 }
 
 void EngineWorker::reportEndpoint() {
-    QMetaObject::invokeMethod(host_, [host = host_, state = endpointState_] { host->onEndpointState(state); },
-                              Qt::QueuedConnection);
+    postToHost([host = host_, state = endpointState_] { host->onEndpointState(state); });
 }
 
 void EngineWorker::pollStatus() {

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QTimer>
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "engine/EndpointConfig.h"
@@ -44,6 +45,10 @@ public:
     void shutdown();
 
 private:
+    // Runs `call` on the host's thread. Its captures (Qt's implicitly shared
+    // strings and maps, made here) travel in a CrossThreadParcel, so that
+    // ThreadSanitizer sees the hand-off that Qt's queue makes out of its sight.
+    void postToHost(std::function<void()> call);
     void failSubmit(quint64 ticket, const QString& message);
     // The model's context: its trained length, or the options' max context when smaller.
     size_t contextTokens() const;
