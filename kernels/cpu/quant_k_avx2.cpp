@@ -71,10 +71,14 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         const float dw = f16(b.d), dminw = f16(b.dmin);
 
         __m256i sumi[NX];
+        // kOrder 2 wants each pair's sum on its own: the pair sums of c = 0, 1
+        // and of c = 2, 3 are folded with hadd as they come (exact integers).
+        __m256i half01[NX], even[NX];
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
         __m256i hbits;
         if constexpr (kFiveBits) hbits = load(b.qh);
+        #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c+1 (high)
             const __m256i bits = load(b.qs + 32 * c);
             __m256i lo = _mm256_and_si256(bits, low4);
@@ -95,17 +99,33 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), scLo);
                 const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(q8 + 32)), scHi);
                 if constexpr (kOrder == 2) {
-                    const float dx = xb[r][i].d;
-                    alignas(16) int32_t m[4];
-                    _mm_store_si128(reinterpret_cast<__m128i*>(m), _mm_madd_epi16(mins, subBlockSums(xb[r][i])));
-                    accS[r] = std::fma(float(hsumInt(_mm256_add_epi32(pLo, pHi))), dw * dx, accS[r]);
-                    accM[r] = std::fma(float(m[c]), dminw * dx, accM[r]);
+                    const __m256i pair = _mm256_add_epi32(pLo, pHi);
+                    if (c == 0 || c == 2) even[r] = pair;
+                    else if (c == 1) half01[r] = _mm256_hadd_epi32(even[r], pair);
+                    else sumi[r] = _mm256_hadd_epi32(half01[r], _mm256_hadd_epi32(even[r], pair));
                 } else {
                     sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
                 }
             }
         }
-        if constexpr (kOrder == 2) continue;
+        if constexpr (kOrder == 2) {
+            // sumi holds the four pair sums per 128-bit lane; fold the lanes, then
+            // one fused multiply-add per pair and row, pairs in order.
+            #pragma GCC unroll 4
+            for (int r = 0; r < NX; ++r) {
+                const float dx = xb[r][i].d;
+                const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sumi[r]), _mm256_extracti128_si256(sumi[r], 1));
+                alignas(16) float s[4], m[4];
+                _mm_store_ps(s, _mm_cvtepi32_ps(s4));
+                _mm_store_ps(m, _mm_cvtepi32_ps(_mm_madd_epi16(mins, subBlockSums(xb[r][i]))));
+                const float sw = dw * dx, mw = dminw * dx;
+                for (int c = 0; c < 4; ++c) {
+                    accS[r] = std::fma(s[c], sw, accS[r]);
+                    accM[r] = std::fma(m[c], mw, accM[r]);
+                }
+            }
+            continue;
+        }
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             const float dx = xb[r][i].d;
