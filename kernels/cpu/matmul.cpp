@@ -72,6 +72,10 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         default: return dot;
         }
     };
+    // Two weight rows per call where the CPU has a kernel for it (legacy types only,
+    // which never follow llama.cpp's K-quant kernel choice).
+    const detail::PairDotFn pair =
+        activeKernelPath() == KernelPath::Avx2 && vnniActive() && !followLlama ? detail::avx512PairDotLegacy(w.type) : nullptr;
     const int64_t K = w.cols, N = w.rows;
 
     // 1. Activations in the weight type's partner format.
@@ -115,7 +119,11 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
                     f = dotFor(k);
                 }
                 const uint8_t* a = act + size_t(m) * actStride;
-                for (int64_t n = n0; n < n1; ++n)
+                int64_t n = n0;
+                if (pair)
+                    for (; n + 1 < n1; n += 2)
+                        pair(wdata + size_t(n) * w.rowStride, w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
+                for (; n < n1; ++n)
                     f(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
                 m += nx;
             }
