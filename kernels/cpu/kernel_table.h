@@ -58,7 +58,13 @@ RowDotFn avx512DotLegacy(GgmlType type);
 // The two-weight-row AVX-512 VNNI kernel for Q4_0/Q5_0/Q8_0 (same results
 // as avx512DotLegacy row by row), or nullptr. Only call when vnniActive();
 // takes up to kMaxVnniDotRows activation rows.
+// Its activation rows are Q8_0 rows (actRowBytes) followed, from
+// pairCorrectionsOffset(k), by pairCorrectionsBytes(k) of per-block integer
+// corrections for the weight type, which avx512PairCorrections writes.
 PairDotFn avx512PairDotLegacy(GgmlType type);
+void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst);
+size_t pairCorrectionsOffset(int64_t k);
+size_t pairCorrectionsBytes(int64_t k);
 // How many activation rows the AVX2 kernel for `type` takes per call.
 int avx2MaxDotRows(GgmlType type);
 // Q4_K with the float order of llama.cpp's interleaved kernels (see

@@ -73,7 +73,8 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         }
     };
     // Two weight rows per call where the CPU has a kernel for it (legacy types only,
-    // which never follow llama.cpp's K-quant kernel choice).
+    // which never follow llama.cpp's K-quant kernel choice); its activation rows
+    // carry per-block corrections after the Q8_0 data.
     const detail::PairDotFn pair =
         activeKernelPath() == KernelPath::Avx2 && vnniActive() && !followLlama ? detail::avx512PairDotLegacy(w.type) : nullptr;
     const int64_t K = w.cols, N = w.rows;
@@ -86,11 +87,16 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         actStride = size_t(K) * sizeof(float);
     } else {
         thread_local std::vector<uint8_t> scratch;
-        actStride = detail::actRowBytes(ops.actType, K);
+        actStride = pair ? detail::pairCorrectionsOffset(K) + detail::pairCorrectionsBytes(K)
+                         : detail::actRowBytes(ops.actType, K);
         if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
         uint8_t* buf = scratch.data();
         auto convertRows = [&](int64_t b, int64_t e, int) {
-            for (int64_t m = b; m < e; ++m) ops.convert(x + m * K, buf + size_t(m) * actStride, K);
+            for (int64_t m = b; m < e; ++m) {
+                uint8_t* row = buf + size_t(m) * actStride;
+                ops.convert(x + m * K, row, K);
+                if (pair) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
+            }
         };
         if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
             pool.parallelFor(M, convertRows);

@@ -51,18 +51,19 @@ struct BiasedQ8_0 {
 };
 
 // Rows w and w + wStride against NX activation rows (Q8_0 blocks, then f32
-// scales, as actRowBytes lays them out).
+// scales, as actRowBytes lays them out, then the corrections of
+// avx512PairCorrections: -kOffset * sum(x) per lane, the start of each lane's
+// integer dot, so the correction costs a load instead of two instructions).
 template <class U, int NX>
 void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
     const auto* w0 = static_cast<const typename U::Block*>(w);
     const auto* w1 = reinterpret_cast<const typename U::Block*>(static_cast<const uint8_t*>(w) + wStride);
     const int64_t nb = k / QK;
-    const size_t scalesAt = actScalesOffset(nb, sizeof(Q8_0));
+    const size_t scalesAt = actScalesOffset(nb, sizeof(Q8_0)), corrAt = pairCorrectionsOffset(k);
     const auto* a = static_cast<const uint8_t*>(act);
     __m512 acc[NX];
     #pragma GCC unroll 16
     for (int r = 0; r < NX; ++r) acc[r] = _mm512_setzero_ps();
-    const __m512i offset = _mm512_set1_epi8(char(U::kOffset)), zero = _mm512_setzero_si512();
     for (int64_t i = 0; i < nb; ++i) {
         const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(U::q(w0[i])), U::q(w1[i]), 1);
         const __m512 dw = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(f16(w0[i].d)))),
@@ -71,7 +72,8 @@ void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, i
         for (int r = 0; r < NX; ++r) {
             const uint8_t* row = a + r * actStride;
             const __m512i x = _mm512_broadcast_i64x4(load(reinterpret_cast<const Q8_0*>(row)[i].qs));
-            const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, q, x), _mm512_dpbusd_epi32(zero, offset, x));
+            const __m512i corr = _mm512_broadcast_i64x4(load(row + corrAt + 32 * i));
+            const __m512i p = _mm512_dpbusd_epi32(corr, q, x);
             const float xd = reinterpret_cast<const float*>(row + scalesAt)[i];
             acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xd)), _mm512_cvtepi32_ps(p), acc[r]);
         }
@@ -95,6 +97,17 @@ void dotPairRows(const void* w, size_t wStride, const void* act, size_t actStrid
     }
 }
 
+template <class U>
+void corrections(const void* actRow, int64_t k, void* dst) {
+    const auto* x = static_cast<const Q8_0*>(actRow);
+    auto* out = static_cast<uint8_t*>(dst);
+    const __m256i offset = _mm256_set1_epi8(char(U::kOffset));
+    for (int64_t i = 0; i < k / QK; ++i) {
+        const __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), offset, load(x[i].qs));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * i), _mm256_sub_epi32(_mm256_setzero_si256(), sum));
+    }
+}
+
 } // namespace
 
 RowDotFn avx512DotLegacy(GgmlType type) { return legacyRows<VnniDot>(type); }
@@ -105,6 +118,14 @@ PairDotFn avx512PairDotLegacy(GgmlType type) {
     case GgmlType::Q5_0: return dotPairRows<BiasedQ5_0>;
     case GgmlType::Q8_0: return dotPairRows<BiasedQ8_0>;
     default: return nullptr;
+    }
+}
+
+void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst) {
+    switch (type) {
+    case GgmlType::Q4_0: return corrections<BiasedQ4_0>(actRow, k, dst);
+    case GgmlType::Q5_0: return corrections<BiasedQ5_0>(actRow, k, dst);
+    default: return corrections<BiasedQ8_0>(actRow, k, dst);
     }
 }
 
