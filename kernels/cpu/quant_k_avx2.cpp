@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/simd_avx2.h"
@@ -234,6 +235,8 @@ void dotRowsQ6(const void* w, const void* act, size_t actStride, int nx, int64_t
 } // namespace
 
 RowDotFn avx2DotK(GgmlType type) {
+    if (vnniActive())
+        if (RowDotFn f = avx512DotK(type)) return f;
     switch (type) {
     case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K>;
     case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K>;
@@ -243,10 +246,13 @@ RowDotFn avx2DotK(GgmlType type) {
 }
 
 RowDotFn avx2DotQ4_KInterleaved(bool fourRowKernel) {
+    if (vnniActive()) return avx512DotQ4_KInterleaved(fourRowKernel);
     return fourRowKernel ? dotRowsScaleMin<Q4_K, 2> : dotRowsScaleMin<Q4_K, 1>;
 }
 
 RowDotFn avx2DotKTiled(GgmlType type) {
+    if (vnniActive())
+        if (RowDotFn f = avx512DotKTiled(type)) return f;
     switch (type) {
     case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K, 3>;
     case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K, 3>;
