@@ -65,11 +65,10 @@ PairDotFn avx512PairDotLegacy(GgmlType type);
 void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst);
 size_t pairCorrectionsOffset(int64_t k);
 size_t pairCorrectionsBytes(int64_t k);
-// AVX-512 VNNI variants (same results) of the K-quant kernels behind
-// avx2Dot, avx2DotQ4_KInterleaved and avx2DotKTiled, which return them when
-// vnniActive(); nullptr for types without one.
+// AVX-512 VNNI variants (same results) of the K-quant kernels behind avx2Dot
+// and avx2DotKTiled, which return them when vnniActive(); nullptr for types
+// without one. (The Q4_K interleaved orders stay AVX2: faster there.)
 RowDotFn avx512DotK(GgmlType type);
-RowDotFn avx512DotQ4_KInterleaved(bool fourRowKernel);
 RowDotFn avx512DotKTiled(GgmlType type);
 // How many activation rows the AVX2 kernel for `type` takes per call.
 int avx2MaxDotRows(GgmlType type);

@@ -59,6 +59,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         acc[r] = _mm256_setzero_ps();
         accS[r] = accM[r] = 0.0f;
     }
+    __m128 accS4 = _mm_setzero_ps(), accM4 = _mm_setzero_ps();  // order 2, four rows: accS, accM by lane
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
@@ -109,6 +110,26 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 }
             }
         }
+        if constexpr (kOrder == 2 && NX == 4) {
+            // Four rows: as below, transposed so that lane r is row r and one
+            // vector fused multiply-add per pair serves all four rows.
+            __m128 sv[4], mv[4];
+            #pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r) {
+                sv[r] = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(sumi[r]), _mm256_extracti128_si256(sumi[r], 1)));
+                mv[r] = _mm_cvtepi32_ps(_mm_madd_epi16(mins, subBlockSums(xb[r][i])));
+            }
+            _MM_TRANSPOSE4_PS(sv[0], sv[1], sv[2], sv[3]);
+            _MM_TRANSPOSE4_PS(mv[0], mv[1], mv[2], mv[3]);
+            const __m128 dx = _mm_setr_ps(xb[0][i].d, xb[1][i].d, xb[2][i].d, xb[3][i].d);
+            const __m128 sw = _mm_mul_ps(_mm_set1_ps(dw), dx), mw = _mm_mul_ps(_mm_set1_ps(dminw), dx);
+            #pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) {
+                accS4 = _mm_fmadd_ps(sv[c], sw, accS4);
+                accM4 = _mm_fmadd_ps(mv[c], mw, accM4);
+            }
+            continue;
+        }
         if constexpr (kOrder == 2) {
             // sumi holds the four pair sums per 128-bit lane; fold the lanes, then
             // one fused multiply-add per pair and row, pairs in order.
@@ -142,6 +163,10 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
             }
         }
+    }
+    if constexpr (kOrder == 2 && NX == 4) {
+        _mm_storeu_ps(accS, accS4);
+        _mm_storeu_ps(accM, accM4);
     }
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] - accM[r] : hsum(acc[r]);  // accM = 0 for order 3
@@ -246,7 +271,6 @@ RowDotFn avx2DotK(GgmlType type) {
 }
 
 RowDotFn avx2DotQ4_KInterleaved(bool fourRowKernel) {
-    if (vnniActive()) return avx512DotQ4_KInterleaved(fourRowKernel);
     return fourRowKernel ? dotRowsScaleMin<Q4_K, 2> : dotRowsScaleMin<Q4_K, 1>;
 }
 

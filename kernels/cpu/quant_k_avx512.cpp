@@ -1,5 +1,8 @@
-// AVX-512 VNNI variants of the Q4_K, Q5_K (and Q6_K, below) kernels of quant_k_avx2.cpp, in
-// every float order it reproduces (kOrder there). A 512-bit register holds the
+// AVX-512 VNNI variants of the Q4_K, Q5_K (and Q6_K, below) kernels of
+// quant_k_avx2.cpp in the float orders of llama.cpp's row dot and tiled kernel
+// (kOrder 0 and 3 there). Its Q4_K four-row and one-row orders stay with the
+// AVX2 kernels, which are faster for them here: they need each pair's sum on
+// its own, and folding 512-bit registers costs more than VNNI saves. A 512-bit register holds the
 // 64 elements of sub-blocks 2c and 2c+1 (low and high nibbles of qs[32c..]),
 // which are 64 consecutive activation bytes: one vpdpbusd gives 16 int32 sums
 // of four products (lanes 0-7 sub-block 2c, 8-15 sub-block 2c+1, the lane
@@ -53,14 +56,13 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
     const auto* wb = static_cast<const Block*>(w);
     const Q8_K* xb[NX];
     __m256 acc[NX];
-    float accS[NX], accM[NX];
+    float accS[NX];
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) {
         xb[r] = actRow(act, actStride, r);
         acc[r] = _mm256_setzero_ps();
-        accS[r] = accM[r] = 0.0f;
+        accS[r] = 0.0f;
     }
-    __m128 accS4 = _mm_setzero_ps(), accM4 = _mm_setzero_ps();  // order 2, four rows: accS, accM by lane
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
@@ -71,9 +73,6 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         const float dw = f16(b.d), dminw = f16(b.dmin);
 
         __m512i isum[NX];
-        // Order 2 keeps each pair's sum apart: folded to 256 bits, then the sums
-        // of c = 0, 1 and of c = 2, 3 are combined with hadd as they come.
-        __m256i even[NX], half01[NX], pairs[NX];
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) isum[r] = _mm512_setzero_si512();
         __m256i hbits;
@@ -97,75 +96,25 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
             #pragma GCC unroll 4
             for (int r = 0; r < NX; ++r) {
                 const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512(xb[r][i].qs + 64 * c));
-                if constexpr (kOrder == 2) {
-                    const __m512i t = _mm512_dpwssd_epi32(_mm512_setzero_si512(), p, sc);
-                    const __m256i y = _mm256_add_epi32(lo256(t), hi256(t));
-                    if (c == 0 || c == 2) even[r] = y;
-                    else if (c == 1) half01[r] = _mm256_hadd_epi32(even[r], y);
-                    else pairs[r] = _mm256_hadd_epi32(half01[r], _mm256_hadd_epi32(even[r], y));
-                } else {
-                    isum[r] = _mm512_dpwssd_epi32(isum[r], p, sc);
-                }
+                isum[r] = _mm512_dpwssd_epi32(isum[r], p, sc);
             }
-        }
-        if constexpr (kOrder == 2 && NX == 4) {
-            // Four rows: transpose so that lane r is row r, then the fused
-            // multiply-adds of all four rows run as one vector op per pair.
-            __m128 sv[4], mv[4];
-            #pragma GCC unroll 4
-            for (int r = 0; r < 4; ++r) {
-                const __m256i h = pairs[r];
-                sv[r] = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
-                mv[r] = _mm_cvtepi32_ps(_mm_madd_epi16(mins, subBlockSums(xb[r][i])));
-            }
-            _MM_TRANSPOSE4_PS(sv[0], sv[1], sv[2], sv[3]);
-            _MM_TRANSPOSE4_PS(mv[0], mv[1], mv[2], mv[3]);
-            const __m128 dx = _mm_setr_ps(xb[0][i].d, xb[1][i].d, xb[2][i].d, xb[3][i].d);
-            const __m128 sw = _mm_mul_ps(_mm_set1_ps(dw), dx), mw = _mm_mul_ps(_mm_set1_ps(dminw), dx);
-            #pragma GCC unroll 4
-            for (int c = 0; c < 4; ++c) {
-                accS4 = _mm_fmadd_ps(sv[c], sw, accS4);
-                accM4 = _mm_fmadd_ps(mv[c], mw, accM4);
-            }
-            continue;
         }
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             const float dx = xb[r][i].d;
             const __m128i m32 = _mm_madd_epi16(mins, subBlockSums(xb[r][i]));  // 4 int32
-            if constexpr (kOrder == 2) {
-                // Pair sums of c = 0..3 in order (see quant_k_avx2.cpp).
-                const __m256i h = pairs[r];
-                const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-                alignas(16) float s[4], m[4];
-                _mm_store_ps(s, _mm_cvtepi32_ps(s4));
-                _mm_store_ps(m, _mm_cvtepi32_ps(m32));
-                const float sw = dw * dx, mw = dminw * dx;
-                for (int c = 0; c < 4; ++c) {
-                    accS[r] = std::fma(s[c], sw, accS[r]);
-                    accM[r] = std::fma(m[c], mw, accM[r]);
-                }
+            if constexpr (kOrder == 3) {
+                const float res = std::fma(-dminw, float(hsum4(m32)), dw * float(_mm512_reduce_add_epi32(isum[r])));
+                accS[r] = std::fma(res, dx, accS[r]);
             } else {
                 const __m256i sumi = _mm256_add_epi32(lo256(isum[r]), hi256(isum[r]));
-                if constexpr (kOrder == 3) {
-                    const float res = std::fma(-dminw, float(hsum4(m32)), dw * float(_mm512_reduce_add_epi32(isum[r])));
-                    accS[r] = std::fma(res, dx, accS[r]);
-                } else if constexpr (kOrder == 1) {
-                    accS[r] = std::fma(float(_mm512_reduce_add_epi32(isum[r])), dw * dx, accS[r]);
-                    accM[r] = std::fma(float(hsum4(m32)), dminw * dx, accM[r]);
-                } else {
-                    acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi), acc[r]);
-                    acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
-                }
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * dw), _mm256_cvtepi32_ps(sumi), acc[r]);
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
             }
         }
     }
-    if constexpr (kOrder == 2 && NX == 4) {
-        _mm_storeu_ps(accS, accS4);
-        _mm_storeu_ps(accM, accM4);
-    }
     #pragma GCC unroll 4
-    for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] - accM[r] : hsum(acc[r]);
+    for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] : hsum(acc[r]);
 }
 
 // Q6_K: a 512-bit register holds 64 consecutive elements (parts 2j and 2j+1
@@ -265,10 +214,6 @@ RowDotFn avx512DotK(GgmlType type) {
     case GgmlType::Q6_K: return dotRowsQ6<0>;
     default: return nullptr;
     }
-}
-
-RowDotFn avx512DotQ4_KInterleaved(bool fourRowKernel) {
-    return fourRowKernel ? dotRowsScaleMin<Q4_K, 2> : dotRowsScaleMin<Q4_K, 1>;
 }
 
 RowDotFn avx512DotKTiled(GgmlType type) {

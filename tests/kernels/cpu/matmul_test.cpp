@@ -300,8 +300,9 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
 
 // The same for the K-quant kernels in each of the float orders matmul picks
 // (llama.cpp's row dot, its Q4_K four-row and one-row kernels, its tiled
-// kernel): Q4_K with 16 weight rows takes the four-row/one-row pair, other
-// matrices the row dot below 8 activation rows and the tiled kernel from 8.
+// kernel): Q4_K with 16 weight rows takes the four-row/one-row pair (AVX2
+// kernels either way), other matrices the row dot below 8 activation rows and
+// the tiled kernel from 8.
 WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical_kQuants) {
     if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
     if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
