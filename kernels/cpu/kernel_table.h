@@ -63,6 +63,14 @@ RowDotFn avx512DotLegacy(GgmlType type);
 // corrections for the weight type, which avx512PairCorrections writes.
 PairDotFn avx512PairDotLegacy(GgmlType type);
 void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst);
+// The same kernel reading weight pairs unpacked once per matmul: pairs
+// [pairBegin, pairEnd) (rows 2p and 2p + 1 of a matrix with rows at rowStride)
+// are written to dst at avx512PackedPairBytes(k) per pair, and the kernel takes
+// a packed pair as w (wStride unused).
+size_t avx512PackedPairBytes(int64_t k);
+void avx512PackPairs(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
+                     void* dst);
+PairDotFn avx512PackedPairDot();
 size_t pairCorrectionsOffset(int64_t k);
 size_t pairCorrectionsBytes(int64_t k);
 // AVX-512 VNNI variants (same results) of the K-quant kernels behind avx2Dot

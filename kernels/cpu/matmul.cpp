@@ -26,6 +26,12 @@ constexpr int64_t kTileActs = 64;
 // conversion is not worth a pool round trip.
 constexpr int64_t kParallelConvertElems = int64_t(1) << 18;
 
+// Packing weight pairs for the two-row VNNI kernel pays from this many
+// activation rows, and is skipped for matrices whose packed copy would
+// exceed the bound (e.g. a vocabulary-sized output head).
+constexpr int64_t kPackMinActs = 32;
+constexpr size_t kPackMaxBytes = size_t(32) << 20;
+
 detail::RowDotFn pickDot(GgmlType type, const detail::TypeOps& ops) {
     if (activeKernelPath() == KernelPath::Avx2)
         if (detail::RowDotFn f = detail::avx2Dot(type)) return f;
@@ -105,6 +111,24 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         act = buf;
     }
 
+    // 1b. For the two-weight-row kernel with enough activation rows, the weight
+    // pairs unpacked once instead of once per 16 activation rows (bounded: the
+    // packed copy is ~1.6x the weights).
+    const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
+    const bool packPairs = pair && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
+    const uint8_t* packed = nullptr;
+    detail::PairDotFn pairFn = pair;
+    if (packPairs) {
+        thread_local std::vector<uint8_t> packScratch;
+        if (packScratch.size() < size_t(N / 2) * packedBytes) packScratch.resize(size_t(N / 2) * packedBytes);
+        uint8_t* dst = packScratch.data();
+        pool.parallelFor(N / 2, [&](int64_t b, int64_t e, int) {
+            detail::avx512PackPairs(w.type, w.data, w.rowStride, K, b, e, dst);
+        });
+        packed = dst;
+        pairFn = detail::avx512PackedPairDot();
+    }
+
     // 2. Integer (or float) dot products over tiles.
     const int maxRows = activeKernelPath() == KernelPath::Avx2 ? detail::avx2MaxDotRows(w.type) : detail::kMaxDotRows;
     const int64_t nTiles = (N + kTileRows - 1) / kTileRows;
@@ -128,7 +152,8 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
                 int64_t n = n0;
                 if (pair)
                     for (; n + 1 < n1; n += 2)
-                        pair(wdata + size_t(n) * w.rowStride, w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
+                        pairFn(packed ? packed + size_t(n / 2) * packedBytes : wdata + size_t(n) * w.rowStride, w.rowStride,
+                               a, actStride, nx, K, y + m * N + n, size_t(N));
                 for (; n < n1; ++n)
                     f(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
                 m += nx;

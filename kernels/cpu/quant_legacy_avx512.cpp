@@ -54,10 +54,41 @@ struct BiasedQ8_0 {
 // scales, as actRowBytes lays them out, then the corrections of
 // avx512PairCorrections: -kOffset * sum(x) per lane, the start of each lane's
 // integer dot, so the correction costs a load instead of two instructions).
-template <class U, int NX>
+//
+// Src says where a pair's blocks come from: RawPair unpacks the two rows'
+// blocks on the fly, PackedPair reads what avx512PackPairs wrote once per
+// matmul, which saves the unpacking for every 16 activation rows.
+inline __m512 scalePair(float d0, float d1) {
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(d0))),
+                                               _mm256_castps_pd(_mm256_set1_ps(d1)), 1));
+}
+
+template <class U>
+struct RawPair {
+    const typename U::Block *w0, *w1;
+    RawPair(const void* w, size_t wStride)
+        : w0(static_cast<const typename U::Block*>(w)),
+          w1(reinterpret_cast<const typename U::Block*>(static_cast<const uint8_t*>(w) + wStride)) {}
+    __m512i q(int64_t i) const { return _mm512_inserti64x4(_mm512_castsi256_si512(U::q(w0[i])), U::q(w1[i]), 1); }
+    __m512 d(int64_t i) const { return scalePair(f16(w0[i].d), f16(w1[i].d)); }
+};
+
+// Per block: the two rows' 32 biased weight bytes each, then their scales as f32.
+constexpr size_t kPackedBlockBytes = 64 + 8;
+
+struct PackedPair {
+    const uint8_t* p;
+    PackedPair(const void* w, size_t) : p(static_cast<const uint8_t*>(w)) {}
+    __m512i q(int64_t i) const { return _mm512_loadu_si512(p + kPackedBlockBytes * size_t(i)); }
+    __m512 d(int64_t i) const {
+        const float* s = reinterpret_cast<const float*>(p + kPackedBlockBytes * size_t(i) + 64);
+        return scalePair(s[0], s[1]);
+    }
+};
+
+template <class Src, int NX>
 void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, int64_t k, float* out, size_t outStride) {
-    const auto* w0 = static_cast<const typename U::Block*>(w);
-    const auto* w1 = reinterpret_cast<const typename U::Block*>(static_cast<const uint8_t*>(w) + wStride);
+    const Src src(w, wStride);
     const int64_t nb = k / QK;
     const size_t scalesAt = actScalesOffset(nb, sizeof(Q8_0)), corrAt = pairCorrectionsOffset(k);
     const auto* a = static_cast<const uint8_t*>(act);
@@ -65,9 +96,8 @@ void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, i
     #pragma GCC unroll 16
     for (int r = 0; r < NX; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
-        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(U::q(w0[i])), U::q(w1[i]), 1);
-        const __m512 dw = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(f16(w0[i].d)))),
-                                                              _mm256_castps_pd(_mm256_set1_ps(f16(w1[i].d))), 1));
+        const __m512i q = src.q(i);
+        const __m512 dw = src.d(i);
         #pragma GCC unroll 16
         for (int r = 0; r < NX; ++r) {
             const uint8_t* row = a + r * actStride;
@@ -86,14 +116,28 @@ void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, i
     }
 }
 
-template <class U, int N = kMaxVnniDotRows>
+template <class Src, int N = kMaxVnniDotRows>
 void dotPairRows(const void* w, size_t wStride, const void* act, size_t actStride, int nx, int64_t k, float* out,
                  size_t outStride) {
     if constexpr (N == 1) {
-        dotPair<U, 1>(w, wStride, act, actStride, k, out, outStride);
+        dotPair<Src, 1>(w, wStride, act, actStride, k, out, outStride);
     } else {
-        if (nx >= N) return dotPair<U, N>(w, wStride, act, actStride, k, out, outStride);
-        dotPairRows<U, N - 1>(w, wStride, act, actStride, nx, k, out, outStride);
+        if (nx >= N) return dotPair<Src, N>(w, wStride, act, actStride, k, out, outStride);
+        dotPairRows<Src, N - 1>(w, wStride, act, actStride, nx, k, out, outStride);
+    }
+}
+
+template <class U>
+void packPairs(const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd, void* dst) {
+    const int64_t nb = k / QK;
+    for (int64_t pr = pairBegin; pr < pairEnd; ++pr) {
+        const RawPair<U> src(static_cast<const uint8_t*>(w) + size_t(2 * pr) * rowStride, rowStride);
+        uint8_t* o = static_cast<uint8_t*>(dst) + size_t(pr * nb) * kPackedBlockBytes;
+        for (int64_t i = 0; i < nb; ++i, o += kPackedBlockBytes) {
+            _mm512_storeu_si512(o, src.q(i));
+            const float d[2] = {f16(src.w0[i].d), f16(src.w1[i].d)};
+            std::memcpy(o + 64, d, sizeof d);
+        }
     }
 }
 
@@ -114,12 +158,25 @@ RowDotFn avx512DotLegacy(GgmlType type) { return legacyRows<VnniDot>(type); }
 
 PairDotFn avx512PairDotLegacy(GgmlType type) {
     switch (type) {
-    case GgmlType::Q4_0: return dotPairRows<BiasedQ4_0>;
-    case GgmlType::Q5_0: return dotPairRows<BiasedQ5_0>;
-    case GgmlType::Q8_0: return dotPairRows<BiasedQ8_0>;
+    case GgmlType::Q4_0: return dotPairRows<RawPair<BiasedQ4_0>>;
+    case GgmlType::Q5_0: return dotPairRows<RawPair<BiasedQ5_0>>;
+    case GgmlType::Q8_0: return dotPairRows<RawPair<BiasedQ8_0>>;
     default: return nullptr;
     }
 }
+
+size_t avx512PackedPairBytes(int64_t k) { return size_t(k / QK) * kPackedBlockBytes; }
+
+void avx512PackPairs(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
+                     void* dst) {
+    switch (type) {
+    case GgmlType::Q4_0: return packPairs<BiasedQ4_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    case GgmlType::Q5_0: return packPairs<BiasedQ5_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    default: return packPairs<BiasedQ8_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    }
+}
+
+PairDotFn avx512PackedPairDot() { return dotPairRows<PackedPair>; }
 
 void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst) {
     switch (type) {

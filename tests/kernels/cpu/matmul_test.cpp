@@ -270,8 +270,9 @@ WEIR_TEST(Matmul, matmul_scalarAndAvx2Agree) {
 }
 
 // The AVX-512 VNNI variant of the legacy kernels (16 activation rows per
-// weight row, or per pair of weight rows for Q4_0/Q5_0/Q8_0; 19 weight rows
-// leave a single one in the last tile) gives the AVX2 variant's results bit
+// weight row, or per pair of weight rows for Q4_0/Q5_0/Q8_0, packed once per
+// matmul from 32 activation rows; 19 weight rows leave a single one in the
+// last tile) gives the AVX2 variant's results bit
 // for bit, for every batch size up to past its widest call; batches of 8+
 // rows are how prefill runs, and the reference tests rely on exact sums.
 WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
