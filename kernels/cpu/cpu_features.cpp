@@ -54,7 +54,8 @@ static KernelPath defaultPath() {
 
 static bool cpuHasVnni() {
     const CpuFeatures& f = cpuFeatures();
-    return f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+    // DQ too: the *_avx512.cpp files are compiled with it (every VNNI CPU has it).
+    return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
 }
 
 static bool defaultVnni() {

@@ -29,10 +29,12 @@ bool forceKernelPath(KernelPath p);
 // Back to the default choice (VNNI and the AVX-512 variants included).
 void resetKernelPath();
 
-// AVX-512 VNNI (vpdpbusd on 256-bit registers) for the integer dot products
-// of the Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 kernels: the same integer sums in fewer
-// instructions, so results are bit-identical. On when the AVX2 path is active
-// and the CPU has AVX-512 F/BW/VL/VNNI, unless WEIR_KERNELS=avx2 is set.
+// AVX-512 VNNI (vpdpbusd, vpdpwssd) for the integer dot products of the
+// Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 kernels (Q4_0/Q5_0/Q8_0: two weight rows per
+// 512-bit register) and of the Q4_K/Q5_K/Q6_K row-dot and tiled kernels: the
+// same integer sums and float operations, so results are bit-identical. On
+// when the AVX2 path is active and the CPU has AVX-512 F/BW/VL/DQ/VNNI, unless
+// WEIR_KERNELS=avx2 is set.
 bool vnniActive();
 // Test hook: false turns it off; true turns it on where the CPU can run it
 // (and returns false, changing nothing, where it cannot).

@@ -31,6 +31,11 @@ size_t actScalesOffset(int64_t nBlocks, size_t blockBytes);
 using RowDotFn = void (*)(const void* w, const void* act, size_t actStride, int nx, int64_t k,
                           float* out, size_t outStride);
 
+// The same for two weight rows at once, w and w + wStride bytes:
+// out[j * outStride] = <w, act_j>, out[j * outStride + 1] = <w + wStride, act_j>.
+using PairDotFn = void (*)(const void* w, size_t wStride, const void* act, size_t actStride, int nx, int64_t k,
+                           float* out, size_t outStride);
+
 constexpr int kMaxDotRows = 4;        // every kernel takes this many
 constexpr int kMaxLegacyDotRows = 8;  // the AVX2 Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 kernels take this many
 constexpr int kMaxVnniDotRows = 16;   // and their AVX-512 VNNI variants this many
@@ -50,6 +55,29 @@ const TypeOps* typeOps(GgmlType type);
 RowDotFn avx2Dot(GgmlType type);
 // The AVX-512 VNNI variant of the legacy kernels (same results), or nullptr.
 RowDotFn avx512DotLegacy(GgmlType type);
+// The two-weight-row AVX-512 VNNI kernel for Q4_0/Q5_0/Q8_0 (same results
+// as avx512DotLegacy row by row), or nullptr. Only call when vnniActive();
+// takes up to kMaxVnniDotRows activation rows.
+// Its activation rows are Q8_0 rows (actRowBytes) followed, from
+// pairCorrectionsOffset(k), by pairCorrectionsBytes(k) of per-block integer
+// corrections for the weight type, which avx512PairCorrections writes.
+PairDotFn avx512PairDotLegacy(GgmlType type);
+void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst);
+// The same kernel reading weight pairs unpacked once per matmul: pairs
+// [pairBegin, pairEnd) (rows 2p and 2p + 1 of a matrix with rows at rowStride)
+// are written to dst at avx512PackedPairBytes(k) per pair, and the kernel takes
+// a packed pair as w (wStride unused).
+size_t avx512PackedPairBytes(int64_t k);
+void avx512PackPairs(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
+                     void* dst);
+PairDotFn avx512PackedPairDot();
+size_t pairCorrectionsOffset(int64_t k);
+size_t pairCorrectionsBytes(int64_t k);
+// AVX-512 VNNI variants (same results) of the K-quant kernels behind avx2Dot
+// and avx2DotKTiled, which return them when vnniActive(); nullptr for types
+// without one. (The Q4_K interleaved orders stay AVX2: faster there.)
+RowDotFn avx512DotK(GgmlType type);
+RowDotFn avx512DotKTiled(GgmlType type);
 // How many activation rows the AVX2 kernel for `type` takes per call.
 int avx2MaxDotRows(GgmlType type);
 // Q4_K with the float order of llama.cpp's interleaved kernels (see

@@ -26,6 +26,12 @@ constexpr int64_t kTileActs = 64;
 // conversion is not worth a pool round trip.
 constexpr int64_t kParallelConvertElems = int64_t(1) << 18;
 
+// Packing weight pairs for the two-row VNNI kernel pays from this many
+// activation rows, and is skipped for matrices whose packed copy would
+// exceed the bound (e.g. a vocabulary-sized output head).
+constexpr int64_t kPackMinActs = 32;
+constexpr size_t kPackMaxBytes = size_t(32) << 20;
+
 detail::RowDotFn pickDot(GgmlType type, const detail::TypeOps& ops) {
     if (activeKernelPath() == KernelPath::Avx2)
         if (detail::RowDotFn f = detail::avx2Dot(type)) return f;
@@ -72,6 +78,11 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         default: return dot;
         }
     };
+    // Two weight rows per call where the CPU has a kernel for it (legacy types only,
+    // which never follow llama.cpp's K-quant kernel choice); its activation rows
+    // carry per-block corrections after the Q8_0 data.
+    const detail::PairDotFn pair =
+        activeKernelPath() == KernelPath::Avx2 && vnniActive() && !followLlama ? detail::avx512PairDotLegacy(w.type) : nullptr;
     const int64_t K = w.cols, N = w.rows;
 
     // 1. Activations in the weight type's partner format.
@@ -82,17 +93,40 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         actStride = size_t(K) * sizeof(float);
     } else {
         thread_local std::vector<uint8_t> scratch;
-        actStride = detail::actRowBytes(ops.actType, K);
+        actStride = pair ? detail::pairCorrectionsOffset(K) + detail::pairCorrectionsBytes(K)
+                         : detail::actRowBytes(ops.actType, K);
         if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
         uint8_t* buf = scratch.data();
         auto convertRows = [&](int64_t b, int64_t e, int) {
-            for (int64_t m = b; m < e; ++m) ops.convert(x + m * K, buf + size_t(m) * actStride, K);
+            for (int64_t m = b; m < e; ++m) {
+                uint8_t* row = buf + size_t(m) * actStride;
+                ops.convert(x + m * K, row, K);
+                if (pair) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
+            }
         };
         if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
             pool.parallelFor(M, convertRows);
         else
             convertRows(0, M, 0);
         act = buf;
+    }
+
+    // 1b. For the two-weight-row kernel with enough activation rows, the weight
+    // pairs unpacked once instead of once per 16 activation rows (bounded: the
+    // packed copy is ~1.6x the weights).
+    const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
+    const bool packPairs = pair && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
+    const uint8_t* packed = nullptr;
+    detail::PairDotFn pairFn = pair;
+    if (packPairs) {
+        thread_local std::vector<uint8_t> packScratch;
+        if (packScratch.size() < size_t(N / 2) * packedBytes) packScratch.resize(size_t(N / 2) * packedBytes);
+        uint8_t* dst = packScratch.data();
+        pool.parallelFor(N / 2, [&](int64_t b, int64_t e, int) {
+            detail::avx512PackPairs(w.type, w.data, w.rowStride, K, b, e, dst);
+        });
+        packed = dst;
+        pairFn = detail::avx512PackedPairDot();
     }
 
     // 2. Integer (or float) dot products over tiles.
@@ -115,7 +149,12 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
                     f = dotFor(k);
                 }
                 const uint8_t* a = act + size_t(m) * actStride;
-                for (int64_t n = n0; n < n1; ++n)
+                int64_t n = n0;
+                if (pair)
+                    for (; n + 1 < n1; n += 2)
+                        pairFn(packed ? packed + size_t(n / 2) * packedBytes : wdata + size_t(n) * w.rowStride, w.rowStride,
+                               a, actStride, nx, K, y + m * N + n, size_t(N));
+                for (; n < n1; ++n)
                     f(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
                 m += nx;
             }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/simd_avx2.h"
@@ -58,6 +59,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         acc[r] = _mm256_setzero_ps();
         accS[r] = accM[r] = 0.0f;
     }
+    __m128 accS4 = _mm_setzero_ps(), accM4 = _mm_setzero_ps();  // order 2, four rows: accS, accM by lane
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
@@ -71,10 +73,14 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         const float dw = f16(b.d), dminw = f16(b.dmin);
 
         __m256i sumi[NX];
+        // kOrder 2 wants each pair's sum on its own: the pair sums of c = 0, 1
+        // and of c = 2, 3 are folded with hadd as they come (exact integers).
+        __m256i half01[NX], even[NX];
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) sumi[r] = _mm256_setzero_si256();
         __m256i hbits;
         if constexpr (kFiveBits) hbits = load(b.qh);
+        #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c+1 (high)
             const __m256i bits = load(b.qs + 32 * c);
             __m256i lo = _mm256_and_si256(bits, low4);
@@ -95,17 +101,53 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(q8)), scLo);
                 const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(q8 + 32)), scHi);
                 if constexpr (kOrder == 2) {
-                    const float dx = xb[r][i].d;
-                    alignas(16) int32_t m[4];
-                    _mm_store_si128(reinterpret_cast<__m128i*>(m), _mm_madd_epi16(mins, subBlockSums(xb[r][i])));
-                    accS[r] = std::fma(float(hsumInt(_mm256_add_epi32(pLo, pHi))), dw * dx, accS[r]);
-                    accM[r] = std::fma(float(m[c]), dminw * dx, accM[r]);
+                    const __m256i pair = _mm256_add_epi32(pLo, pHi);
+                    if (c == 0 || c == 2) even[r] = pair;
+                    else if (c == 1) half01[r] = _mm256_hadd_epi32(even[r], pair);
+                    else sumi[r] = _mm256_hadd_epi32(half01[r], _mm256_hadd_epi32(even[r], pair));
                 } else {
                     sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(pLo, pHi));
                 }
             }
         }
-        if constexpr (kOrder == 2) continue;
+        if constexpr (kOrder == 2 && NX == 4) {
+            // Four rows: as below, transposed so that lane r is row r and one
+            // vector fused multiply-add per pair serves all four rows.
+            __m128 sv[4], mv[4];
+            #pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r) {
+                sv[r] = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(sumi[r]), _mm256_extracti128_si256(sumi[r], 1)));
+                mv[r] = _mm_cvtepi32_ps(_mm_madd_epi16(mins, subBlockSums(xb[r][i])));
+            }
+            _MM_TRANSPOSE4_PS(sv[0], sv[1], sv[2], sv[3]);
+            _MM_TRANSPOSE4_PS(mv[0], mv[1], mv[2], mv[3]);
+            const __m128 dx = _mm_setr_ps(xb[0][i].d, xb[1][i].d, xb[2][i].d, xb[3][i].d);
+            const __m128 sw = _mm_mul_ps(_mm_set1_ps(dw), dx), mw = _mm_mul_ps(_mm_set1_ps(dminw), dx);
+            #pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) {
+                accS4 = _mm_fmadd_ps(sv[c], sw, accS4);
+                accM4 = _mm_fmadd_ps(mv[c], mw, accM4);
+            }
+            continue;
+        }
+        if constexpr (kOrder == 2) {
+            // sumi holds the four pair sums per 128-bit lane; fold the lanes, then
+            // one fused multiply-add per pair and row, pairs in order.
+            #pragma GCC unroll 4
+            for (int r = 0; r < NX; ++r) {
+                const float dx = xb[r][i].d;
+                const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sumi[r]), _mm256_extracti128_si256(sumi[r], 1));
+                alignas(16) float s[4], m[4];
+                _mm_store_ps(s, _mm_cvtepi32_ps(s4));
+                _mm_store_ps(m, _mm_cvtepi32_ps(_mm_madd_epi16(mins, subBlockSums(xb[r][i]))));
+                const float sw = dw * dx, mw = dminw * dx;
+                for (int c = 0; c < 4; ++c) {
+                    accS[r] = std::fma(s[c], sw, accS[r]);
+                    accM[r] = std::fma(m[c], mw, accM[r]);
+                }
+            }
+            continue;
+        }
         #pragma GCC unroll 4
         for (int r = 0; r < NX; ++r) {
             const float dx = xb[r][i].d;
@@ -121,6 +163,10 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
                 acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-dx * dminw), _mm256_zextps128_ps256(_mm_cvtepi32_ps(m32)), acc[r]);
             }
         }
+    }
+    if constexpr (kOrder == 2 && NX == 4) {
+        _mm_storeu_ps(accS, accS4);
+        _mm_storeu_ps(accM, accM4);
     }
     #pragma GCC unroll 4
     for (int r = 0; r < NX; ++r) out[r * outStride] = kOrder ? accS[r] - accM[r] : hsum(acc[r]);  // accM = 0 for order 3
@@ -214,6 +260,8 @@ void dotRowsQ6(const void* w, const void* act, size_t actStride, int nx, int64_t
 } // namespace
 
 RowDotFn avx2DotK(GgmlType type) {
+    if (vnniActive())
+        if (RowDotFn f = avx512DotK(type)) return f;
     switch (type) {
     case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K>;
     case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K>;
@@ -227,6 +275,8 @@ RowDotFn avx2DotQ4_KInterleaved(bool fourRowKernel) {
 }
 
 RowDotFn avx2DotKTiled(GgmlType type) {
+    if (vnniActive())
+        if (RowDotFn f = avx512DotKTiled(type)) return f;
     switch (type) {
     case GgmlType::Q4_K: return dotRowsScaleMin<Q4_K, 3>;
     case GgmlType::Q5_K: return dotRowsScaleMin<Q5_K, 3>;

@@ -107,6 +107,9 @@ size_t actRowBytes(GgmlType actType, int64_t n) {
     return rowBytes(actType, n);
 }
 
+size_t pairCorrectionsOffset(int64_t k) { return (actRowBytes(GgmlType::Q8_0, k) + 31) & ~size_t(31); }
+size_t pairCorrectionsBytes(int64_t k) { return size_t(k / blocks::QK) * 32; }
+
 void convertActQ8_0(const float* x, void* dst, int64_t n) {
     quantizeRowQ8_0(x, dst, n);
     const int64_t nb = n / blocks::QK;

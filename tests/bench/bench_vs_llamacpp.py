@@ -12,6 +12,11 @@ Then --concurrency sequences at once: llama.cpp decodes them as one batch per
 step; Weir runs `weir-cli bench-concurrency` (scheduler, paged pools). Both
 report single-stream and aggregate decode tokens/s.
 
+--cpu-time R adds, per --pp, prefill speed in tokens per CPU second of each
+side (the best of R runs of pp tokens minus the best of R runs of one token,
+both without decode steps): unlike wall time it hardly moves when other jobs
+share the machine. Use it with --threads 1, where no thread spins waiting.
+
 llama.cpp runs with its default CPU settings (f16 KV cache, flash attention
 auto) except one: on CPUs with AMX its default AMX weight repacking (the
 "extra buffer types") crashes with a segmentation fault on prompts longer than
@@ -25,6 +30,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FEATURES = ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "avx_vnni",
@@ -56,6 +62,37 @@ def run_json(cmd):
     # weir-cli bench prints one line; bench-concurrency one indented object.
     start = text.find("{")
     return json.loads(text[start:])
+
+
+def child_cpu_seconds(cmd):
+    """User + system CPU seconds of a child process run to completion."""
+    with tempfile.TemporaryFile() as err:  # a file, not a pipe: llama.cpp logs a lot
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{cmd[0]} exited with {proc.returncode}: {err.read().decode(errors='replace')[-2000:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def prefill_cpu(args, pp, extra):
+    """Tokens per CPU second of prefill for each side (see --cpu-time)."""
+    def weir(n):
+        return [args.weir_cli, "bench", "-m", args.model, "--pp", str(n), "--tg", "0", "--threads", str(args.threads),
+                "--no-bandwidth"]
+
+    def llama(n):
+        return [sys.executable, "-c", LLAMA_CODE, args.model, str(n), "0", str(args.threads), "1", "on" if extra else "off"]
+
+    out = {}
+    for side, cmd in (("weir", weir), ("llama_cpp", llama)):
+        full = min(child_cpu_seconds(cmd(pp)) for _ in range(args.cpu_time))
+        base = min(child_cpu_seconds(cmd(1)) for _ in range(args.cpu_time))
+        out[side] = {"cpu_s": round(full - base, 4),
+                     "tokens_per_cpu_s": round((pp - 1) / (full - base), 2) if full > base else None}
+    out["ratio_weir_over_llama_cpp"] = ratio(out["weir"]["tokens_per_cpu_s"], out["llama_cpp"]["tokens_per_cpu_s"])
+    return out
 
 
 def weir_single(args, pp):
@@ -142,6 +179,8 @@ def main():
     ap.add_argument("--concurrency", type=int, default=4, help="sequences at once (0: skip that comparison)")
     ap.add_argument("--concurrency-prompt", type=int, default=64, help="prompt tokens of each concurrent sequence")
     ap.add_argument("--extra-bufts", choices=["auto", "on", "off"], default="auto")
+    ap.add_argument("--cpu-time", type=int, default=0, metavar="R",
+                    help="also measure prefill per CPU second, best of R runs per side (0: skip)")
     args = ap.parse_args()
 
     cpu = cpu_info()
@@ -161,6 +200,8 @@ def main():
             "pp": pp, "weir": w, "llama_cpp": l,
             "ratio_weir_over_llama_cpp": {k: ratio(w.get(k), l.get(k)) for k in
                                           ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_rss_mb", "load_ms")}})
+        if args.cpu_time > 0:
+            result["single_sequence"][-1]["prefill_cpu"] = prefill_cpu(args, pp, extra)
     if args.concurrency > 0:
         w = weir_concurrent(args)
         l1 = llama(args, args.concurrency_prompt, 1, extra)

@@ -270,9 +270,11 @@ WEIR_TEST(Matmul, matmul_scalarAndAvx2Agree) {
 }
 
 // The AVX-512 VNNI variant of the legacy kernels (16 activation rows per
-// weight row) gives the AVX2 variant's results bit for bit, for every
-// batch size up to past its widest call; batches of 8+ rows are how
-// prefill runs, and the reference tests rely on exact sums.
+// weight row, or per pair of weight rows for Q4_0/Q5_0/Q8_0, packed once per
+// matmul from 32 activation rows; 19 weight rows leave a single one in the
+// last tile) gives the AVX2 variant's results bit
+// for bit, for every batch size up to past its widest call; batches of 8+
+// rows are how prefill runs, and the reference tests rely on exact sums.
 WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
     if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
     if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
@@ -295,6 +297,35 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
         }
     }
     std::printf("  %d outputs identical between the VNNI and AVX2 kernels\n", compared);
+}
+
+// The same for the K-quant kernels in each of the float orders matmul picks
+// (llama.cpp's row dot, its Q4_K four-row and one-row kernels, its tiled
+// kernel): Q4_K with 16 weight rows takes the four-row/one-row pair (AVX2
+// kernels either way), other matrices the row dot below 8 activation rows and
+// the tiled kernel from 8.
+WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical_kQuants) {
+    if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
+    if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
+    REQUIRE(forceKernelPath(KernelPath::Avx2));
+    int compared = 0;
+    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+        for (int64_t n : {16, 19}) {
+            for (int64_t m : {1, 3, 4, 5, 8, 9, 13, 37}) {
+                const Case c = makeCase(t, m, 512, n, 11 + int(m) + int(n));
+                std::vector<float> yv(size_t(m * n)), ya(size_t(m * n));
+                REQUIRE(forceVnni(true));
+                matmul(c.view(), c.x.data(), m, yv.data(), *pool3_);
+                REQUIRE(forceVnni(false));
+                matmul(c.view(), c.x.data(), m, ya.data(), *pool3_);
+                for (size_t i = 0; i < yv.size(); ++i)
+                    REQUIRE_MSG(std::memcmp(&yv[i], &ya[i], sizeof(float)) == 0,
+                                weirtest::str(typeName(t), " n=", n, " m=", m, " [", i, "]: vnni ", yv[i], ", avx2 ", ya[i]));
+                compared += int(yv.size());
+            }
+        }
+    }
+    std::printf("  %d K-quant outputs identical between the VNNI and AVX2 kernels\n", compared);
 }
 
 WEIR_TEST(Matmul, dotQ8_0_matchesQuantizedDot) {
