@@ -71,6 +71,11 @@ struct ActiveRequest {
     ErrorCode error = ErrorCode::Internal;  // reported if it ends with Error
     bool embed = false;              // GenerateRequest::embed: ends after the prompt with its embedding
     std::vector<float> embedding;    // embed: set just before it finishes
+    // Speculative decoding: the tokens fed after tokens.back() this step (their
+    // positions have slots until the step rolls the rejected ones back).
+    std::vector<int32_t> draft;
+    int32_t draftTokens = 0;          // verified over the request's life
+    int32_t acceptedDraftTokens = 0;  // of them, kept
 
     Clock::time_point submitted, firstToken, lastToken;
 };

@@ -1,0 +1,18 @@
+#pragma once
+// The speculative-decoding part of weir-cli bench: greedy replies through the
+// Engine (the scheduler path the app and the endpoint use) to a prompt that
+// quotes itself (code repeated with one change) and to one that does not,
+// with prompt-lookup speculation on and/or off, as a JSON object: decode
+// tokens/s, drafts verified and kept, and whether both replies are the same.
+#include <cstdint>
+#include <string>
+
+namespace weir::cli {
+
+enum class SpeculativeBench { Off, On, Both };
+
+// JSON object text ("{...}") for the ",\"speculative\":" member of bench.
+std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, int32_t tokens,
+                                SpeculativeBench mode);
+
+} // namespace weir::cli
