@@ -36,12 +36,16 @@ struct Reply {
     std::string error;
 };
 
-Reply generate(Engine& engine, const std::vector<int32_t>& prompt, int32_t tokens) {
+// Greedy, or sampled (temperature 0.8, top-k 40, top-p 0.95, seed 7): a
+// small base model decoding greedily soon repeats itself, which is a quote
+// too; sampled prose is the case where drafts are mostly wrong.
+Reply generate(Engine& engine, const std::vector<int32_t>& prompt, int32_t tokens, bool sampled) {
     GenerateRequest r;
     r.prompt = prompt;
     r.maxTokens = tokens;
     r.stopAtEndOfGeneration = false;  // every run decodes the same number of tokens
-    r.sampling.temperature = 0.0f;
+    r.sampling.temperature = sampled ? 0.8f : 0.0f;
+    r.sampling.seed = 7;
     std::mutex mutex;
     std::condition_variable cv;
     bool done = false;
@@ -94,23 +98,36 @@ std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, i
     std::string json = "{\"tokens\":" + std::to_string(tokens) + ",\"draft_tokens_max\":" +
                        std::to_string(any.options().draftTokens) + ",\"ngram\":[" +
                        std::to_string(any.options().draftNgramMax) + "," + std::to_string(any.options().draftNgramMin) + "]";
-    for (const auto& [name, text] : {std::pair{"quoting", kQuoting}, std::pair{"plain", kPlain}}) {
+    struct Case {
+        const char* name;
+        const char* text;
+        bool sampled;
+    };
+    for (const Case& c : {Case{"quoting", kQuoting, false}, Case{"plain", kPlain, false},
+                          Case{"plain_sampled", kPlain, true}}) {
+        const char* name = c.name;
+        const char* text = c.text;
         const std::vector<int32_t> prompt = any.tokenize(text, true);
         if (int64_t(prompt.size()) + tokens > o.maxContext)
             throw Error("--spec-tg " + std::to_string(tokens) + " is too long for the bench's context of " +
                         std::to_string(o.maxContext));
-        json += ",\"" + std::string(name) + "\":{\"prompt_tokens\":" + std::to_string(prompt.size());
+        json += ",\"" + std::string(name) + "\":{\"sampling\":\"" + (c.sampled ? "temperature 0.8, seed 7" : "greedy") +
+                "\",\"prompt_tokens\":" + std::to_string(prompt.size());
+        // Warm-up (first touches of the weights and pools), then off and on
+        // alternately, the faster of two runs each: a busy machine's noise
+        // falls on both sides.
         Reply a, b;
-        if (off) {
-            generate(*off, prompt, 4);  // warm-up: first touches of the weights and pools
-            a = generate(*off, prompt, tokens);
-            json += ",\"off\":" + runJson(a);
+        if (off) generate(*off, prompt, 4, c.sampled);
+        if (on) generate(*on, prompt, 4, c.sampled);
+        auto faster = [](Reply& best, Reply r) {
+            if (best.tokens.empty() || r.usage.decodeTokensPerSecond > best.usage.decodeTokensPerSecond) best = std::move(r);
+        };
+        for (int rep = 0; rep < 2; ++rep) {
+            if (off) faster(a, generate(*off, prompt, tokens, c.sampled));
+            if (on) faster(b, generate(*on, prompt, tokens, c.sampled));
         }
-        if (on) {
-            generate(*on, prompt, 4);
-            b = generate(*on, prompt, tokens);
-            json += ",\"on\":" + runJson(b);
-        }
+        if (off) json += ",\"off\":" + runJson(a);
+        if (on) json += ",\"on\":" + runJson(b);
         if (off && on) {
             const double speedup =
                 a.usage.decodeTokensPerSecond > 0 ? b.usage.decodeTokensPerSecond / a.usage.decodeTokensPerSecond : 0.0;

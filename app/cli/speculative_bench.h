@@ -1,7 +1,8 @@
 #pragma once
-// The speculative-decoding part of weir-cli bench: greedy replies through the
+// The speculative-decoding part of weir-cli bench: replies through the
 // Engine (the scheduler path the app and the endpoint use) to a prompt that
-// quotes itself (code repeated with one change) and to one that does not,
+// quotes itself (code repeated with one change) and to one that does not
+// (greedy, where a small model soon repeats itself, and sampled),
 // with prompt-lookup speculation on and/or off, as a JSON object: decode
 // tokens/s, drafts verified and kept, and whether both replies are the same.
 #include <cstdint>

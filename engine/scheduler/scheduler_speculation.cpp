@@ -33,9 +33,14 @@ void Scheduler::planDrafts(std::vector<Planned>& plan) {
         ActiveRequest& r = *p.request;
         // Only a decode step (its one token is the last one) that allocated its slot.
         if (r.finished || r.seq < 0 || r.embed || p.tokens != 1 || !r.decoding()) continue;
+        if (r.draftPause > 0) {
+            --r.draftPause;
+            continue;
+        }
+        if (r.draftCap < 0) r.draftCap = opt_.draftTokens;
         // A verify step may take every draft and one token more: within
         // maxTokens and the context (the step's positions end at computed + 1 + drafts).
-        const int32_t room = std::min({opt_.draftTokens, r.maxTokens - r.generated - 1, contextLimit() - r.computed - 1});
+        const int32_t room = std::min({r.draftCap, r.maxTokens - r.generated - 1, contextLimit() - r.computed - 1});
         if (room <= 0) continue;
         std::vector<int32_t> draft = proposeDraft(r.tokens, lookup, room);
         // Free pages only: a draft never evicts the prefix cache, preempts, or
@@ -57,6 +62,7 @@ void Scheduler::verifyDraft(ActiveRequest& r, float* rows, int32_t nVocab) {
     const int32_t k = int32_t(r.draft.size());
     r.draftTokens += k;
     draftTokens_ += uint64_t(k);
+    const int32_t keptBefore = r.acceptedDraftTokens;
     for (int32_t j = 0; j <= k; ++j) {
         // Row j saw tokens.back() and drafts [0, j), all taken by now.
         r.computed = base + 1 + j;
@@ -69,6 +75,18 @@ void Scheduler::verifyDraft(ActiveRequest& r, float* rows, int32_t nVocab) {
         }
         if (!goesOn) return;  // ended: finish() closed the sequence, drafts and all
         if (!kept) break;
+    }
+    const int32_t kept = r.acceptedDraftTokens - keptBefore;
+    if (kept == k) {
+        r.draftCap = std::min(opt_.draftTokens, std::max(1, r.draftCap) * 2);
+        r.draftMisses = 0;
+    } else if (kept > 0) {
+        r.draftCap = kept + 1;
+        r.draftMisses = 0;
+    } else {
+        r.draftCap = 1;
+        r.draftPause = (1 << std::min(r.draftMisses, 4)) - 1;  // 0, 1, 3, 7, 15 steps
+        ++r.draftMisses;
     }
     // Positions from `computed` on hold rejected drafts.
     const kv::KvResult res = cache_.truncate(r.seq, r.computed);
