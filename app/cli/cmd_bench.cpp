@@ -48,6 +48,7 @@ int run(const std::vector<std::string>& argv) {
     const bool bandwidth = !args.flag("--no-bandwidth");
     const std::string specMode = args.value("--speculative", "off");
     const long long specTokens = args.intValue("--spec-tg", 128, 2, 512);
+    const long long specReps = args.intValue("--spec-reps", 2, 1, 100);
     if (specMode != "off" && specMode != "on" && specMode != "both")
         throw Error("--speculative must be off, on or both, got '" + specMode + "'");
     args.rejectUnknown();
@@ -99,7 +100,7 @@ int run(const std::vector<std::string>& argv) {
     }
     if (specMode != "off")
         limits += ",\"speculative\":" +
-                  runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens),
+                  runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
                                       specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
@@ -111,7 +112,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--speculative off|on|both] [--spec-tg N]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
 
 } // namespace
 } // namespace weir::cli

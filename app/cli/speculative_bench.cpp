@@ -78,7 +78,7 @@ std::string runJson(const Reply& r) {
 
 } // namespace
 
-std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, int32_t tokens,
+std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, int32_t tokens, int32_t reps,
                                 SpeculativeBench mode) {
     EngineOptions o;
     o.modelPath = modelPath;
@@ -95,7 +95,7 @@ std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, i
         on = std::make_unique<Engine>(o);
     }
     Engine& any = on ? *on : *off;
-    std::string json = "{\"tokens\":" + std::to_string(tokens) + ",\"draft_tokens_max\":" +
+    std::string json = "{\"tokens\":" + std::to_string(tokens) + ",\"reps\":" + std::to_string(reps) + ",\"draft_tokens_max\":" +
                        std::to_string(any.options().draftTokens) + ",\"ngram\":[" +
                        std::to_string(any.options().draftNgramMax) + "," + std::to_string(any.options().draftNgramMin) + "]";
     struct Case {
@@ -114,7 +114,7 @@ std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, i
         json += ",\"" + std::string(name) + "\":{\"sampling\":\"" + (c.sampled ? "temperature 0.8, seed 7" : "greedy") +
                 "\",\"prompt_tokens\":" + std::to_string(prompt.size());
         // Warm-up (first touches of the weights and pools), then off and on
-        // alternately, the faster of two runs each: a busy machine's noise
+        // alternately, the fastest of `reps` runs each: a busy machine's noise
         // falls on both sides.
         Reply a, b;
         if (off) generate(*off, prompt, 4, c.sampled);
@@ -122,7 +122,7 @@ std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, i
         auto faster = [](Reply& best, Reply r) {
             if (best.tokens.empty() || r.usage.decodeTokensPerSecond > best.usage.decodeTokensPerSecond) best = std::move(r);
         };
-        for (int rep = 0; rep < 2; ++rep) {
+        for (int32_t rep = 0; rep < reps; ++rep) {
             if (off) faster(a, generate(*off, prompt, tokens, c.sampled));
             if (on) faster(b, generate(*on, prompt, tokens, c.sampled));
         }

@@ -13,7 +13,8 @@ namespace weir::cli {
 enum class SpeculativeBench { Off, On, Both };
 
 // JSON object text ("{...}") for the ",\"speculative\":" member of bench.
-std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, int32_t tokens,
+// Each reply is timed `reps` times (off and on alternately); the fastest counts.
+std::string runSpeculativeBench(const std::string& modelPath, int32_t threads, int32_t tokens, int32_t reps,
                                 SpeculativeBench mode);
 
 } // namespace weir::cli

@@ -5,7 +5,9 @@
 //   admit -> plan one batch (a decode token of every running request plus
 //   prefill chunks: --prefill-chunk tokens per step, shared max-min fairly by
 //   every request that is prefilling or may start, so several long prompts
-//   start together) -> Model::forward -> sample
+//   start together; then prompt-lookup drafts for decoding requests, from
+//   free pages only) -> Model::forward -> sample (a verify step keeps the
+//   drafts its sampler draws and rolls the rest back)
 //   -> emit events -> cache computed prefixes, release out-of-window pages
 //   -> (integrity check) -> repeat
 //
