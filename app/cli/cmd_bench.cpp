@@ -4,6 +4,10 @@
 // Then the machine's read bandwidth with the same threads: decode is memory-
 // bound, so bytes read per decoded token (weights + K/V in view) times
 // tokens/s over that bandwidth says how close decode is to the limit.
+// With --speculative on|both, greedy replies through the Engine with prompt-
+// lookup speculation (on, or off and on) to a prompt that quotes itself and
+// one that does not: decode tokens/s, drafts verified and kept
+// (speculative_bench.h).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -17,6 +21,7 @@
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "app/cli/speculative_bench.h"
 #include "weir/base/error.h"
 #include "weir/model_runner.h"
 #include "weir/types/engine_limits.h"
@@ -41,6 +46,11 @@ int run(const std::vector<std::string>& argv) {
     const long long batchSize = args.intValue("--batch", 512, 1, EngineLimits::kMaxPrefillChunk);
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     const bool bandwidth = !args.flag("--no-bandwidth");
+    const std::string specMode = args.value("--speculative", "off");
+    const long long specTokens = args.intValue("--spec-tg", 128, 2, 512);
+    const long long specReps = args.intValue("--spec-reps", 2, 1, 100);
+    if (specMode != "off" && specMode != "on" && specMode != "both")
+        throw Error("--speculative must be off, on or both, got '" + specMode + "'");
     args.rejectUnknown();
 
     ModelRunnerOptions ro;
@@ -88,6 +98,10 @@ int run(const std::vector<std::string>& argv) {
                  ",\"decode_limit_tokens_per_s\":" + jsonNumber(bytesPerS / bytesPerToken) +
                  ",\"decode_fraction_of_bandwidth_limit\":" + jsonNumber(decodeRate * bytesPerToken / bytesPerS);
     }
+    if (specMode != "off")
+        limits += ",\"speculative\":" +
+                  runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
+                                      specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
                 "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s}\n",
@@ -98,7 +112,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
 
 } // namespace
 } // namespace weir::cli

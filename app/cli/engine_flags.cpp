@@ -20,6 +20,13 @@ KvDtype readKvDtypeFlag(Args& args, KvDtype def) {
     return t;
 }
 
+bool readOnOffFlag(Args& args, const char* name, bool def) {
+    const std::string v = args.value(name, def ? "on" : "off");
+    if (v == "on") return true;
+    if (v == "off") return false;
+    throw Error(std::string(name) + " must be on or off, got '" + v + "'");
+}
+
 namespace {
 
 // The option's whole type range here, so nothing is truncated on the way;
@@ -48,6 +55,10 @@ void readEngineFlags(Args& args, EngineOptions& o) {
     o.maxContext = int32Flag(args, "--max-context", o.maxContext);
     o.retainGap = int32Flag(args, "--retain-gap", o.retainGap);
     o.maxWaiting = int32Flag(args, "--max-waiting", o.maxWaiting);
+    o.speculative = readOnOffFlag(args, "--speculative", o.speculative);
+    o.draftTokens = int32Flag(args, "--draft-tokens", o.draftTokens);
+    o.draftNgramMax = int32Flag(args, "--draft-ngram-max", o.draftNgramMax);
+    o.draftNgramMin = int32Flag(args, "--draft-ngram-min", o.draftNgramMin);
     // Before the model is loaded: a bad flag is named at once. (What a
     // subcommand derives later, Engine's constructor checks the same way.)
     if (const std::string bad = validateEngineOptions(o); !bad.empty()) throw Error(bad);

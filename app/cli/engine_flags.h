@@ -5,6 +5,7 @@
 //   --page-size N  --kv-reserve-tokens N  --swa-full-tokens-ratio R
 //   --swa-tokens N  --kv-cache-dtype f16|q8_0|fp8_e4m3|f32  --max-context N
 //   --retain-gap N  --max-waiting N
+//   --speculative on|off  --draft-tokens N  --draft-ngram-max N  --draft-ngram-min N
 // Values not given keep what `options` holds (a subcommand's own defaults).
 // A value that is not a number, out of its range (validateEngineOptions) or
 // too large for its type is a weir::Error naming the flag and the value.
@@ -19,7 +20,8 @@ namespace weir::cli {
 inline constexpr const char* kEngineFlagsHelp =
     "[-m FILE] [--threads N] [--max-running-requests N] [--prefill-chunk N] [--page-size N] "
     "[--kv-reserve-tokens N] [--swa-full-tokens-ratio R | --swa-tokens N] "
-    "[--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--max-context N] [--retain-gap N] [--max-waiting N]";
+    "[--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--max-context N] [--retain-gap N] [--max-waiting N] "
+    "[--speculative on|off] [--draft-tokens N] [--draft-ngram-max N] [--draft-ngram-min N]";
 
 // The subcommands that read the engine flags (their --help lists them).
 inline constexpr const char* kEngineFlagsCommands = "serve, soak, bench-concurrency";
@@ -28,5 +30,7 @@ bool takesEngineFlags(std::string_view command);
 void readEngineFlags(Args& args, EngineOptions& options);
 // --kv-cache-dtype alone (for subcommands that use the model directly).
 KvDtype readKvDtypeFlag(Args& args, KvDtype def);
+// A flag that is `on` or `off` (anything else is a weir::Error naming it).
+bool readOnOffFlag(Args& args, const char* name, bool def);
 
 } // namespace weir::cli

@@ -884,6 +884,8 @@ void OpenAiService::complete(Job& j) {
     for (const Choice& ch : j.choices) {
         if (size_t(ch.prompt) >= counted.size()) counted.resize(size_t(ch.prompt) + 1, false);
         usage.completionTokens += ch.usage.completionTokens;
+        usage.draftTokens += ch.usage.draftTokens;
+        usage.acceptedDraftTokens += ch.usage.acceptedDraftTokens;
         if (!counted[size_t(ch.prompt)]) {
             counted[size_t(ch.prompt)] = true;
             usage.promptTokens += ch.usage.promptTokens;

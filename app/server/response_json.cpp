@@ -37,6 +37,12 @@ QJsonObject usageJson(const Usage& u) {
     o.insert(QStringLiteral("completion_tokens"), u.completionTokens);
     o.insert(QStringLiteral("total_tokens"), u.promptTokens + u.completionTokens);
     o.insert(QStringLiteral("prompt_tokens_details"), details);
+    // The engine's prompt-lookup drafts, in the fields OpenAI gives a
+    // prediction's tokens: kept, and verified but not kept.
+    QJsonObject completion;
+    completion.insert(QStringLiteral("accepted_prediction_tokens"), u.acceptedDraftTokens);
+    completion.insert(QStringLiteral("rejected_prediction_tokens"), u.draftTokens - u.acceptedDraftTokens);
+    o.insert(QStringLiteral("completion_tokens_details"), completion);
     return o;
 }
 

@@ -80,6 +80,10 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     so.maxContext = int32_t(m.plan.maxContext);
     so.maxWaiting = options.maxWaiting;
     so.checkEveryStep = options.checkIntegrityEveryStep;
+    so.speculative = options.speculative;
+    so.draftTokens = options.draftTokens;
+    so.draftNgramMax = options.draftNgramMax;
+    so.draftNgramMin = options.draftNgramMin;
     m.scheduler = std::make_unique<Scheduler>(*m.model, *m.cache, *m.threads, m.tokenizer.get(), so);
     m.thread = std::thread([&m] { m.scheduler->run(m.stop); });
     if (logEnabled()) {

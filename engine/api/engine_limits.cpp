@@ -49,6 +49,12 @@ std::string validateEngineOptions(const EngineOptions& o) {
         return outOfRange("--max-context", 0, L::kMaxPoolTokens, o.maxContext, ", 0 = the model's");
     if (o.maxWaiting < 0 || o.maxWaiting > L::kMaxWaiting)
         return outOfRange("--max-waiting", 0, L::kMaxWaiting, o.maxWaiting);
+    if (o.draftTokens < 1 || o.draftTokens > L::kMaxDraftTokens)
+        return outOfRange("--draft-tokens", 1, L::kMaxDraftTokens, o.draftTokens);
+    if (o.draftNgramMax < 1 || o.draftNgramMax > L::kMaxDraftNgram)
+        return outOfRange("--draft-ngram-max", 1, L::kMaxDraftNgram, o.draftNgramMax);
+    if (o.draftNgramMin < 1 || o.draftNgramMin > o.draftNgramMax)
+        return outOfRange("--draft-ngram-min", 1, o.draftNgramMax, o.draftNgramMin, " (--draft-ngram-max)");
     return {};
 }
 

@@ -373,6 +373,34 @@ int64_t HybridKvCache::releaseOutOfWindow(int32_t seqId) {
     return released;
 }
 
+KvResult HybridKvCache::truncate(int32_t seqId, int64_t length) {
+    Impl& m = *impl_;
+    Seq* s = m.seq(seqId);
+    if (!s || length < 0 || length > s->length) return KvResult::BadArgument;
+    // The window entries the next token attends to must still be there.
+    if (m.window && s->windowStart > std::max<int64_t>(0, length - m.cfg.window + 1)) return KvResult::BadArgument;
+    const size_t keep = size_t(pagesFor(length, m.P));
+    for (size_t i = keep; i < s->fullTable.size(); ++i) {
+        if (m.tree->nodeOfFull(s->fullTable[i]) >= 0) {
+            m.log.record("request " + std::to_string(s->request) + " truncates to " + std::to_string(length) +
+                         " tokens but full page " + std::to_string(s->fullTable[i]) + " past it is in the prefix tree");
+            return KvResult::Violation;
+        }
+    }
+    for (size_t i = s->fullTable.size(); i-- > keep;) {
+        if (m.window) m.releaseWindowEntry(*s, i);  // unbinds before the full page goes
+        m.releaseFullEntry(*s, i);
+        s->fullTable.pop_back();
+        s->fullGen.pop_back();
+        if (m.window) {
+            s->windowTable.pop_back();
+            s->windowGen.pop_back();
+        }
+    }
+    s->length = length;
+    return KvResult::Ok;
+}
+
 int64_t HybridKvCache::freePages(PoolKind pool) const {
     const PagePool* p = impl_->poolOf(pool);
     return p ? p->freeCount() : 0;

@@ -138,6 +138,15 @@ public:
     // number of window pages released. `length` counts positions given slots:
     // call it only when the KV of all of them has been written.
     int64_t releaseOutOfWindow(int32_t seq);
+    // Shortens the sequence to `length` positions (the rejected tail of a
+    // speculative verify step): pages wholly past it go back to both pools,
+    // window pages unbound first; a partly kept page keeps its slots (their
+    // stale K/V is written over before anything reads it). Refused
+    // (BadArgument, nothing changed) for a length past the sequence or below
+    // its released window; refused as a Violation (recorded) when a page to
+    // drop is cached in the prefix tree: a tail that was never computed
+    // must never have been offered to it.
+    KvResult truncate(int32_t seq, int64_t length);
 
     // Pages in each pool: free, evictable (cached, referenced only by the
     // tree) and available = free + evictable (what allocate() can reach).

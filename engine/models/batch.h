@@ -12,6 +12,11 @@ struct BatchToken {
     int32_t seq = 0;        // sequence id as known to the KvAccess
     int32_t pos = 0;        // absolute position in that sequence
     bool wantLogits = false;
+    // Round as a batch of its own: the matmul kernels' last bits depend on
+    // how many rows of a sequence share a batch (see kernels::RowGroups), and
+    // a speculative verify row must give exactly the numbers of the decode
+    // step it stands for.
+    bool alone = false;
 };
 
 struct Batch {
@@ -19,8 +24,8 @@ struct Batch {
     // attends to every earlier position of its sequence already in the cache
     // plus the earlier tokens of the same sequence in this batch.
     std::vector<BatchToken> tokens;
-    void add(int32_t token, int32_t seq, int32_t pos, bool wantLogits) {
-        tokens.push_back({token, seq, pos, wantLogits});
+    void add(int32_t token, int32_t seq, int32_t pos, bool wantLogits, bool alone = false) {
+        tokens.push_back({token, seq, pos, wantLogits, alone});
     }
     int32_t logitsCount() const {
         int32_t n = 0;

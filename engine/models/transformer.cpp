@@ -148,8 +148,9 @@ void Transformer::computeRowGroups(const Batch& batch) {
             int32_t end = start;
             while (end < count && batch.tokens[size_t(rows ? rows[order[end]] : order[end])].seq == seq) ++end;
             for (int32_t k = start; k < end; ++k) {
-                size[order[k]] = end - start;
-                index[order[k]] = k - start;
+                const bool alone = batch.tokens[size_t(rows ? rows[order[k]] : order[k])].alone;
+                size[order[k]] = alone ? 1 : end - start;
+                index[order[k]] = alone ? 0 : k - start;
             }
             start = end;
         }

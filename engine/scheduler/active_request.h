@@ -71,6 +71,18 @@ struct ActiveRequest {
     ErrorCode error = ErrorCode::Internal;  // reported if it ends with Error
     bool embed = false;              // GenerateRequest::embed: ends after the prompt with its embedding
     std::vector<float> embedding;    // embed: set just before it finishes
+    // Speculative decoding: the tokens fed after tokens.back() this step (their
+    // positions have slots until the step rolls the rejected ones back).
+    std::vector<int32_t> draft;
+    int32_t draftTokens = 0;          // verified over the request's life
+    int32_t acceptedDraftTokens = 0;  // of them, kept
+    // Drafts cost a row each when rejected: the length follows what was
+    // kept (doubling after a draft kept whole, one past the kept part
+    // otherwise), and a draft rejected outright pauses drafting for a number
+    // of decode steps that doubles with every such miss in a row.
+    int32_t draftCap = -1;            // < 0: not set yet (SchedulerOptions::draftTokens)
+    int32_t draftPause = 0;           // decode steps left without drafting
+    int32_t draftMisses = 0;          // drafts in a row of which nothing was kept
 
     Clock::time_point submitted, firstToken, lastToken;
 };

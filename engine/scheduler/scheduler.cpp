@@ -222,6 +222,7 @@ bool Scheduler::step() {
             const PrefillPlan prefill = planPrefill(budget);
             planRunning(plan, budget, prefill.share);
             admitWaiting(plan, budget, prefill.share, prefill.admit);
+            planDrafts(plan);
             if (!plan.empty()) runBatch(plan);
         }
     } catch (const std::exception& e) {
@@ -561,9 +562,12 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
     for (const Planned& p : plan) {
         ActiveRequest& r = *p.request;
         const int32_t last = int32_t(r.tokens.size()) - 1;
+        // A verify step: the last token, then its drafts, every row kept.
+        const bool verify = !r.draft.empty();
         for (int32_t i = 0; i < p.tokens; ++i) {
             const int32_t pos = r.computed + i;
-            batch.add(r.tokens[size_t(pos)], r.seq, pos, pos == last);
+            const int32_t token = pos <= last ? r.tokens[size_t(pos)] : r.draft[size_t(pos - last - 1)];
+            batch.add(token, r.seq, pos, pos >= last, verify);
         }
     }
     try {
@@ -578,6 +582,22 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
     size_t row = 0;
     for (const Planned& p : plan) {
         ActiveRequest& r = *p.request;
+        if (!r.draft.empty()) {
+            const int32_t before = r.computed;
+            float* rows = logits_.data() + row * size_t(nVocab);
+            row += r.draft.size() + 1;
+            verifyDraft(r, rows, nVocab);
+            r.draft.clear();
+            if (r.finished || r.seq < 0) continue;
+            // Released by tokens written, so a step that keeps several never
+            // holds more window than the floor's retain gap allows.
+            r.sinceRelease += r.computed - before;
+            if (r.sinceRelease >= opt_.retainGap) {
+                cache_.releaseOutOfWindow(r.seq);
+                r.sinceRelease = 0;
+            }
+            continue;
+        }
         const bool prefill = r.remaining() > 1;
         r.computed += p.tokens;
         if (r.remaining() == 0) {
@@ -587,13 +607,7 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
                 finishEmbedding(r, row - 1);
                 continue;
             }
-            // The row as the model produced it: the sampler rewrites it in place.
-            if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
-            if (r.constraint && !constrainLogits(r, logits, nVocab)) continue;
-            const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
-            if (r.topLogprobs >= 0)
-                r.pendingLogprobs = tokenLogprobs(rawLogits_.data(), nVocab, token, r.topLogprobs, tokenizer_);
-            afterToken(r, token);
+            sampleRow(r, logits, nVocab);
         }
         if (r.finished || r.seq < 0) continue;
         if (prefill && !r.embed) {
@@ -607,6 +621,17 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
             r.sinceRelease = 0;
         }
     }
+}
+
+bool Scheduler::sampleRow(ActiveRequest& r, float* logits, int32_t nVocab) {
+    // The row as the model produced it: the sampler rewrites it in place.
+    if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
+    if (r.constraint && !constrainLogits(r, logits, nVocab)) return false;
+    const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
+    if (r.topLogprobs >= 0)
+        r.pendingLogprobs = tokenLogprobs(rawLogits_.data(), nVocab, token, r.topLogprobs, tokenizer_);
+    afterToken(r, token);
+    return !r.finished;
 }
 
 void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
@@ -711,6 +736,8 @@ void Scheduler::finish(ActiveRequest& r, Event::Kind kind, FinishReason reason, 
     u.promptTokens = r.promptTokens;
     u.completionTokens = r.generated;
     u.cachedPromptTokens = r.cachedPromptTokens;
+    u.draftTokens = r.draftTokens;
+    u.acceptedDraftTokens = r.acceptedDraftTokens;
     if (r.generated > 0) {
         u.timeToFirstTokenMs = std::chrono::duration<double, std::milli>(r.firstToken - r.submitted).count();
         const double decodeSeconds = std::chrono::duration<double>(r.lastToken - r.firstToken).count();
@@ -791,6 +818,8 @@ void Scheduler::publishStatus() {
     s.deferrals = deferrals_;
     s.preemptions = preemptions_;
     s.refusals = refusals_;
+    s.draftTokens = draftTokens_;
+    s.acceptedDraftTokens = acceptedDraftTokens_;
     s.violations += schedulerViolations_;
     s.violationDetails.insert(s.violationDetails.begin(), schedulerViolationDetails_.begin(),
                               schedulerViolationDetails_.end());

@@ -5,7 +5,9 @@
 //   admit -> plan one batch (a decode token of every running request plus
 //   prefill chunks: --prefill-chunk tokens per step, shared max-min fairly by
 //   every request that is prefilling or may start, so several long prompts
-//   start together) -> Model::forward -> sample
+//   start together; then prompt-lookup drafts for decoding requests, from
+//   free pages only) -> Model::forward -> sample (a verify step keeps the
+//   drafts its sampler draws and rolls the rest back)
 //   -> emit events -> cache computed prefixes, release out-of-window pages
 //   -> (integrity check) -> repeat
 //
@@ -58,6 +60,11 @@ struct SchedulerOptions {
     int32_t maxContext = 0;        // positions one request may use; 0 = the full pool's size
     int32_t maxWaiting = 64;       // beyond it a new request fails at once
     bool checkEveryStep = false;   // full integrity check after every step
+    // Speculative decoding by prompt lookup (EngineOptions::speculative).
+    bool speculative = false;
+    int32_t draftTokens = 8;
+    int32_t draftNgramMax = 3;
+    int32_t draftNgramMin = 1;
 };
 
 struct ActiveRequest;
@@ -128,7 +135,18 @@ private:
     bool allocateStep(ActiveRequest& r, int32_t& tokens);
     void failAlone(ActiveRequest& r, kv::KvResult res, int32_t tokens);
     void preempt(ActiveRequest& r);
+    // Speculative decoding (scheduler_speculation.cpp): after every other
+    // request has its pages for this step, each decoding request whose
+    // context offers a draft gets slots for it from free pages only (never
+    // evicting the prefix cache nor preempting anyone); the verify samples
+    // row by row as plain decoding would and rolls the rejected tail back.
+    void planDrafts(std::vector<Planned>& plan);
+    void verifyDraft(ActiveRequest& r, float* rows, int32_t nVocab);
     void runBatch(std::vector<Planned>& plan);
+    // Draws the next token from one row of logits (constraint, log
+    // probabilities, sampler) and takes it (afterToken). false when the
+    // request ended on the way.
+    bool sampleRow(ActiveRequest& r, float* logits, int32_t nVocab);
     void afterToken(ActiveRequest& r, int32_t token);
     // Output constraints (scheduler_constraints.cpp): compiled when the
     // request is taken in ("" or why it is refused), applied to its logits
@@ -174,6 +192,7 @@ private:
     uint64_t admissions_ = 0;
     uint64_t deferrals_ = 0, preemptions_ = 0, refusals_ = 0, prefixHitTokens_ = 0;
     uint64_t schedulerViolations_ = 0;
+    uint64_t draftTokens_ = 0, acceptedDraftTokens_ = 0;
     std::deque<std::string> schedulerViolationDetails_;
     bool idleChecked_ = false;
     std::vector<float> logits_;

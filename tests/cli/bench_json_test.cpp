@@ -1,6 +1,8 @@
 // weir-cli bench as a user runs it: one JSON line with prefill and decode
 // speed, the bytes a decode step reads and the machine's read bandwidth, and
-// decode as a fraction of the limit those two give (consistent with each other).
+// decode as a fraction of the limit those two give (consistent with each other);
+// with --speculative both, each prompt's replies with speculation off and on:
+// the same tokens, drafts kept no more than drafted, the rate their ratio.
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -31,6 +33,42 @@ private slots:
         QVERIFY(qAbs(o["decode_limit_tokens_per_s"].toDouble() - bandwidth / bytes) < 1e-2 * bandwidth / bytes);
         const double fraction = o["decode_tokens_per_s"].toDouble() / o["decode_limit_tokens_per_s"].toDouble();
         QVERIFY(qAbs(o["decode_fraction_of_bandwidth_limit"].toDouble() - fraction) < 1e-2 * fraction + 1e-6);
+    }
+
+    void speculativeOffAndOn() {
+        const QString cli = qEnvironmentVariable("WEIR_BIN_DIR") + "/weir-cli";
+        const QString model = qEnvironmentVariable("WEIR_MODEL");
+        if (!QFileInfo(cli).isExecutable()) QSKIP("weir-cli not built (WEIR_BIN_DIR)");
+        if (!QFileInfo::exists(model)) QSKIP("SKIPPED: default model not present (WEIR_MODEL)");
+        QProcess p;
+        p.start(cli, {"bench", "-m", model, "--pp", "8", "--tg", "2", "--threads", "1", "--no-bandwidth",
+                      "--speculative", "both", "--spec-tg", "16"});
+        QVERIFY(p.waitForFinished(180000 * qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE")));
+        QCOMPARE(p.exitCode(), 0);
+        const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
+        QJsonParseError error;
+        const QJsonObject spec = QJsonDocument::fromJson(lines.last(), &error).object()["speculative"].toObject();
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        QCOMPARE(spec["tokens"].toInt(), 16);
+        for (const char* name : {"quoting", "plain", "plain_sampled"}) {
+            const QJsonObject c = spec[name].toObject();
+            QVERIFY2(c["identical"].toBool(), name);
+            QVERIFY2(c["speedup"].toDouble() > 0, name);
+            const QJsonObject off = c["off"].toObject(), on = c["on"].toObject();
+            QCOMPARE(off["draft_tokens"].toInt(), 0);
+            QVERIFY2(off["decode_tokens_per_s"].toDouble() > 0 && on["decode_tokens_per_s"].toDouble() > 0, name);
+            const int drafted = on["draft_tokens"].toInt(), kept = on["accepted_draft_tokens"].toInt();
+            QVERIFY2(kept >= 0 && kept <= drafted, name);
+            QVERIFY2(qAbs(on["acceptance_rate"].toDouble() - (drafted ? double(kept) / drafted : 0.0)) < 1e-3, name);
+        }
+        // Code written again is mostly drafts kept.
+        QVERIFY(spec["quoting"].toObject()["on"].toObject()["accepted_draft_tokens"].toInt() > 0);
+        // A bad mode is refused by name.
+        QProcess bad;
+        bad.start(cli, {"bench", "-m", model, "--speculative", "maybe"});
+        QVERIFY(bad.waitForFinished(60000 * qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE")));
+        QCOMPARE(bad.exitCode(), 1);
+        QVERIFY(bad.readAllStandardError().contains("--speculative must be off, on or both"));
     }
 };
 

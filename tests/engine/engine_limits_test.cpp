@@ -82,6 +82,12 @@ WEIR_TEST(EngineLimits, everyOtherOptionHasARange) {
         {"retain gap 0", "--retain-gap", 0},
         {"max context negative", "--max-context", -1},
         {"max waiting negative", "--max-waiting", -1},
+        {"draft tokens 0", "--draft-tokens", 0},
+        {"draft tokens huge", "--draft-tokens", 65},
+        {"draft n-gram 0", "--draft-ngram-max", 0},
+        {"draft n-gram huge", "--draft-ngram-max", 17},
+        {"draft n-gram min 0", "--draft-ngram-min", 0},
+        {"draft n-gram min over max", "--draft-ngram-min", 4},
     };
     weirtest::eachRow(rows, [](const RangeRow& row) {
         EngineOptions o;
@@ -93,6 +99,9 @@ WEIR_TEST(EngineLimits, everyOtherOptionHasARange) {
         if (f == "--retain-gap") o.retainGap = int32_t(row.bad);
         if (f == "--max-context") o.maxContext = int32_t(row.bad);
         if (f == "--max-waiting") o.maxWaiting = int32_t(row.bad);
+        if (f == "--draft-tokens") o.draftTokens = int32_t(row.bad);
+        if (f == "--draft-ngram-max") o.draftNgramMax = int32_t(row.bad);
+        if (f == "--draft-ngram-min") o.draftNgramMin = int32_t(row.bad);
         const std::string m = validateEngineOptions(o);
         REQUIRE_MSG(m.rfind(f + " must be from ", 0) == 0, m);
         REQUIRE_MSG(has(m, "(got " + std::to_string(row.bad) + ")"), m);

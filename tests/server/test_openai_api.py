@@ -182,6 +182,16 @@ class OpenAIApiTest(ServedTestCase):
         self.assertLess(second.usage.prompt_tokens_details.cached_tokens, second.usage.prompt_tokens)
         self.assertGreater(first.usage.prompt_tokens, 64)
 
+    def test_speculative_drafts_in_usage(self):
+        # Code written out again: the engine's prompt-lookup drafts are kept,
+        # and usage says how many (OpenAI's prediction fields).
+        code = "int add(int a, int b) {\n    return a + b;\n}\n\nint sub(int a, int b) {\n    return a - b;\n}\n"
+        r = self.client.completions.create(model=MODEL, prompt=code + "\n" + code[:20], max_tokens=24, temperature=0)
+        d = r.usage.completion_tokens_details
+        self.assertGreater(d.accepted_prediction_tokens, 0)
+        self.assertGreaterEqual(d.rejected_prediction_tokens, 0)
+        self.assertLessEqual(d.accepted_prediction_tokens, r.usage.completion_tokens)
+
     # ------------------------------------------------------------ tools
 
     def test_tool_call_round_trip(self):

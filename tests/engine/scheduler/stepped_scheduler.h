@@ -49,6 +49,10 @@ public:
         so.maxContext = int32_t(plan.maxContext);
         so.maxWaiting = options.maxWaiting;
         so.checkEveryStep = options.checkIntegrityEveryStep;
+        so.speculative = options.speculative;
+        so.draftTokens = options.draftTokens;
+        so.draftNgramMax = options.draftNgramMax;
+        so.draftNgramMin = options.draftNgramMin;
         scheduler_ = std::make_unique<Scheduler>(*model_, *cache_, *threads_, nullptr, so);
     }
 

@@ -38,6 +38,7 @@ struct CacheStatus {
     PoolStatus full, window;
     std::vector<RequestStatus> requests;
     uint64_t deferrals = 0, preemptions = 0, refusals = 0, prefixHitTokens = 0;
+    uint64_t draftTokens = 0, acceptedDraftTokens = 0;  // speculative decoding, every request so far
     uint64_t integrityChecks = 0, violations = 0;
     std::vector<std::string> violationDetails;  // most recent first, bounded
     int32_t running = 0, waiting = 0;

@@ -19,6 +19,8 @@ struct EngineLimits {
     static constexpr int64_t kMaxPoolTokens = int64_t(1) << 30;  // per pool; keeps pages and bytes in range
     static constexpr int32_t kMaxRetainGap = 1024;
     static constexpr int32_t kMaxWaiting = 1000000;
+    static constexpr int32_t kMaxDraftTokens = 64;
+    static constexpr int32_t kMaxDraftNgram = 16;
     // --threads: 0 (all hardware threads) up to this.
     static int32_t maxThreads();
 };

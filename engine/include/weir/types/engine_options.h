@@ -24,6 +24,16 @@ struct EngineOptions {
     int32_t maxWaiting = 64;             // wait-queue limit; beyond it submit() fails at once
     bool checkIntegrityEveryStep = false; // full pool/tree check after every step (tests, soak);
                                          // otherwise it runs whenever the engine goes idle
+    // Speculative decoding by prompt lookup (--speculative on|off): a decoding
+    // request whose last n tokens (draftNgramMax down to draftNgramMin)
+    // occurred earlier in its context feeds the up to draftTokens tokens that
+    // followed them along with its next token, one batched forward pass, and
+    // keeps the longest prefix the sampler itself draws: the output is the
+    // one plain decoding gives, greedy or sampled with the same seed.
+    bool speculative = true;
+    int32_t draftTokens = 8;             // --draft-tokens: most drafts verified per step
+    int32_t draftNgramMax = 3;           // --draft-ngram-max
+    int32_t draftNgramMin = 1;           // --draft-ngram-min
 };
 
 } // namespace weir

@@ -52,6 +52,10 @@ struct Usage {
     int32_t cachedPromptTokens = 0;      // prompt tokens served from the prefix cache
     double timeToFirstTokenMs = 0;
     double decodeTokensPerSecond = 0;
+    // Speculative decoding: draft tokens verified, and how many of them the
+    // sampler kept (each a decode step saved).
+    int32_t draftTokens = 0;
+    int32_t acceptedDraftTokens = 0;
 };
 
 enum class FinishReason { Stop, Length, StopString };
