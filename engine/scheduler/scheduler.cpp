@@ -589,7 +589,7 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
             }
             // The row as the model produced it: the sampler rewrites it in place.
             if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
-            if (r.constraint && !constrainLogits(r, logits, nVocab)) continue;
+            if ((r.constraint || r.lazyConstraint) && !constrainLogits(r, logits, nVocab)) continue;
             const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
             if (r.topLogprobs >= 0)
                 r.pendingLogprobs = tokenLogprobs(rawLogits_.data(), nVocab, token, r.topLogprobs, tokenizer_);
@@ -615,7 +615,7 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     const auto now = ActiveRequest::Clock::now();
     if (r.generated == 1) r.firstToken = now;
     r.lastToken = now;
-    if (r.constraint && !advanceConstraint(r, token)) return;
+    if ((r.constraint || r.lazyConstraint) && !advanceConstraint(r, token)) return;
 
     // Text still held back (an incomplete character, a possible stop string) at the end.
     auto flushText = [&r](bool& stopped) {
