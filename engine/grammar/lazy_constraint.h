@@ -34,6 +34,8 @@ public:
     bool accept(int32_t token);
 
     bool held() const { return call_ != nullptr; }
+    // The last mask came from the grammar's cache (or none was needed: free).
+    bool lastMaskWasCached() const { return !call_ || call_->lastMaskWasCached(); }
     size_t callsOpened() const { return opened_; }    // triggers met whose call was held
     size_t callsClosed() const { return closed_; }    // held calls that reached their closing marker
 
