@@ -4,7 +4,9 @@
 // breaks it (end-of-generation included) and lets the closing marker end it,
 // after which the text is free again and the next trigger arms it anew. A
 // masked walk with random logits from the trigger always writes a call that
-// parses and validates. Prints the cost of watching for the trigger.
+// parses and validates. A token that writes the trigger and more hands the
+// rest to the call (held when a call may start so, free when not). Prints
+// the cost of watching for the trigger.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -209,4 +211,41 @@ WEIR_TEST(LazyConstraint, watchingCostPerToken) {
     CHECK(!c->held());
     std::printf("%s: watching for the trigger: %.0f ns per free token (%zu tokens)\n", vocabs.front().name.c_str(),
                 ns / double(kRounds * text.size()), kRounds * text.size());
+}
+
+WEIR_TEST(LazyConstraint, aTokenPastTheTriggerFeedsTheRestToTheCall) {
+    // "<tool_call" then one token ">X": X is the call's first byte. A brace
+    // may start a call (held); a comma may not (the reply stays free).
+    int ran = 0;
+    for (const Vocab& v : realVocabularies()) {
+        const Tokenizer& tok = *v.tok;
+        auto tokenOf = [&](const std::string& bytes) {
+            for (int32_t id = 0; id < tok.vocabSize(); ++id)
+                if (!tok.isControl(id) && tok.tokenBytes(id) == bytes) return id;
+            return int32_t(-1);
+        };
+        const int32_t brace = tokenOf(">{"), comma = tokenOf(">,");
+        if (brace < 0 || comma < 0) continue;
+        ++ran;
+        ConstraintFactory factory(tok);
+        auto held = factory.makeLazy(lazySpec("<tool_call>", "</tool_call>"));
+        REQUIRE(feed(*held, ids(tok, "Checking. <tool_call")));
+        REQUIRE(!held->held());
+        REQUIRE(held->accept(brace));
+        CHECK_MSG(held->held(), v.name + ": the trigger inside a token did not arm");
+        // The brace is spent: the call goes on inside its object.
+        REQUIRE(feed(*held, ids(tok, "\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>")));
+        CHECK(!held->held());
+        CHECK_EQ(held->callsClosed(), size_t(1));
+
+        auto free = factory.makeLazy(lazySpec("<tool_call>", "</tool_call>"));
+        REQUIRE(feed(*free, ids(tok, "Checking. <tool_call")));
+        REQUIRE(free->accept(comma));
+        CHECK_MSG(!free->held(), v.name + ": a call that cannot start was held");
+        CHECK_EQ(free->callsOpened(), size_t(0));
+        // ... and a later trigger still arms.
+        REQUIRE(feed(*free, ids(tok, " then <tool_call>")));
+        CHECK(free->held());
+    }
+    if (ran == 0) SKIP("no vocabulary with the tokens \">{\" and \">,\" (Gemma 3's has them)");
 }
