@@ -30,13 +30,25 @@ Grammar lazyCallGrammar(const OutputConstraint& constraint) {
     const int32_t document = constraint.kind == OutputConstraint::Kind::JsonObject
                                  ? addAnyJsonObject(g)
                                  : addJsonSchema(g, constraint.schema);
-    // call ::= ws1 document ws1 close ; ws1 ::= "" | " " | "\n"
+    // call ::= ws1 document more ws1 close ; ws1 ::= "" | " " | "\n"
+    // more ::= "" | "\n" document more (at most kMaxDocumentsPerCall
+    // documents: several calls in one block, one per line, bounded so that a
+    // small model cannot write calls until its budget runs out)
     const int32_t ws = g.addRule("lazy_ws");
     g.addAlternative(ws, {});
     g.addAlternative(ws, literal(" "));
     g.addAlternative(ws, literal("\n"));
+    int32_t more = g.addRule("lazy_more0");
+    g.addAlternative(more, {});
+    for (int k = 1; k < kMaxDocumentsPerCall; ++k) {
+        const int32_t r = g.addRule("lazy_more" + std::to_string(k));
+        g.addAlternative(r, {});
+        g.addAlternative(r, literal("\n") + ruleRef(document) + ruleRef(more));
+        more = r;
+    }
     const int32_t call = g.addRule("lazy_call");
-    g.addAlternative(call, Sequence{ruleRef(ws), ruleRef(document), ruleRef(ws)} + literal(constraint.close));
+    g.addAlternative(call, Sequence{ruleRef(ws), ruleRef(document), ruleRef(more), ruleRef(ws)} +
+                               literal(constraint.close));
     g.setRoot(call);
     g.elements();  // flattened now, so a broken grammar fails here
     return g;

@@ -23,7 +23,10 @@ class Tokenizer;
 namespace weir::grammar {
 
 // The grammar a lazy constraint holds after its trigger: at most one space
-// or newline, the document, at most one space or newline, the closing marker.
+// or newline, the document (up to kMaxDocumentsPerCall of them, one per
+// line: several calls in one block), at most one space or newline, the
+// closing marker.
+constexpr int kMaxDocumentsPerCall = 8;
 Grammar lazyCallGrammar(const OutputConstraint& constraint);
 
 class ConstraintFactory {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/chat/jinja_value.h"
+#include "engine/chat/tool_syntax.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/grammar/constraint_factory.h"
 #include "engine/grammar/lazy_constraint.h"
@@ -69,6 +70,20 @@ bool feed(LazyConstraint& c, const std::vector<int32_t>& tokens) {
 }
 
 constexpr float kNever = -std::numeric_limits<float>::infinity();
+
+// The JSON documents of a block, one after another (whitespace between).
+std::vector<std::string> documents(std::string_view body) {
+    std::vector<std::string> out;
+    size_t p = 0;
+    while (true) {
+        while (p < body.size() && (body[p] == ' ' || body[p] == '\n')) ++p;
+        if (p >= body.size()) return out;
+        const size_t end = toolsyntax::jsonContainerEnd(body, p);
+        if (end == std::string_view::npos) return {};
+        out.emplace_back(body.substr(p, end - p));
+        p = end;
+    }
+}
 
 } // namespace
 
@@ -171,8 +186,11 @@ WEIR_TEST(LazyConstraint, maskedWalkFromTheTriggerWritesValidCalls) {
             REQUIRE_MSG(!c->held(), v.name + ": the call did not close within 400 tokens: " + text);
             REQUIRE(text.size() >= 3 && text.ends_with("```"));
             const std::string body = text.substr(0, text.size() - 3);
-            const jinja::Value call = jinja::Value::parseJson(body);
-            const std::string problem = validator.validate(call);
+            std::string problem;
+            const std::vector<std::string> calls = documents(body);
+            if (calls.empty()) problem = "no call";
+            for (const std::string& call : calls)
+                if (problem.empty()) problem = validator.validate(jinja::Value::parseJson(call));
             CHECK_MSG(problem.empty(), v.name + ": " + body + ": " + problem);
             if (problem.empty()) ++valid;
         }
@@ -248,4 +266,23 @@ WEIR_TEST(LazyConstraint, aTokenPastTheTriggerFeedsTheRestToTheCall) {
         CHECK(free->held());
     }
     if (ran == 0) SKIP("no vocabulary with the tokens \">{\" and \">,\" (Gemma 3's has them)");
+}
+
+WEIR_TEST(LazyConstraint, severalCallsPerBlockUpToTheBound) {
+    const auto vocabs = realVocabularies();
+    if (vocabs.empty()) SKIP("no real model in models/");
+    const Tokenizer& tok = *vocabs.front().tok;
+    ConstraintFactory factory(tok);
+    const std::string call = R"({"name": "add", "arguments": {"a": 1, "b": 2}})";
+    auto c = factory.makeLazy(lazySpec("```tool_call", "```"));
+    REQUIRE(feed(*c, ids(tok, "```tool_call\n" + call + "\n" + call + "\n```")));
+    CHECK(!c->held());
+    CHECK_EQ(c->callsClosed(), size_t(1));
+    // One call more than the bound: the block must close instead.
+    auto d = factory.makeLazy(lazySpec("```tool_call", "```"));
+    std::string block = "```tool_call\n" + call;
+    for (int i = 1; i < kMaxDocumentsPerCall; ++i) block += "\n" + call;
+    REQUIRE(feed(*d, ids(tok, block)));
+    REQUIRE(d->held());
+    CHECK(!feed(*d, ids(tok, "\n{")));
 }

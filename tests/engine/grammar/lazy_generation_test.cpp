@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/chat/tool_syntax.h"
 #include "tests/engine/grammar/json_schema_validator.h"
 #include "tests/engine/grammar/real_models.h"
 #include "tests/support/json_reading.h"
@@ -89,12 +90,22 @@ WEIR_TEST(LazyGeneration, everyClosedCallValidates) {
                 CHECK_MSG(out.terminal.finish == FinishReason::Length, t);
                 break;
             }
-            const std::string json = t.substr(body, close - body);
-            const weirtest::Json value = weirtest::parseJsonOrUndefined(json);
-            REQUIRE_MSG(!value.isUndefined(), "a held call does not parse: " + json);
-            const std::string why = validator.validate(value);
-            CHECK_MSG(why.empty(), json + ": " + why);
-            ++calls;
+            // One call after another (several may share a block).
+            const std::string block = t.substr(body, close - body);
+            size_t p = 0;
+            while (true) {
+                while (p < block.size() && (block[p] == ' ' || block[p] == '\n')) ++p;
+                if (p >= block.size()) break;
+                const size_t end = toolsyntax::jsonContainerEnd(block, p);
+                REQUIRE_MSG(end != std::string::npos, "a held call does not end: " + block);
+                const std::string json = block.substr(p, end - p);
+                p = end;
+                const weirtest::Json value = weirtest::parseJsonOrUndefined(json);
+                REQUIRE_MSG(!value.isUndefined(), "a held call does not parse: " + json);
+                const std::string why = validator.validate(value);
+                CHECK_MSG(why.empty(), json + ": " + why);
+                ++calls;
+            }
             at = close;
         }
     }

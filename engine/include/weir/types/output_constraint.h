@@ -13,7 +13,8 @@
 // Lazy (tool_choice "auto"): with `triggers`, the reply is free text until
 // its text (control tokens' text included) writes one of them; from the byte
 // after it, the text is held to at most one space or newline, a JSON
-// document of `schema`, at most one space or newline, and `close` (spelled
+// document of `schema` (or up to 8, one per line: several calls in one
+// block), at most one space or newline, and `close` (spelled
 // in plain text even where the vocabulary has it as a control token); then
 // the text is free again until the next trigger. Inside a call no
 // end-of-generation token is allowed; the document ending does not end the
