@@ -85,6 +85,22 @@ std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint
                              QStringLiteral("invalid_value"));
 }
 
+// tool_choice "auto": the model may answer in text, but a call it opens in
+// its family's JSON syntax is held, from the opening marker on, to one of
+// the tools with arguments valid for its parameters, then the closing marker
+// (a lazy constraint). Tools whose parameters the compiler refuses leave the
+// calls free, as before; so does a response_format, which holds the reply.
+void armCallConstraint(const ChatRequest& cr, const PreparedChat& prompt, OutputConstraint& out) {
+    if (cr.toolChoice.mode != ToolChoice::Mode::Auto || !prompt.toolsActive || prompt.callTriggers.empty() ||
+        out.kind != OutputConstraint::Kind::None)
+        return;
+    ToolChoice any;
+    any.mode = ToolChoice::Mode::Required;
+    OutputConstraint lazy{OutputConstraint::Kind::JsonSchema, forcedCallSchema(cr.tools, any), prompt.callTriggers,
+                          prompt.callClose};
+    if (Engine::outputConstraintProblem(lazy).empty()) out = std::move(lazy);
+}
+
 void copyGeneration(const GenerationFields& gen, PreparedRequest& p) {
     p.stream = gen.stream;
     p.includeUsage = gen.stream && gen.includeUsage;
@@ -128,6 +144,7 @@ PreparedRequest prepareChat(const ChatRequest& cr, const PreparationContext& c, 
         return p;
     }
     if (auto e = checkContext(prompt.prompt.size(), cr.gen.maxTokens, c, true)) return failed(*e);
+    armCallConstraint(cr, prompt, constraint);
     p.chat = true;
     p.clientStops = cr.gen.stop;
     p.model = cr.model.isEmpty() ? c.model.id : cr.model;

@@ -189,6 +189,8 @@ PreparedChat Engine::prepareChat(const ChatPromptInput& input) const {
     out.showSpecialTokens = rendered.showSpecialTokens;
     out.toolNames = std::move(rendered.toolNames);
     out.forcedPrefix = std::move(rendered.forcedPrefix);
+    out.callTriggers = std::move(rendered.callMarkers.open);
+    out.callClose = std::move(rendered.callMarkers.close);
     return out;
 }
 

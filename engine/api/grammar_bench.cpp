@@ -26,6 +26,7 @@ struct BenchCase {
     const char* prompt;
     OutputConstraint::Kind kind;
     const char* schema;
+    const char* trigger = nullptr;  // a lazy constraint (tool_choice "auto"): held from here to "```"
 };
 
 // Small schemas of the kinds clients send: tool arguments, a nested record, any object.
@@ -46,6 +47,15 @@ const std::vector<BenchCase>& benchCases() {
              "series":{"anyOf":[{"type":"string"},{"type":"null"}]}},
              "required":["title","author","keywords","rating","in_print","series"],"additionalProperties":false})"},
         {"json_object", "A JSON object describing a city:\n", OutputConstraint::Kind::JsonObject, ""},
+        // Free text watched for the call marker, and the calls the model opens held.
+        {"tool_call_auto",
+         "Weather questions are answered with a tool_call block.\nQ: Weather in Rome?\nA: ```tool_call\n"
+         "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n```\nQ: Is it sunny in Paris?\nA:",
+         OutputConstraint::Kind::JsonSchema,
+         R"({"type":"object","properties":{"name":{"const":"get_weather"},
+             "arguments":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],
+             "additionalProperties":false}},"required":["name","arguments"],"additionalProperties":false})",
+         "```tool_call"},
     };
     return cases;
 }
@@ -81,7 +91,13 @@ GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
             run.schema = bc.name;
             run.warm = pass == 1;
             OutputConstraint oc{bc.kind, bc.schema};
-            auto constraint = factory.make(oc, tokenizer->endOfGeneration());
+            if (bc.trigger) {
+                oc.triggers = {bc.trigger};
+                oc.close = "```";
+            }
+            // One of the two: the whole reply held, or held from the trigger on.
+            auto constraint = oc.lazy() ? nullptr : factory.make(oc, tokenizer->endOfGeneration());
+            auto lazy = factory.makeLazy(oc);
             SamplingParams sp;
             sp.temperature = options.temperature;
             sp.seed = options.seed + uint64_t(pass);
@@ -97,17 +113,19 @@ GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
             std::vector<int32_t> generated;
             for (int32_t i = 0; i < options.maxTokens; ++i) {
                 const auto tg = Clock::now();
-                if (!constraint->maskLogits(logits.data(), nVocab)) throw Error("the grammar allowed no token");
+                if (!(lazy ? lazy->maskLogits(logits.data(), nVocab) : constraint->maskLogits(logits.data(), nVocab)))
+                    throw Error("the grammar allowed no token");
                 double g = msSince(tg);
-                if (!constraint->lastMaskWasCached()) ++run.masksComputed;
+                if (!(lazy ? lazy->lastMaskWasCached() : constraint->lastMaskWasCached())) ++run.masksComputed;
                 const int32_t token = sampler.sample(logits.data(), nVocab, history);
                 const auto ta = Clock::now();
-                if (!constraint->accept(token)) throw Error("the sampler drew a token the grammar does not allow");
+                if (!(lazy ? lazy->accept(token) : constraint->accept(token)))
+                    throw Error("the sampler drew a token the grammar does not allow");
                 g += msSince(ta);
                 grammarMs.push_back(g);
                 history.push_back(token);
                 generated.push_back(token);
-                if (tokenizer->isEndOfGeneration(token) || constraint->finished()) {
+                if (tokenizer->isEndOfGeneration(token) || (constraint && constraint->finished())) {
                     run.complete = true;
                     break;
                 }

@@ -22,6 +22,7 @@ ChatRequestPrompt renderChatRequest(const ChatTemplate& chat, const ToolFormat& 
         out.showSpecialTokens = format.markersAreSpecialTokens();
         if (choice.mode == ToolChoice::Mode::Function) out.toolNames = {choice.function};
         else out.toolNames = ToolFormat::toolNames(tools);
+        if (choice.mode == ToolChoice::Mode::Auto) out.callMarkers = format.jsonCallMarkers();
         if (openForcedCall) {
             out.forcedPrefix = format.forcedPrefix(choice);
             out.prompt.append(format.forcedPrefixMarked(choice));

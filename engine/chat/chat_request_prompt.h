@@ -23,6 +23,9 @@ struct ChatRequestPrompt {
     bool showSpecialTokens = false;
     std::vector<std::string> toolNames;
     std::string forcedPrefix;
+    // tool_choice "auto" with tools: where a JSON call opens and closes
+    // (ToolFormat::jsonCallMarkers), empty otherwise.
+    ToolFormat::CallMarkers callMarkers;
 };
 
 // `tools`: a non-empty list, or undefined for none. Throws weir::Error with

@@ -201,6 +201,20 @@ std::vector<std::string> ToolFormat::stopStrings() const {
     return {};
 }
 
+ToolFormat::CallMarkers ToolFormat::jsonCallMarkers() const {
+    switch (family_) {
+    case ToolFamily::Qwen: return {{"<tool_call>"}, "</tool_call>"};
+    case ToolFamily::Gemma3:
+    case ToolFamily::Generic:
+        if (takesTools_) return {};  // the template asks for Python calls
+        return {{"```tool_call"}, "```"};
+    case ToolFamily::FunctionGemma:
+    case ToolFamily::Gemma4:
+    case ToolFamily::Llama3: return {};
+    }
+    return {};
+}
+
 bool ToolFormat::markersAreSpecialTokens() const {
     return family_ == ToolFamily::FunctionGemma || family_ == ToolFamily::Gemma4 || family_ == ToolFamily::Qwen ||
            family_ == ToolFamily::Llama3;

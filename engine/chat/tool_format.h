@@ -74,6 +74,18 @@ public:
     // The same with a named function's name marked untrusted.
     MarkedText forcedPrefixMarked(const ToolChoice& choice) const;
 
+    // Where a call written as JSON {"name", "arguments"} opens and what
+    // closes it, in this family's syntax, for a lazy constraint on
+    // tool_choice "auto" (OutputConstraint::triggers): Qwen's <tool_call> ...
+    // </tool_call>, the ```tool_call fence of Gemma 3 and Generic (when the
+    // template does not ask for Python calls). Empty `open` for families whose
+    // calls are not that JSON (FunctionGemma, Gemma 4, Llama 3's "parameters").
+    struct CallMarkers {
+        std::vector<std::string> open;
+        std::string close;
+    };
+    CallMarkers jsonCallMarkers() const;
+
     // Markers that end a turn which called a tool (the tool's reply comes from
     // the client, not the model); use with ChatTemplate::endOfTurnStrings().
     std::vector<std::string> stopStrings() const;

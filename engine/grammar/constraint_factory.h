@@ -12,6 +12,7 @@
 
 #include "engine/grammar/compiled_grammar.h"
 #include "engine/grammar/grammar_constraint.h"
+#include "engine/grammar/lazy_constraint.h"
 #include "engine/grammar/vocabulary_trie.h"
 #include "weir/types/output_constraint.h"
 
@@ -20,6 +21,13 @@ class Tokenizer;
 }
 
 namespace weir::grammar {
+
+// The grammar a lazy constraint holds after its trigger: at most one space
+// or newline, the document (up to kMaxDocumentsPerCall of them, one per
+// line: several calls in one block), at most one space or newline, the
+// closing marker.
+constexpr int kMaxDocumentsPerCall = 8;
+Grammar lazyCallGrammar(const OutputConstraint& constraint);
 
 class ConstraintFactory {
 public:
@@ -34,7 +42,10 @@ public:
     // Null for Kind::None. Throws weir::Error naming what is wrong with the
     // constraint (a schema that does not parse, an unsupported keyword).
     // endTokens: the ids that may end the reply once the document is complete.
+    // A lazy constraint (constraint.lazy()) is refused here: see makeLazy.
     std::unique_ptr<GrammarConstraint> make(const OutputConstraint& constraint, std::vector<int32_t> endTokens);
+    // For constraint.lazy(): the call's grammar armed by its triggers.
+    std::unique_ptr<LazyConstraint> makeLazy(const OutputConstraint& constraint);
 
     std::shared_ptr<const VocabularyTrie> trie();  // built on first use
     double trieBuildMs() const { return trieBuildMs_; }

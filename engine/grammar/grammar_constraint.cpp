@@ -59,6 +59,10 @@ bool GrammarConstraint::accept(int32_t token) {
             if (t == token) return complete();
         return false;
     }
+    return acceptBytes(bytes);
+}
+
+bool GrammarConstraint::acceptBytes(std::string_view bytes) {
     GrammarAutomaton& a = grammar_->automaton();
     int32_t s = state_;
     for (char c : bytes) {

@@ -4,6 +4,7 @@
 // thread with its request.
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "engine/grammar/compiled_grammar.h"
@@ -23,6 +24,10 @@ public:
     // Advances over the token's bytes. False when the token breaks the
     // grammar; the state is then unchanged.
     bool accept(int32_t token);
+    // Advances over text that is not one token (what a lazy constraint's
+    // trigger token wrote after the trigger). False, state unchanged, when
+    // the text breaks the grammar.
+    bool acceptBytes(std::string_view bytes);
     // The text so far is a whole document.
     bool complete() const { return automaton().isComplete(state_); }
     // Complete, and nothing may follow: the request is over.

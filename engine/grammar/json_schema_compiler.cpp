@@ -357,24 +357,32 @@ private:
 
 } // namespace
 
-Grammar compileJsonSchema(std::string_view schemaText) {
+int32_t addJsonSchema(Grammar& g, std::string_view schemaText) {
     Json root;
     try {
         root = Json::parseJson(schemaText);
     } catch (const std::exception& e) {
         throw Error(std::string("the JSON Schema is not valid JSON: ") + e.what());
     }
-    Grammar g;
     SchemaCompiler compiler(g, root);
-    g.setRoot(compiler.compileRoot());
+    return compiler.compileRoot();
+}
+
+int32_t addAnyJsonObject(Grammar& g) {
+    JsonRules rules(g);
+    return rules.anyObject();
+}
+
+Grammar compileJsonSchema(std::string_view schemaText) {
+    Grammar g;
+    g.setRoot(addJsonSchema(g, schemaText));
     g.elements();  // flattened now, so a broken grammar fails here
     return g;
 }
 
 Grammar anyJsonObjectGrammar() {
     Grammar g;
-    JsonRules rules(g);
-    g.setRoot(rules.anyObject());
+    g.setRoot(addAnyJsonObject(g));
     g.elements();
     return g;
 }

@@ -17,6 +17,7 @@
 // Anything else (pattern, minLength, oneOf, not, prefixItems, ...) is
 // refused: weir::Error names the keyword and where it is
 // ("unsupported JSON Schema keyword 'pattern' at #/properties/code").
+#include <cstdint>
 #include <string_view>
 
 #include "engine/grammar/grammar.h"
@@ -27,5 +28,10 @@ Grammar compileJsonSchema(std::string_view schemaText);
 
 // Any JSON object (OpenAI's response_format json_object).
 Grammar anyJsonObjectGrammar();
+
+// The same as one part of a larger grammar: the rules go into `g` (not yet
+// flattened) and the document's rule is returned.
+int32_t addJsonSchema(Grammar& g, std::string_view schemaText);
+int32_t addAnyJsonObject(Grammar& g);
 
 } // namespace weir::grammar

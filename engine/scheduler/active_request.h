@@ -16,6 +16,7 @@
 #include "weir/types/cache_status.h"
 #include "weir/types/generate.h"
 #include "engine/grammar/grammar_constraint.h"
+#include "engine/grammar/lazy_constraint.h"
 #include "engine/sampling/sampler.h"
 #include "engine/scheduler/stop_strings.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -56,6 +57,7 @@ struct ActiveRequest {
     std::optional<TokenLogprobs> pendingLogprobs;  // the sampled token's, until its event goes out
     OutputConstraint constraintSpec;                        // as submitted; compiled on the engine thread
     std::unique_ptr<grammar::GrammarConstraint> constraint;  // null: free text
+    std::unique_ptr<grammar::LazyConstraint> lazyConstraint;  // constraintSpec.lazy(): held only inside calls
 
     int32_t seq = -1;                // KV sequence while running
     int32_t computed = 0;            // tokens whose K/V are in the cache

@@ -626,7 +626,7 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
 bool Scheduler::sampleRow(ActiveRequest& r, float* logits, int32_t nVocab) {
     // The row as the model produced it: the sampler rewrites it in place.
     if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
-    if (r.constraint && !constrainLogits(r, logits, nVocab)) return false;
+    if ((r.constraint || r.lazyConstraint) && !constrainLogits(r, logits, nVocab)) return false;
     const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
     if (r.topLogprobs >= 0)
         r.pendingLogprobs = tokenLogprobs(rawLogits_.data(), nVocab, token, r.topLogprobs, tokenizer_);
@@ -640,7 +640,7 @@ void Scheduler::afterToken(ActiveRequest& r, int32_t token) {
     const auto now = ActiveRequest::Clock::now();
     if (r.generated == 1) r.firstToken = now;
     r.lastToken = now;
-    if (r.constraint && !advanceConstraint(r, token)) return;
+    if ((r.constraint || r.lazyConstraint) && !advanceConstraint(r, token)) return;
 
     // Text still held back (an incomplete character, a possible stop string) at the end.
     auto flushText = [&r](bool& stopped) {

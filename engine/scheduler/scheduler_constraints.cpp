@@ -17,6 +17,10 @@ std::string Scheduler::attachConstraint(ActiveRequest& r) {
     if (!tokenizer_) return "constrained output needs the model's tokenizer, and this engine has none";
     try {
         if (!constraints_) constraints_ = std::make_unique<grammar::ConstraintFactory>(*tokenizer_);
+        if (r.constraintSpec.lazy()) {
+            r.lazyConstraint = constraints_->makeLazy(r.constraintSpec);
+            return {};
+        }
         std::vector<int32_t> endTokens;
         if (r.stopAtEndOfGeneration) endTokens = tokenizer_->endOfGeneration();
         r.constraint = constraints_->make(r.constraintSpec, std::move(endTokens));
@@ -29,7 +33,8 @@ std::string Scheduler::attachConstraint(ActiveRequest& r) {
 bool Scheduler::constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab) {
     std::string why;
     try {
-        if (r.constraint->maskLogits(logits, nVocab)) return true;
+        if (r.lazyConstraint ? r.lazyConstraint->maskLogits(logits, nVocab) : r.constraint->maskLogits(logits, nVocab))
+            return true;
         why = "the output constraint allows no token of this vocabulary here";
     } catch (const std::exception& e) {
         why = std::string("the output constraint failed: ") + e.what();
@@ -42,7 +47,7 @@ bool Scheduler::constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab)
 bool Scheduler::advanceConstraint(ActiveRequest& r, int32_t token) {
     std::string why;
     try {
-        if (r.constraint->accept(token)) return true;
+        if (r.lazyConstraint ? r.lazyConstraint->accept(token) : r.constraint->accept(token)) return true;
         why = "token " + std::to_string(token) + " was drawn although the output constraint does not allow it";
     } catch (const std::exception& e) {
         why = std::string("the output constraint failed: ") + e.what();

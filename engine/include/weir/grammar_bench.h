@@ -19,7 +19,7 @@ struct GrammarBenchOptions {
 };
 
 struct GrammarBenchRun {
-    std::string schema;           // the built-in case's name
+    std::string schema;           // the built-in case's name (tool_call_auto: a lazy constraint)
     bool warm = false;            // second run of the same schema
     int32_t tokens = 0;           // generated
     bool complete = false;        // the document finished before maxTokens

@@ -111,3 +111,19 @@ WEIR_TEST(ChatRequestPrompt, conversationTheTemplateRejectsThrows) {
     REQUIRE_THROWS(weir::Error, weir::renderChatRequest(
         *chat, format, Value::parseJson(R"([{"role": "assistant", "content": "first"}])"), Value(), ToolChoice{}));
 }
+
+WEIR_TEST(ChatRequestPrompt, onlyAutoGetsTheCallMarkers) {
+    const auto chat = gemma3();
+    const ToolFormat format = ToolFormat::detect(*chat);
+    const Value messages = Value::parseJson(R"([{"role": "user", "content": "Paris?"}])");
+    const weir::ChatRequestPrompt autoChoice =
+        weir::renderChatRequest(*chat, format, messages, Value::parseJson(kTools), ToolChoice{});
+    REQUIRE_EQ(autoChoice.callMarkers.open, std::vector<std::string>{"```tool_call"});
+    REQUIRE_EQ(autoChoice.callMarkers.close, std::string("```"));
+    for (ToolChoice::Mode mode : {ToolChoice::Mode::None, ToolChoice::Mode::Required}) {
+        ToolChoice choice;
+        choice.mode = mode;
+        CHECK(weir::renderChatRequest(*chat, format, messages, Value::parseJson(kTools), choice).callMarkers.open.empty());
+    }
+    CHECK(weir::renderChatRequest(*chat, format, messages, Value(), ToolChoice{}).callMarkers.open.empty());
+}

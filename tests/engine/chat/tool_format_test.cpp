@@ -417,3 +417,29 @@ WEIR_TEST(ToolFormat, gemma3RejectsBrokenOrder) {
     auto t = load("gemma3.jinja");
     REQUIRE_THROWS(weir::Error, render(*t, Value::list({msg("assistant", "hi")}), Value::list({weatherTool()})));
 }
+
+WEIR_TEST(ToolFormat, jsonCallMarkersWrapCallsTheParserReads) {
+    // What the lazy constraint of tool_choice "auto" holds a call to (the
+    // opening marker, a JSON call, the closing marker) reads as that call.
+    const std::string call = R"({"name": "get_weather", "arguments": {"city": "Paris"}})";
+    for (const ToolFormat& f : {ToolFormat(ToolFamily::Qwen, true, true), ToolFormat(ToolFamily::Gemma3, false, false),
+                                ToolFormat(ToolFamily::Generic, false, false)}) {
+        const ToolFormat::CallMarkers m = f.jsonCallMarkers();
+        REQUIRE_MSG(!m.open.empty() && !m.close.empty(), f.name());
+        for (const std::string& open : m.open) {
+            for (const char* space : {"", "\n", " "}) {
+                auto parser = f.makeParser({"get_weather"});
+                auto out = parser->push("Let me check. " + open + space + call + space + m.close);
+                auto last = parser->finish();
+                out.calls.insert(out.calls.end(), last.calls.begin(), last.calls.end());
+                REQUIRE_MSG(out.calls.size() == size_t(1), std::string(f.name()) + ": " + open);
+                CHECK_EQ(out.calls[0].name, std::string("get_weather"));
+                CHECK(Value::parseJson(out.calls[0].arguments).equals(Value::parseJson(R"({"city": "Paris"})")));
+            }
+        }
+    }
+    // Calls that are not that JSON get no markers: nothing is held.
+    for (const ToolFormat& f : {ToolFormat(ToolFamily::FunctionGemma, true, true), ToolFormat(ToolFamily::Gemma4, true, true),
+                                ToolFormat(ToolFamily::Llama3, true, true), ToolFormat(ToolFamily::Gemma3, true, true)})
+        CHECK_MSG(f.jsonCallMarkers().open.empty(), f.name());
+}

@@ -38,6 +38,13 @@ struct PreparedChat {
     // tool_choice "required" or a named function: the start of a call, already
     // at the end of the prompt; push it into the reader before the reply.
     std::string forcedPrefix;
+    // tool_choice "auto": where a call the model opens is written as JSON
+    // {"name", "arguments"} in this model's syntax: the markers that open it
+    // and the one that closes it. Use them as OutputConstraint::triggers and
+    // ::close with the call's schema so that such a call is held to the
+    // tools once opened. Empty when the family's calls are not that JSON.
+    std::vector<std::string> callTriggers;
+    std::string callClose;
 };
 
 } // namespace weir
