@@ -4,13 +4,12 @@
 // appends under a mutex, and the server's thread is woken once per batch (not
 // once per token) to take everything queued so far, in order. Once detached
 // (the server stopped), events are dropped.
-#include <QMetaObject>
-#include <QObject>
 #include <functional>
 #include <mutex>
 #include <utility>
 #include <vector>
 
+#include "app/server/thread_inbox.h"
 #include "weir/engine.h"
 
 namespace weir::server {
@@ -19,9 +18,9 @@ class EngineEventQueue {
 public:
     using Batch = std::vector<std::pair<quint64, Event>>;  // (job key, event)
 
-    // `drain` runs on `receiver`'s thread and should call take().
-    EngineEventQueue(QObject* receiver, std::function<void()> drain)
-        : receiver_(receiver), drain_(std::move(drain)) {}
+    // `drain` runs on `inbox`'s thread and should call take().
+    EngineEventQueue(ThreadInbox* inbox, std::function<void()> drain)
+        : receiver_(inbox), drain_(std::move(drain)) {}
 
     // From the engine thread.
     void push(quint64 key, const Event& event) {
@@ -30,7 +29,7 @@ public:
         pending_.emplace_back(key, event);
         if (scheduled_) return;
         scheduled_ = true;
-        QMetaObject::invokeMethod(receiver_, drain_, Qt::QueuedConnection);
+        receiver_->post(drain_);
     }
 
     Batch take() {
@@ -49,7 +48,7 @@ public:
 
 private:
     std::mutex mutex_;
-    QObject* receiver_;
+    ThreadInbox* receiver_;
     std::function<void()> drain_;
     Batch pending_;
     bool scheduled_ = false;

@@ -143,6 +143,7 @@ OpenAiService::OpenAiService(Engine& engine, ServerOptions options)
                                     : opt_.modelId},
       guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), cors_(opt_.corsOrigins),
       fingerprint_(fingerprintOf(model_.id, engine)), pool_(this) {
+    inbox_ = new ThreadInbox(this);  // a child: moves to the service's thread with it
     context_.engine = &engine_;
     context_.model = model_;
     context_.contextLimit = contextLimitOf(engine_);
@@ -177,7 +178,7 @@ bool OpenAiService::start(QString* error, QString* warning) {
     connect(http, &HttpServer::requestReceived, this, &OpenAiService::onRequest);
     connect(http, &HttpServer::clientGone, this, &OpenAiService::onClientGone);
     http_ = http;
-    events_ = std::make_shared<EngineEventQueue>(this, [this] { drainEvents(); });
+    events_ = std::make_shared<EngineEventQueue>(inbox_, [this] { drainEvents(); });
     port_ = http->port();
     listening_ = true;
     if (warning) {
@@ -467,7 +468,7 @@ void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, Endpo
             std::lock_guard lock(preparedMutex_);
             prepared_.insert_or_assign(key, std::move(result));
         }
-        QMetaObject::invokeMethod(this, [this, key] { onPrepared(key); }, Qt::QueuedConnection);
+        inbox_->post([this, key] { onPrepared(key); });
     });
 }
 
@@ -500,9 +501,9 @@ void OpenAiService::clearCache(HttpConnection* c) {
     pool_.start([this, conn] {
         engine_.clearPrefixCache();
         const QJsonObject status = cacheStatusJson(engine_.cacheStatus());
-        QMetaObject::invokeMethod(this, [conn, status] {
+        inbox_->post([conn, status] {
             if (conn && conn->owesAnswer()) respondJson(conn, 200, status);
-        }, Qt::QueuedConnection);
+        });
     });
 }
 

@@ -102,6 +102,8 @@ private:
     PreparationContext context_;
     QThreadPool pool_;
     HttpServer* http_ = nullptr;
+    // Calls from the preparation pool and the engine's events arrive here (see ThreadInbox).
+    ThreadInbox* inbox_ = nullptr;
     std::shared_ptr<EngineEventQueue> events_;
     std::map<quint64, std::unique_ptr<Job>> jobs_;          // in the engine
     std::map<quint64, QPointer<HttpConnection>> preparing_;  // on the worker pool

@@ -4,10 +4,6 @@
 // it; putting the value in, taking it out and destroying what is left all
 // under one std::mutex makes the hand-off (and everything written before
 // it) visible, whichever thread drops the last reference to the parcel.
-#include <QMetaObject>
-#include <QObject>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -41,14 +37,5 @@ private:
     std::mutex mutex_;
     std::optional<T> value_;
 };
-
-// Runs `call` on `target`'s thread, its captures (Qt's implicitly shared
-// strings and maps, std::strings made on this thread) carried in a parcel.
-inline void postWithParcel(QObject* target, std::function<void()> call) {
-    auto parcel = std::make_shared<CrossThreadParcel<std::function<void()>>>(std::move(call));
-    QMetaObject::invokeMethod(target, [parcel] {
-        if (std::function<void()> f = parcel->take()) f();
-    }, Qt::QueuedConnection);
-}
 
 } // namespace weir::desktop

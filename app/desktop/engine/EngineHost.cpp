@@ -13,7 +13,8 @@ namespace weir::desktop {
 
 EngineHost::EngineHost(EngineFactory factory, QObject* parent)
     : QObject(parent),
-      relay_(std::make_shared<EventRelay>(this, [this] { drainEvents(); })),
+      inbox_(new server::ThreadInbox(this)),
+      relay_(std::make_shared<EventRelay>(inbox_, [this] { drainEvents(); })),
       statusSlot_(std::make_shared<StatusSlot>()),
       generation_(std::make_shared<std::atomic<quint64>>(0)) {
     thread_.setObjectName(QStringLiteral("weir-engine-host"));
@@ -25,12 +26,14 @@ EngineHost::EngineHost(EngineFactory factory, QObject* parent)
     connect(&loadTicker_, &QTimer::timeout, this, &EngineHost::loadingSecondsChanged);
 }
 
+void EngineHost::toWorker(std::function<void()> call) { worker_->inbox()->post(std::move(call)); }
+
 EngineHost::~EngineHost() {
     relay_->detach();
     generation_->fetch_add(1);
     // Shutting down is the one place the GUI waits for the engine thread: the
     // backend must be destroyed on the thread that created it.
-    QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
+    toWorker([w = worker_] { w->shutdown(); });
     thread_.quit();
     thread_.wait();
 }
@@ -54,14 +57,14 @@ void EngineHost::setState(State s, const QString& error) {
 void EngineHost::load(const QString& path) {
     const quint64 serial = ++checkSerial_;
     if (!fileCheck_ || state_ != Ready) return startLoad(path);
-    postWithParcel(worker_, [this, check = fileCheck_, serial, path] {
+    toWorker([this, check = fileCheck_, serial, path] {
         QString error;
         try {
             check(path.toStdString());
         } catch (const std::exception& e) {
             error = QString::fromUtf8(e.what());
         }
-        postWithParcel(this, [this, serial, path, error] { onFileChecked(serial, path, error); });
+        inbox_->post([this, serial, path, error] { onFileChecked(serial, path, error); });
     });
 }
 
@@ -83,7 +86,7 @@ void EngineHost::startLoad(const QString& path) {
     modelInfo_.clear();
     loadingFileSize_ = QFileInfo(path).size();
     setState(Loading);
-    postWithParcel(worker_, [w = worker_, generation, options] { w->load(generation, options); });
+    toWorker([w = worker_, generation, options] { w->load(generation, options); });
 }
 
 void EngineHost::cancelLoad() {
@@ -97,7 +100,7 @@ void EngineHost::unload() {
     ++checkSerial_;
     failAllActive(tr("The model was unloaded before this reply finished."));
     generation_->fetch_add(1);
-    QMetaObject::invokeMethod(worker_, [w = worker_] { w->unload(); }, Qt::QueuedConnection);
+    toWorker([w = worker_] { w->unload(); });
     modelInfo_.clear();
     setState(NoModel);
 }
@@ -129,13 +132,10 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
         GenerateRequest request;
     };
     auto parcel = std::make_shared<CrossThreadParcel<Payload>>(Payload{std::move(messages), std::move(request)});
-    QMetaObject::invokeMethod(
-        worker_,
-        [w = worker_, ticket, tag, parcel, plan] {
+    toWorker([w = worker_, ticket, tag, parcel, plan] {
             Payload p = parcel->take();
             w->submit(ticket, tag, std::move(p.messages), std::move(p.request), plan);
-        },
-        Qt::QueuedConnection);
+        });
     return ticket;
 }
 
@@ -156,31 +156,28 @@ quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequ
     };
     auto parcel = std::make_shared<CrossThreadParcel<Payload>>(
         Payload{std::move(chat), std::move(request), std::move(handoff)});
-    QMetaObject::invokeMethod(
-        worker_,
-        [w = worker_, ticket, tag, parcel, plan] {
+    toWorker([w = worker_, ticket, tag, parcel, plan] {
             Payload p = parcel->take();
             w->submitChat(ticket, tag, std::move(p.chat), std::move(p.request), plan, std::move(p.handoff));
-        },
-        Qt::QueuedConnection);
+        });
     return ticket;
 }
 
 void EngineHost::cancel(quint64 ticket) {
     if (!active_.contains(ticket)) return;
-    QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->cancel(ticket); }, Qt::QueuedConnection);
+    toWorker([w = worker_, ticket] { w->cancel(ticket); });
 }
 
 void EngineHost::clearPrefixCache() {
-    QMetaObject::invokeMethod(worker_, [w = worker_] { w->clearPrefixCache(); }, Qt::QueuedConnection);
+    toWorker([w = worker_] { w->clearPrefixCache(); });
 }
 
 void EngineHost::setStatusInterval(int ms) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, ms] { w->setStatusInterval(ms); }, Qt::QueuedConnection);
+    toWorker([w = worker_, ms] { w->setStatusInterval(ms); });
 }
 
 void EngineHost::setEndpoint(const EndpointConfig& config) {
-    postWithParcel(worker_, [w = worker_, config] { w->setEndpoint(config); });
+    toWorker([w = worker_, config] { w->setEndpoint(config); });
 }
 
 void EngineHost::onEndpointState(const EndpointState& state) {
@@ -242,7 +239,7 @@ void EngineHost::drainEvents() {
         }
         flush(ticket);
         active_.remove(ticket);
-        QMetaObject::invokeMethod(worker_, [w = worker_, t = ticket] { w->forget(t); }, Qt::QueuedConnection);
+        toWorker([w = worker_, t = ticket] { w->forget(t); });
         changed = true;
         switch (e.kind) {
         case Event::Kind::Done: emit finished(ticket, e.usage, e.finish); break;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "app/server/thread_inbox.h"
 #include "engine/ContextFit.h"
 #include "engine/EndpointConfig.h"
 #include "engine/EngineBackend.h"
@@ -128,6 +129,8 @@ signals:
 
 private:
     friend class EngineWorker;
+    // Runs `call` on the engine host thread, in order.
+    void toWorker(std::function<void()> call);
     void drainEvents();
     void onLoaded(quint64 generation, const QVariantMap& info);
     void onLoadFailed(quint64 generation, const QString& message);
@@ -141,6 +144,9 @@ private:
     void failAllActive(const QString& message);
     void setState(State s, const QString& error = {});
 
+    // Calls from the engine host thread arrive here (see ThreadInbox); declared
+    // before relay_, which wakes the GUI through it.
+    server::ThreadInbox* inbox_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;        // lives on thread_
     std::shared_ptr<EventRelay> relay_;

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <exception>
 
-#include "engine/CrossThreadParcel.h"
 #include "engine/EngineHost.h"
 #include "engine/EventRelay.h"
 #include "settings/BaseModelGuess.h"
@@ -22,7 +21,7 @@ namespace weir::desktop {
 
 EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
                            std::shared_ptr<std::atomic<quint64>> generation)
-    : factory_(std::move(factory)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)),
+    : factory_(std::move(factory)), inbox_(new server::ThreadInbox(this)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)),
       statusTimer_(this),  // parented, so it moves to the engine host thread with us
       statusSlot_(host->statusSlot_) {
     statusTimer_.setInterval(250);
@@ -72,7 +71,7 @@ void EngineWorker::unload() {
     requests_.clear();
 }
 
-void EngineWorker::postToHost(std::function<void()> call) { postWithParcel(host_, std::move(call)); }
+void EngineWorker::postToHost(std::function<void()> call) { host_->inbox_->post(std::move(call)); }
 
 void EngineWorker::failSubmit(quint64 ticket, const QString& message) {
     postToHost([host = host_, ticket, message] { host->onSubmitFailed(ticket, message); });
@@ -295,7 +294,7 @@ void EngineWorker::pollStatus() {
     // host: ThreadSanitizer cannot see the locking inside Qt's event queue.
     const bool wake = statusSlot_->put(backendGeneration_, backend_->cacheStatus());
     if (!wake) return;  // the host has not taken the previous one yet; this one replaces it
-    QMetaObject::invokeMethod(host_, [host = host_] { host->onStatusPosted(); }, Qt::QueuedConnection);
+    postToHost([host = host_] { host->onStatusPosted(); });
 }
 
 QVariantMap EngineWorker::describe(const EngineOptions& options) const {

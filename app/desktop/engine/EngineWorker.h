@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "engine/EndpointConfig.h"
+#include "app/server/thread_inbox.h"
 #include "engine/ContextFit.h"
 #include "engine/EngineBackend.h"
 #include "engine/ToolCallHandoff.h"
@@ -44,10 +45,11 @@ public:
     void setEndpoint(const EndpointConfig& config);
     void shutdown();
 
+    // Where the host posts its calls (lives on the engine host thread with us).
+    server::ThreadInbox* inbox() const { return inbox_; }
+
 private:
-    // Runs `call` on the host's thread. Its captures (Qt's implicitly shared
-    // strings and maps, made here) travel in a CrossThreadParcel, so that
-    // ThreadSanitizer sees the hand-off that Qt's queue makes out of its sight.
+    // Runs `call` on the host's thread, through its ThreadInbox.
     void postToHost(std::function<void()> call);
     void failSubmit(quint64 ticket, const QString& message);
     // The model's context: its trained length, or the options' max context when smaller.
@@ -63,6 +65,7 @@ private:
     QVariantMap describe(const EngineOptions& options) const;
 
     EngineFactory factory_;
+    server::ThreadInbox* inbox_;             // a child: moves to the engine host thread with us
     EngineHost* host_;                       // lives on the GUI thread: only post to it
     std::shared_ptr<EventRelay> relay_;
     std::shared_ptr<std::atomic<quint64>> generation_;

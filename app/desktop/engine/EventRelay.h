@@ -2,7 +2,6 @@
 // Carries engine events from the engine's thread to the GUI thread. The engine
 // calls push() for every event; the GUI is woken once per batch (not once per
 // token) and takes everything queued so far, in order.
-#include <QMetaObject>
 #include <QMutex>
 #include <QMutexLocker>
 #include <QObject>
@@ -10,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/server/thread_inbox.h"
 #include "weir/engine.h"
 
 namespace weir::desktop {
@@ -17,15 +17,15 @@ namespace weir::desktop {
 struct EventRelay {
     using Batch = std::vector<std::pair<quint64, Event>>;
 
-    // `receiver` lives on the GUI thread; `drain` runs there.
-    EventRelay(QObject* receiver, std::function<void()> drain) : receiver_(receiver), drain_(std::move(drain)) {}
+    // `inbox` lives on the GUI thread; `drain` runs there.
+    EventRelay(server::ThreadInbox* inbox, std::function<void()> drain) : receiver_(inbox), drain_(std::move(drain)) {}
 
     void push(quint64 ticket, const Event& event) {
         QMutexLocker lock(&mutex_);
         pending_.emplace_back(ticket, event);
         if (scheduled_ || !receiver_) return;
         scheduled_ = true;
-        QMetaObject::invokeMethod(receiver_, drain_, Qt::QueuedConnection);
+        receiver_->post(drain_);
     }
 
     Batch take() {
@@ -45,7 +45,7 @@ struct EventRelay {
 
 private:
     QMutex mutex_;
-    QObject* receiver_;
+    server::ThreadInbox* receiver_;
     std::function<void()> drain_;
     Batch pending_;
     bool scheduled_ = false;
