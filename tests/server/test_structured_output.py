@@ -13,7 +13,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from weir_serve import Server, ServedTestCase, assert_pools_clean, paths  # noqa: E402
+from weir_serve import Server, ServedTestCase, assert_pools_clean, chat_reply, paths  # noqa: E402
 
 _, GEMMA_PATH = paths()  # skips (77) without the model or the client
 import openai  # noqa: E402
@@ -123,19 +123,7 @@ class StructuredOutput:
         """The reply's text, its tool calls (name, arguments text) and finish reason, streamed or not."""
         kw.setdefault("model", self.model)
         kw.setdefault("max_tokens", 300)
-        if not stream:
-            c = self.client.chat.completions.create(**kw).choices[0]
-            calls = [(t.function.name, t.function.arguments) for t in c.message.tool_calls or []]
-            return c.message.content or "", calls, c.finish_reason
-        text, calls, finish = "", {}, None
-        for chunk in self.client.chat.completions.create(stream=True, **kw):
-            for c in chunk.choices:
-                text += c.delta.content or ""
-                for t in c.delta.tool_calls or []:
-                    name, args = calls.get(t.index, ("", ""))
-                    calls[t.index] = (name + (t.function.name or ""), args + (t.function.arguments or ""))
-                finish = c.finish_reason or finish
-        return text, [calls[i] for i in sorted(calls)], finish
+        return chat_reply(self.client, stream, **kw)
 
     def test_json_schema_always_validates(self):
         fmt = {"type": "json_schema", "json_schema": {"name": "person", "strict": True, "schema": PERSON}}

@@ -14,7 +14,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from weir_serve import Server, ServedTestCase, assert_pools_clean, paths  # noqa: E402
+from weir_serve import Server, ServedTestCase, assert_pools_clean, chat_reply, paths  # noqa: E402
 
 paths()  # skips (77) without the default model or the client
 import openai  # noqa: E402
@@ -88,19 +88,7 @@ class ToolChoiceAuto(ServedTestCase):
         """The reply's text, its tool calls (name, arguments text) and finish reason."""
         for k, v in dict(model=self.model, tools=TOOLS, tool_choice="auto", max_tokens=96, temperature=TEMPERATURE).items():
             kw.setdefault(k, v)
-        if not stream:
-            c = self.client.chat.completions.create(**kw).choices[0]
-            return (c.message.content or "", [(t.function.name, t.function.arguments) for t in c.message.tool_calls or []],
-                    c.finish_reason)
-        text, calls, finish = "", {}, None
-        for chunk in self.client.chat.completions.create(stream=True, **kw):
-            for c in chunk.choices:
-                text += c.delta.content or ""
-                for t in c.delta.tool_calls or []:
-                    name, args = calls.get(t.index, ("", ""))
-                    calls[t.index] = (name + (t.function.name or ""), args + (t.function.arguments or ""))
-                finish = c.finish_reason or finish
-        return text, [calls[i] for i in sorted(calls)], finish
+        return chat_reply(self.client, stream, **kw)
 
     def check_reply(self, text, calls, finish):
         for name, arguments in calls:

@@ -150,6 +150,23 @@ def assert_pools_clean(test, server):
     test.assertEqual(cleared["requests"], [])
 
 
+def chat_reply(client, stream=False, **kw):
+    """One chat completion as (text, [(tool name, arguments text)], finish reason), streamed or not."""
+    if not stream:
+        c = client.chat.completions.create(**kw).choices[0]
+        return (c.message.content or "", [(t.function.name, t.function.arguments) for t in c.message.tool_calls or []],
+                c.finish_reason)
+    text, calls, finish = "", {}, None
+    for chunk in client.chat.completions.create(stream=True, **kw):
+        for c in chunk.choices:
+            text += c.delta.content or ""
+            for t in c.delta.tool_calls or []:
+                name, args = calls.get(t.index, ("", ""))
+                calls[t.index] = (name + (t.function.name or ""), args + (t.function.arguments or ""))
+            finish = c.finish_reason or finish
+    return text, [calls[i] for i in sorted(calls)], finish
+
+
 class ServedTestCase(unittest.TestCase):
     """A test class whose setUpClass starts `cls.server` (a Server); at the end
     the server is stopped and must exit cleanly (its stderr is shown if not)."""
