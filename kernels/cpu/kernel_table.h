@@ -39,6 +39,10 @@ using PairDotFn = void (*)(const void* w, size_t wStride, const void* act, size_
 constexpr int kMaxDotRows = 4;        // every kernel takes this many
 constexpr int kMaxLegacyDotRows = 8;  // the AVX2 Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 kernels take this many
 constexpr int kMaxVnniDotRows = 16;   // and their AVX-512 VNNI variants this many
+// Kernels called with at most this many activation rows wait on weights
+// from memory (decode, a few sequences at once) and prefetch them
+// (prefetchWeights in simd_avx2.h); with more rows they are compute-bound.
+constexpr int kPrefetchMaxRows = 4;
 
 struct TypeOps {
     DequantizeFn dequantize;

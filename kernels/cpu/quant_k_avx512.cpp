@@ -66,6 +66,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
+        if constexpr (NX <= kPrefetchMaxRows) prefetchWeights<sizeof(Block)>(&b);
         uint64_t scBytes, mBytes;
         kScalesMins(b.scales, scBytes, mBytes);
         const __m128i mins = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mBytes)));
@@ -136,6 +137,7 @@ void dotQ6(const void* w, const void* act, size_t actStride, int64_t k, float* o
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Q6_K& b = wb[i];
+        if constexpr (NX <= kPrefetchMaxRows) prefetchWeights<sizeof(Q6_K)>(&b);
         const float dw = f16(b.d);
         const __m128i scales8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
         const __m256i scales16 = _mm256_cvtepi8_epi16(scales8);

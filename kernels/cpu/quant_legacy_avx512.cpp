@@ -65,19 +65,14 @@ inline __m512 scalePair(float d0, float d1) {
 
 template <class U>
 struct RawPair {
-    static constexpr int PF = 4096;
     const typename U::Block *w0, *w1;
     RawPair(const void* w, size_t wStride)
         : w0(static_cast<const typename U::Block*>(w)),
           w1(reinterpret_cast<const typename U::Block*>(static_cast<const uint8_t*>(w) + wStride)) {}
     __m512i q(int64_t i) const { return _mm512_inserti64x4(_mm512_castsi256_si512(U::q(w0[i])), U::q(w1[i]), 1); }
     __m512 d(int64_t i) const { return scalePair(f16(w0[i].d), f16(w1[i].d)); }
-    // The pair's two rows are adjacent: this walks both at the rate the loop reads them.
-    void prefetch(int64_t i) const {
-        const char* at = reinterpret_cast<const char*>(w0) + 2 * sizeof(typename U::Block) * size_t(i) + PF;
-        _mm_prefetch(at, _MM_HINT_T0);
-        _mm_prefetch(at + 64, _MM_HINT_T0);
-    }
+    // The two rows are adjacent: block i of both is 2 blocks into the pair's bytes.
+    void prefetch(int64_t i) const { prefetchWeights<2 * sizeof(typename U::Block)>(w0 + 2 * i); }
 };
 
 // Per block: the two rows' 32 biased weight bytes each, then their scales as f32.
@@ -86,7 +81,7 @@ constexpr size_t kPackedBlockBytes = 64 + 8;
 struct PackedPair {
     const uint8_t* p;
     PackedPair(const void* w, size_t) : p(static_cast<const uint8_t*>(w)) {}
-    void prefetch(int64_t) const {}
+    void prefetch(int64_t) const {}  // only used for many activation rows: compute-bound
     __m512i q(int64_t i) const { return _mm512_loadu_si512(p + kPackedBlockBytes * size_t(i)); }
     __m512 d(int64_t i) const {
         const float* s = reinterpret_cast<const float*>(p + kPackedBlockBytes * size_t(i) + 64);
@@ -104,7 +99,7 @@ void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, i
     #pragma GCC unroll 16
     for (int r = 0; r < NX; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
-        if constexpr (NX <= 2) src.prefetch(i);
+        if constexpr (NX <= kPrefetchMaxRows) src.prefetch(i);
         const __m512i q = src.q(i);
         const __m512 dw = src.d(i);
         #pragma GCC unroll 16

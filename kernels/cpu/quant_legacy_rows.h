@@ -82,6 +82,7 @@ void dot(const void* w, const void* act, size_t actStride, int64_t k, float* out
         summ[r] = 0.0f;
     }
     for (int64_t i = 0; i < nb; ++i) {
+        if constexpr (NX <= kPrefetchMaxRows) prefetchWeights<sizeof(typename U::Block)>(wb + i);
         const __m256i qw = U::q(wb[i]);
         const float dw = f16(wb[i].d);
         if constexpr (U::kSigned) {
