@@ -32,9 +32,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-int32_t argmax(const float* v, int32_t n) {
-    return int32_t(std::max_element(v, v + n) - v);
-}
 
 
 int run(const std::vector<std::string>& argv) {
@@ -57,6 +54,7 @@ int run(const std::vector<std::string>& argv) {
     ro.modelPath = modelPath;
     ro.threads = threads;
     ro.kvDtype = kvType;
+    ro.sampling.temperature = 0.0f;  // greedy: the engine's own argmax, as a served greedy request
     const auto t0 = Clock::now();
     ModelRunner runner(ro);
     const double loadMs = secondsSince(t0) * 1000.0;
@@ -74,14 +72,14 @@ int run(const std::vector<std::string>& argv) {
     for (int32_t& t : prompt) t = nextToken();
 
     const auto tp = Clock::now();
-    const std::vector<float>* logits = &runner.feed(prompt, int32_t(std::min<long long>(batchSize, 1 << 30)));
+    runner.feed(prompt, int32_t(std::min<long long>(batchSize, 1 << 30)));
     const double prefillS = secondsSince(tp);
 
     const auto td = Clock::now();
-    int32_t next = argmax(logits->data(), cfg.nVocab);
+    int32_t next = runner.sample();
     for (long long i = 0; i < tg; ++i) {
-        logits = &runner.feed({next});
-        next = argmax(logits->data(), cfg.nVocab);
+        runner.feed({next});
+        next = runner.sample();
     }
     const double decodeS = secondsSince(td);
 

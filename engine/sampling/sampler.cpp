@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/ops.h"
+
 namespace weir {
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
@@ -51,12 +53,7 @@ void Sampler::applyBias(float* logits, int32_t nVocab) const {
 namespace {
 
 // Lowest id among the largest logits, skipping NaN; 0 if all are NaN.
-int32_t argmax(const float* logits, int32_t n) {
-    int32_t best = 0;
-    for (int32_t i = 1; i < n; ++i)
-        if (logits[i] > logits[best] || (std::isnan(logits[best]) && !std::isnan(logits[i]))) best = i;
-    return best;
-}
+int32_t argmax(const float* logits, int32_t n) { return int32_t(kernels::argmaxF32(logits, n)); }
 
 } // namespace
 

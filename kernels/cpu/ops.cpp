@@ -183,6 +183,22 @@ void softmax(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+int64_t argmaxF32(const float* x, int64_t n) {
+    if (n <= 0) return 0;
+    if (opsHaveAvx2()) {
+        // Two passes (the largest value, then its first position) read the
+        // row twice but both stream at vector speed; one scalar pass compared
+        // and branched per element.
+        const float best = ops_avx2::maxF32(x, n);
+        const int64_t at = ops_avx2::findF32(x, 0, n, best);
+        return at < n ? at : 0;  // all NaN (or -inf only when every non-NaN is -inf: found above)
+    }
+    int64_t best = -1;
+    for (int64_t i = 0; i < n; ++i)
+        if (!std::isnan(x[i]) && (best < 0 || x[i] > x[best])) best = i;
+    return best < 0 ? 0 : best;
+}
+
 void addInPlace(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }

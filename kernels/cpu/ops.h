@@ -46,6 +46,10 @@ float expApprox512(float x);
 // In-place softmax of n values (max subtracted first). Returns nothing; sum
 // accumulated in double.
 void softmax(float* x, int64_t n);
+// Index of the largest of n values, the lowest index among equals, NaN
+// skipped; 0 when all are NaN or n <= 0. Greedy sampling runs it over a whole
+// vocabulary (262,144 logits for Gemma 3) every decoded token.
+int64_t argmaxF32(const float* x, int64_t n);
 // y[i] += x[i]
 void addInPlace(float* y, const float* x, int64_t n);
 // y[i] *= s

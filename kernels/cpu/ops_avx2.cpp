@@ -232,4 +232,34 @@ void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, cons
     }
 }
 
+float maxF32(const float* x, int64_t n) {
+    // maxps returns its second operand when either is NaN: NaN inputs go first
+    // and are dropped. Four accumulators so the loop is not one latency chain.
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        m0 = _mm256_max_ps(_mm256_loadu_ps(x + i), m0);
+        m1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), m1);
+        m2 = _mm256_max_ps(_mm256_loadu_ps(x + i + 16), m2);
+        m3 = _mm256_max_ps(_mm256_loadu_ps(x + i + 24), m3);
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
+    float best = -INFINITY;
+    for (float v : lanes) best = v > best ? v : best;
+    for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+    return best;
+}
+
+int64_t findF32(const float* x, int64_t from, int64_t n, float v) {
+    const __m256 target = _mm256_set1_ps(v);
+    int64_t i = from;
+    for (; i + 8 <= n; i += 8)
+        if (const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), target, _CMP_EQ_OQ)))
+            return i + __builtin_ctz(unsigned(mask));
+    for (; i < n; ++i)
+        if (x[i] == v) return i;
+    return n;
+}
+
 } // namespace weir::kernels::ops_avx2

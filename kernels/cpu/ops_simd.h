@@ -34,6 +34,10 @@ int64_t swiglu(const float* gate, const float* up, float* y, int64_t n);
 int64_t swiglu512(const float* gate, const float* up, float* y, int64_t n);
 void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs);
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
+// The largest value among x[0, n), NaN skipped (-inf if none).
+float maxF32(const float* x, int64_t n);
+// The first i in [from, n) with x[i] == v, or n.
+int64_t findF32(const float* x, int64_t from, int64_t n, float v);
 } // namespace ops_avx2
 
 } // namespace weir::kernels

@@ -384,3 +384,31 @@ WEIR_TEST(Ops, attentionMatchesNaive) {
         }
     });
 }
+
+// Greedy decoding's argmax: the lowest index among the largest, NaN skipped,
+// on every kernel path, wherever in a vector-sized group the winner sits.
+WEIR_TEST(Ops, argmaxTakesTheFirstLargestAndSkipsNaN) {
+    const ResetKernelPathOnExit restore;
+    const float nan = std::nanf(""), inf = INFINITY;
+    for (KernelPath path : {KernelPath::Scalar, KernelPath::Avx2}) {
+        if (!forceKernelPath(path)) continue;
+        for (int64_t n : {1, 7, 8, 33, 262144 + 5}) {
+            for (int64_t at : {int64_t(0), n / 2, n - 1}) {
+                auto v = randomVec(size_t(n), uint32_t(n + at));
+                v[size_t(at)] = 50.0f;
+                if (at + 3 < n) v[size_t(at + 3)] = 50.0f;  // a tie later: the first wins
+                if (at > 0) v[0] = nan;                      // NaN compares false: never picked
+                REQUIRE_EQ(argmaxF32(v.data(), n), at);
+            }
+        }
+        std::vector<float> allNan(40, nan), negInf(40, -inf);
+        REQUIRE_EQ(argmaxF32(allNan.data(), 40), 0);
+        negInf[0] = nan;
+        REQUIRE_EQ(argmaxF32(negInf.data(), 40), 1);  // -inf is a value, NaN is not
+        std::vector<float> withInf = randomVec(40, 3);
+        withInf[37] = inf;
+        withInf[39] = nan;
+        REQUIRE_EQ(argmaxF32(withInf.data(), 40), 37);
+        REQUIRE_EQ(argmaxF32(withInf.data(), 0), 0);
+    }
+}
