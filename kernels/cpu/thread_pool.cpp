@@ -16,8 +16,13 @@ namespace weir::kernels {
 namespace {
 
 // How long a thread spins for the next job (worker) or for the workers to
-// finish (caller) before it blocks: a few decode-step kernels' worth.
-constexpr auto kSpin = std::chrono::microseconds(50);
+// finish (caller) before it blocks. It must outlast the time the system takes
+// to wake a blocked thread, or the pool locks into a pattern where every job
+// waits for a wake-up: with 50 us on a 2-core VM, once a caller blocked while
+// its worker slept, each waited out the other's wake-up from then on, and a
+// 2-thread decode through the Engine ran at 31.8 tok/s instead of 100.5. Spinning yields now and then, so on a busy machine the spin gives
+// its core to whoever is runnable (often the very thread it waits for).
+constexpr auto kSpin = std::chrono::microseconds(1000);
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -32,10 +37,12 @@ bool spinUntil(Done done) {
     for (int i = 0;; ++i) {
         if (done()) return true;
         cpuRelax();
-        if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return done();
+        if ((i & 63) == 63) {
+            if (std::chrono::steady_clock::now() >= until) return done();
+            std::this_thread::yield();
+        }
     }
 }
-
 } // namespace
 
 ThreadPool::ThreadPool(int threads) {
