@@ -57,6 +57,7 @@ void readEngineFlags(Args& args, EngineOptions& o) {
     o.maxWaiting = int32Flag(args, "--max-waiting", o.maxWaiting);
     o.speculative = readOnOffFlag(args, "--speculative", o.speculative);
     o.draftTokens = int32Flag(args, "--draft-tokens", o.draftTokens);
+    o.draftStepRows = int32Flag(args, "--draft-step-rows", o.draftStepRows);
     o.draftNgramMax = int32Flag(args, "--draft-ngram-max", o.draftNgramMax);
     o.draftNgramMin = int32Flag(args, "--draft-ngram-min", o.draftNgramMin);
     // Before the model is loaded: a bad flag is named at once. (What a

@@ -82,6 +82,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     so.checkEveryStep = options.checkIntegrityEveryStep;
     so.speculative = options.speculative;
     so.draftTokens = options.draftTokens;
+    so.draftStepRows = options.draftStepRows;
     so.draftNgramMax = options.draftNgramMax;
     so.draftNgramMin = options.draftNgramMin;
     m.scheduler = std::make_unique<Scheduler>(*m.model, *m.cache, *m.threads, m.tokenizer.get(), so);

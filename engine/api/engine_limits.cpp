@@ -51,6 +51,8 @@ std::string validateEngineOptions(const EngineOptions& o) {
         return outOfRange("--max-waiting", 0, L::kMaxWaiting, o.maxWaiting);
     if (o.draftTokens < 1 || o.draftTokens > L::kMaxDraftTokens)
         return outOfRange("--draft-tokens", 1, L::kMaxDraftTokens, o.draftTokens);
+    if (o.draftStepRows < 1 || o.draftStepRows > L::kMaxDraftStepRows)
+        return outOfRange("--draft-step-rows", 1, L::kMaxDraftStepRows, o.draftStepRows);
     if (o.draftNgramMax < 1 || o.draftNgramMax > L::kMaxDraftNgram)
         return outOfRange("--draft-ngram-max", 1, L::kMaxDraftNgram, o.draftNgramMax);
     if (o.draftNgramMin < 1 || o.draftNgramMin > o.draftNgramMax)

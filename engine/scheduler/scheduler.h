@@ -63,6 +63,7 @@ struct SchedulerOptions {
     // Speculative decoding by prompt lookup (EngineOptions::speculative).
     bool speculative = false;
     int32_t draftTokens = 8;
+    int32_t draftStepRows = 1;
     int32_t draftNgramMax = 3;
     int32_t draftNgramMin = 1;
 };

@@ -16,6 +16,7 @@
 //   anything else runs (HybridKvCache::truncate) and were never offered to
 //   the prefix cache.
 #include <algorithm>
+#include <climits>
 #include <string>
 
 #include "engine/kv/hybrid_kv_cache.h"
@@ -29,7 +30,27 @@ void Scheduler::planDrafts(std::vector<Planned>& plan) {
     for (Planned& p : plan) p.request->draft.clear();
     if (!opt_.speculative) return;
     const PromptLookupOptions lookup{opt_.draftNgramMax, opt_.draftNgramMin};
-    for (Planned& p : plan) {
+    // Only steps with arithmetic to spare (EngineOptions::draftStepRows).
+    int32_t rows = 0;
+    for (const Planned& p : plan) rows += p.tokens;
+    if (rows > opt_.draftStepRows) return;
+    // One step verifies at most draftTokens drafts in all. A decode step is
+    // bound by reading the weights once while its rows are few; each row past
+    // that adds a full pass of arithmetic (the vocabulary-sized output head
+    // above all), so drafts for every running request would make a step of
+    // four conversations compute-bound and slower than plain decoding. The
+    // budget goes first to the requests whose drafts were kept lately (the
+    // largest adaptive caps).
+    int32_t budget = opt_.draftTokens;
+    std::vector<Planned*> order;
+    for (Planned& p : plan) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](const Planned* a, const Planned* b) {
+        auto cap = [](const ActiveRequest& r) { return r.draftCap < 0 ? INT32_MAX : r.draftCap; };
+        return cap(*a->request) > cap(*b->request);
+    });
+    for (Planned* planned : order) {
+        if (budget <= 0) break;
+        Planned& p = *planned;
         ActiveRequest& r = *p.request;
         // Only a decode step (its one token is the last one) that allocated its slot.
         if (r.finished || r.seq < 0 || r.embed || p.tokens != 1 || !r.decoding()) continue;
@@ -40,7 +61,7 @@ void Scheduler::planDrafts(std::vector<Planned>& plan) {
         if (r.draftCap < 0) r.draftCap = opt_.draftTokens;
         // A verify step may take every draft and one token more: within
         // maxTokens and the context (the step's positions end at computed + 1 + drafts).
-        const int32_t room = std::min({r.draftCap, r.maxTokens - r.generated - 1, contextLimit() - r.computed - 1});
+        const int32_t room = std::min({r.draftCap, budget, r.maxTokens - r.generated - 1, contextLimit() - r.computed - 1});
         if (room <= 0) continue;
         std::vector<int32_t> draft = proposeDraft(r.tokens, lookup, room);
         // Free pages only: a draft never evicts the prefix cache, preempts, or
@@ -53,6 +74,7 @@ void Scheduler::planDrafts(std::vector<Planned>& plan) {
         while (!draft.empty() && !fits(draft.size())) draft.pop_back();
         if (draft.empty() || cache_.allocate(r.seq, int64_t(draft.size())) != kv::KvResult::Ok) continue;
         p.tokens += int32_t(draft.size());
+        budget -= int32_t(draft.size());
         r.draft = std::move(draft);
     }
 }

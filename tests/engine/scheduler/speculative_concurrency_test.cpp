@@ -62,6 +62,7 @@ static EngineOptions options(bool speculative, int32_t pageSize, int32_t context
     o.checkIntegrityEveryStep = true;
     o.speculative = speculative;
     o.draftTokens = 6;
+    o.draftStepRows = 64;  // drafts alongside the other running requests, which the default keeps apart
     return o;
 }
 

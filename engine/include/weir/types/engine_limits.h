@@ -20,6 +20,7 @@ struct EngineLimits {
     static constexpr int32_t kMaxRetainGap = 1024;
     static constexpr int32_t kMaxWaiting = 1000000;
     static constexpr int32_t kMaxDraftTokens = 64;
+    static constexpr int32_t kMaxDraftStepRows = 4096;
     static constexpr int32_t kMaxDraftNgram = 16;
     // --threads: 0 (all hardware threads) up to this.
     static int32_t maxThreads();
