@@ -372,9 +372,15 @@ Item {
                 font.pixelSize: Theme.smallSize
                 text: qsTr("\u00b7  drafts %1/%2 kept (%3%)").arg(root.acceptedDraftTokens).arg(root.draftTokens)
                           .arg(Math.round(100 * root.acceptedDraftTokens / Math.max(1, root.draftTokens)))
-                ToolTip.visible: draftsHover.hovered
-                ToolTip.text: qsTr("Speculative decoding: tokens guessed from earlier text and checked by the model in one pass. Each kept draft saved a decoding step; the reply is the same either way.")
                 HoverHandler { id: draftsHover }
+                ToolTip {
+                    // Wrapped to a few lines: it opens over the reply's last lines.
+                    objectName: "draftsTip"
+                    visible: draftsHover.hovered
+                    width: Math.min(implicitWidth, 340)
+                    x: (parent.width - width) / 2
+                    text: qsTr("Speculative decoding: tokens guessed from earlier text and checked by the model in one pass. Each kept draft saved a decoding step; the reply is the same either way.")
+                }
             }
         }
     }

@@ -320,13 +320,10 @@ private slots:
         // Hovering it explains what the numbers are.
         const QPointF centre = label->mapToScene(QPointF(label->width() / 2, label->height() / 2));
         QTest::mouseMove(window_, centre.toPoint());
-        auto tooltipShown = [&] {
-            for (QQuickItem* item : allItems(window_->contentItem()))
-                if (item->isVisible() && item->property("text").toString().startsWith(QStringLiteral("Speculative decoding:")))
-                    return true;
-            return false;
-        };
-        QTRY_VERIFY(tooltipShown());
+        QObject* tip = label->findChild<QObject*>(QStringLiteral("draftsTip"));
+        QVERIFY(tip);
+        QTRY_VERIFY(tip->property("opened").toBool());
+        QVERIFY(tip->property("text").toString().startsWith(QStringLiteral("Speculative decoding:")));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("speculative-drafts")).isEmpty());
         QTest::mouseMove(window_, QPoint(5, 5));
 
