@@ -21,6 +21,8 @@ Item {
     required property int cachedTokens
     required property real tokensPerSecond
     required property real timeToFirstTokenMs
+    required property int draftTokens          // speculative decoding: drafts verified (0: none)
+    required property int acceptedDraftTokens  // and kept
     required property string activity
     required property int queuePosition
     required property bool isLast
@@ -359,6 +361,25 @@ Item {
                     if (root.promptTokens > 0) bits.push(root.cachedTokens > 0 ? qsTr("prompt %1 (%2 cached)").arg(root.promptTokens).arg(root.cachedTokens)
                                                                              : qsTr("prompt %1").arg(root.promptTokens))
                     return bits.join("  \u00b7  ")
+                }
+            }
+            Label {
+                // Apart from the line above so that only this part explains itself on hover.
+                objectName: "draftsLabel"
+                visible: root.draftTokens > 0
+                Layout.leftMargin: 4
+                color: Theme.faint
+                font.pixelSize: Theme.smallSize
+                text: qsTr("\u00b7  drafts %1/%2 kept (%3%)").arg(root.acceptedDraftTokens).arg(root.draftTokens)
+                          .arg(Math.round(100 * root.acceptedDraftTokens / Math.max(1, root.draftTokens)))
+                HoverHandler { id: draftsHover }
+                ToolTip {
+                    // Wrapped to a few lines: it opens over the reply's last lines.
+                    objectName: "draftsTip"
+                    visible: draftsHover.hovered
+                    width: Math.min(implicitWidth, 340)
+                    x: (parent.width - width) / 2
+                    text: qsTr("Speculative decoding: tokens guessed from earlier text and checked by the model in one pass. Each kept draft saved a decoding step; the reply is the same either way.")
                 }
             }
         }

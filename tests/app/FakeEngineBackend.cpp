@@ -1,5 +1,6 @@
 #include "FakeEngineBackend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -15,6 +16,26 @@ std::string fakeReplyFor(const std::string& lastUser) {
            "- first point\n- second point\n\n"
            "```python\ndef answer(x):\n    return x * 2  # doubled\n```\n\n"
            "That is all.";
+}
+
+void addFakeDrafts(const std::vector<std::string>& words, size_t count, Usage* usage) {
+    constexpr size_t kDraftMax = 4;
+    count = std::min(count, words.size());
+    size_t i = 1;  // the word to write next
+    while (i < count) {
+        size_t earlier = i - 1;
+        while (earlier > 0 && words[earlier - 1] != words[i - 1]) --earlier;
+        if (earlier == 0) {  // no earlier occurrence: a plain step
+            ++i;
+            continue;
+        }
+        const size_t drafted = std::min(kDraftMax, i - earlier);  // only words already written
+        size_t kept = 0;
+        while (kept < drafted && i + kept < count && words[earlier + kept] == words[i + kept]) ++kept;
+        usage->draftTokens += int32_t(drafted);
+        usage->acceptedDraftTokens += int32_t(kept);
+        i += kept + 1;  // the kept drafts and the step's own token
+    }
 }
 
 namespace {
@@ -143,6 +164,12 @@ uint64_t FakeEngineBackend::submit(GenerateRequest request, EventSink sink) {
     return requests_.back().id;
 }
 
+void FakeEngineBackend::recordUsage(const Usage& usage) {
+    if (!fake_.record) return;
+    std::lock_guard lock(fake_.record->mutex);
+    fake_.record->usages.push_back(usage);
+}
+
 void FakeEngineBackend::cancel(uint64_t id) {
     std::lock_guard lock(mutex_);
     for (Request& r : requests_)
@@ -169,6 +196,8 @@ void FakeEngineBackend::run() {
             e.usage.completionTokens = int32_t(r.next);
             if (r.cancelled) {
                 e.kind = Event::Kind::Cancelled;
+                addFakeDrafts(r.words, r.next, &e.usage);
+                recordUsage(e.usage);
                 events.emplace_back(r.sink, e);
                 it = requests_.erase(it);
                 continue;
@@ -200,6 +229,8 @@ void FakeEngineBackend::run() {
                 e.usage.cachedPromptTokens = int32_t(r.request.prompt.size() / 2);
                 e.usage.timeToFirstTokenMs = 12.5;
                 e.usage.decodeTokensPerSecond = 250.0;
+                addFakeDrafts(r.words, r.next, &e.usage);
+                recordUsage(e.usage);
                 e.finish = int(r.next) >= r.request.maxTokens ? FinishReason::Length : FinishReason::Stop;
                 events.emplace_back(r.sink, e);
                 it = requests_.erase(it);

@@ -34,6 +34,7 @@ struct FakeEngineConfig {
         std::vector<std::vector<Message>> chats;
         std::vector<bool> continuations;  // per chat: rendered to continue its last message
         std::vector<ChatPromptInput> toolChats;  // what prepareChat() was given
+        std::vector<Usage> usages;  // what each Done or Cancelled event reported, in the order they ended
     };
     std::shared_ptr<Record> record;
     // Replies to write instead of the default one, first to last, one per
@@ -49,6 +50,12 @@ struct FakeEngineConfig {
 std::string fakeReplyFor(const std::string& lastUser);
 // How the fake names a request's tag in its replies: "KIND:ID".
 std::string tagText(const ClientTag& tag);
+// The fake's stand-in for prompt-lookup speculation, over the first `count`
+// words of a reply: wherever the last word written occurred earlier, the up
+// to 4 words that followed it there are a draft, kept up to the first that
+// differs from what the reply writes next. Fills the draft counts of `usage`
+// (what every terminal event reports, as the real scheduler's do).
+void addFakeDrafts(const std::vector<std::string>& words, size_t count, Usage* usage);
 
 class FakeEngineBackend final : public EngineBackend {
 public:
@@ -80,6 +87,7 @@ private:
         bool admitted = false;
     };
     void run();
+    void recordUsage(const Usage& usage);
 
     EngineOptions options_;
     FakeEngineConfig fake_;

@@ -85,6 +85,33 @@ private slots:
         QVERIFY(!f.chat->currentGenerating());
     }
 
+    // Speculative decoding's counts reach the stored reply and the model's
+    // roles as the engine reported them at the end of the request.
+    void draftCountsAreStoredAsTheEngineReported() {
+        FakeEngineConfig config;
+        config.record = std::make_shared<FakeEngineConfig::Record>();
+        Fixture f(config);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("Hello world")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        weir::Usage reported;
+        {
+            std::lock_guard lock(config.record->mutex);
+            QCOMPARE(config.record->usages.size(), size_t(1));
+            reported = config.record->usages[0];
+        }
+        QVERIFY(reported.draftTokens > 0);  // the fake's reply repeats words
+        QVERIFY(reported.acceptedDraftTokens <= reported.draftTokens);
+        const MessageRecord stored = f.storage.messages(id)[1];
+        QCOMPARE(stored.draftTokens, reported.draftTokens);
+        QCOMPARE(stored.acceptedDraftTokens, reported.acceptedDraftTokens);
+        const QVariantMap row = f.chat->messages()->get(1);
+        QCOMPARE(row.value("draftTokens").toInt(), reported.draftTokens);
+        QCOMPARE(row.value("acceptedDraftTokens").toInt(), reported.acceptedDraftTokens);
+        QCOMPARE(f.chat->messages()->get(0).value("draftTokens").toInt(), 0);  // the user's turn
+    }
+
     void twoConversationsStreamAtTheSameTime() {
         Fixture f;
         const qint64 a = f.chat->newConversation();
@@ -334,6 +361,10 @@ private slots:
         QCOMPARE(stored[1].promptTokens, partial.promptTokens);  // the conversation's, once
         QCOMPARE(stored[1].finishReason, QStringLiteral("length"));
         std::lock_guard lock(config.record->mutex);
+        QCOMPARE(config.record->usages.size(), size_t(2));  // drafts of both parts, too
+        QCOMPARE(stored[1].draftTokens, config.record->usages[0].draftTokens + config.record->usages[1].draftTokens);
+        QCOMPARE(stored[1].acceptedDraftTokens,
+                 config.record->usages[0].acceptedDraftTokens + config.record->usages[1].acceptedDraftTokens);
         QVERIFY(config.record->continuations.back());
         const auto& sent = config.record->chats.back();
         QCOMPARE(sent.size(), size_t(2));

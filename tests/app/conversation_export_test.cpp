@@ -1,6 +1,7 @@
 // Export as Markdown and JSON, import from JSON: a round trip through the
 // database keeps every message, state, usage figure, setting and tool call;
 // bad input is refused with a message naming the problem.
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -31,6 +32,8 @@ ConversationDocument sample() {
     a.completionTokens = 20;
     a.cachedTokens = 8;
     a.tokensPerSecond = 31.5;
+    a.draftTokens = 57;  // speculative decoding verified drafts for this reply
+    a.acceptedDraftTokens = 42;
     MessageRecord cut;
     cut.role = QStringLiteral("assistant");
     cut.content = QStringLiteral("half");
@@ -89,6 +92,11 @@ private slots:
         }
         QCOMPARE(messages[1].cachedTokens, 8);
         QCOMPARE(messages[1].tokensPerSecond, 31.5);
+        QCOMPARE(messages[1].draftTokens, 57);
+        QCOMPARE(messages[1].acceptedDraftTokens, 42);
+        QCOMPARE(messages[2].draftTokens, 0);  // none verified: none written, none read
+        QVERIFY(!QJsonDocument::fromJson(json).object().value("messages").toArray()[2].toObject()
+                     .value("usage").toObject().contains("draft_tokens"));
         const auto calls = s.toolCalls(messages[1].id);
         QCOMPARE(calls.size(), 1);
         QCOMPARE(calls[0].name, QStringLiteral("run_code"));
@@ -103,6 +111,8 @@ private slots:
         QVERIFY(importJson(exportJson(again), &reread, &error));
         QCOMPARE(reread.messages.size(), 3);
         QCOMPARE(reread.messages[1].content, original.messages[1].content);
+        QCOMPARE(reread.messages[1].draftTokens, 57);
+        QCOMPARE(reread.messages[1].acceptedDraftTokens, 42);
     }
 
     void badInputIsRefusedClearly_data() {
@@ -123,6 +133,10 @@ private slots:
                                       << QStringLiteral("message 1 has a \"parent\"");
         QTest::newRow("parent not a number") << QByteArray(R"({"format":"weir.conversation","version":2,"messages":[{"role":"user","content":"a","parent":null},{"role":"assistant","content":"b","parent":"zero"}]})")
                                              << QStringLiteral("message 2 has a \"parent\"");
+        QTest::newRow("more kept than drafted") << QByteArray(R"({"format":"weir.conversation","version":2,"messages":[{"role":"assistant","content":"x","usage":{"draft_tokens":3,"accepted_draft_tokens":5}}]})")
+                                                << QStringLiteral("message 1: \"accepted_draft_tokens\" (5)");
+        QTest::newRow("negative drafts") << QByteArray(R"({"format":"weir.conversation","version":2,"messages":[{"role":"assistant","content":"x","usage":{"draft_tokens":-2}}]})")
+                                         << QStringLiteral("\"draft_tokens\" (-2)");
         QTest::newRow("nameless tool") << QByteArray(R"({"format":"weir.conversation","version":1,"messages":[{"role":"assistant","content":"","tool_calls":[{}]}]})")
                                        << QStringLiteral("tool call");
     }

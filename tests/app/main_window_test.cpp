@@ -9,6 +9,7 @@
 #include <QQmlContext>
 #include <QQmlProperty>
 #include <QQuickTextDocument>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextDocument>
@@ -77,12 +78,14 @@ class MainWindowTest : public QObject {
     std::unique_ptr<DesktopApp> app_;
     QQuickWindow* window_ = nullptr;
     QString shots_;
+    std::shared_ptr<FakeEngineConfig::Script> script_ = std::make_shared<FakeEngineConfig::Script>();
 
 private slots:
     void initTestCase() {
         shots_ = QDir(qEnvironmentVariable("WEIR_SCREENSHOT_DIR", QDir::tempPath())).filePath(QStringLiteral("fake"));
         FakeEngineConfig config;
         config.tokenIntervalMs = 25;  // slow enough to see both conversations streaming
+        config.script = script_;      // empty: the fake's default reply
         app_ = std::make_unique<DesktopApp>(FakeEngineBackend::factory(config));
         QVERIFY(app_->start({QStringLiteral("weir"), QStringLiteral("--model"), QStringLiteral("/models/fake.gguf"),
                              QStringLiteral("--data-dir"), dir_.path()}));
@@ -284,6 +287,58 @@ private slots:
         QVERIFY(sawCodeSpan);
         QVERIFY(sawTable);
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("markdown")).isEmpty());
+    }
+
+    // A reply that quotes its own code: the fake drafts from earlier words
+    // (as prompt lookup does), and the stats line says how many it kept, with
+    // a tooltip that explains them. A reply without drafts shows none.
+    void speculativeDraftsShowInTheStatsLine() {
+        ChatController* chat = app_->chat();
+        {
+            std::lock_guard lock(script_->mutex);
+            script_->replies.push_back(
+                "Here is the function with the bug fixed:\n\n```python\ndef total(items):\n    result = 0\n"
+                "    for item in items:\n        result += item.price * item.count\n    return result\n```\n\n"
+                "The loop reads as before: for item in items: result += item.price * item.count, once per item.");
+        }
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        const qint64 id = chat->newConversation();
+        QSignalSpy ended(chat, &ChatController::replyEnded);
+        QVERIFY(chat->send(QStringLiteral("Fix the total function")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
+        const MessageRecord reply = app_->storage()->messages(id).at(1);
+        QVERIFY(reply.draftTokens > 0);
+        QVERIFY(reply.acceptedDraftTokens > 0);
+
+        QQuickItem* label = nullptr;
+        QTRY_VERIFY((label = findVisual(window_, "draftsLabel")));
+        const QString expected = QStringLiteral("drafts %1/%2 kept (%3%)")
+                                     .arg(reply.acceptedDraftTokens).arg(reply.draftTokens)
+                                     .arg(qRound(100.0 * reply.acceptedDraftTokens / reply.draftTokens));
+        QTRY_VERIFY2(label->property("text").toString().endsWith(expected), qPrintable(label->property("text").toString()));
+
+        // Hovering it explains what the numbers are.
+        const QPointF centre = label->mapToScene(QPointF(label->width() / 2, label->height() / 2));
+        QTest::mouseMove(window_, centre.toPoint());
+        QObject* tip = label->findChild<QObject*>(QStringLiteral("draftsTip"));
+        QVERIFY(tip);
+        QTRY_VERIFY(tip->property("opened").toBool());
+        QVERIFY(tip->property("text").toString().startsWith(QStringLiteral("Speculative decoding:")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("speculative-drafts")).isEmpty());
+        QTest::mouseMove(window_, QPoint(5, 5));
+
+        // A stored reply from before drafts were kept (0) shows no count.
+        MessageRecord old = reply;
+        old.id = 0;
+        old.parentId = 0;
+        old.draftTokens = old.acceptedDraftTokens = 0;
+        const qint64 oldConversation = app_->storage()->createConversation(QStringLiteral("Before drafts"));
+        old.conversationId = oldConversation;
+        QVERIFY(app_->storage()->appendMessage(old));
+        chat->reload();
+        chat->select(oldConversation);
+        QTRY_VERIFY(findVisual(window_, "regenerateButton"));
+        QVERIFY(!findVisual(window_, "draftsLabel"));
     }
 
     // Unsent text stays with its conversation: another conversation opens

@@ -45,6 +45,23 @@ private slots:
         QCOMPARE(model.data(model.index(1), role(model, "state")).toString(), QStringLiteral("complete"));
     }
 
+    // The stats line's speculative decoding counts: what the record holds,
+    // also after an update (a reply ending).
+    void draftCountRoles() {
+        MessageListModel model;
+        MessageRecord reply = msg(2, 1, "assistant", "a");
+        model.setMessages({msg(1, 0, "user", "q"), reply});
+        QCOMPARE(model.data(model.index(1), role(model, "draftTokens")).toInt(), 0);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        reply.draftTokens = 57;
+        reply.acceptedDraftTokens = 42;
+        model.update(reply);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(model.data(model.index(1), role(model, "draftTokens")).toInt(), 57);
+        QCOMPARE(model.data(model.index(1), role(model, "acceptedDraftTokens")).toInt(), 42);
+        QCOMPARE(model.get(1).value(QStringLiteral("acceptedDraftTokens")).toInt(), 42);
+    }
+
     void streamingContentAndActivity() {
         MessageListModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -124,6 +124,50 @@ private slots:
         QCOMPARE(s.allMessages(3).size(), 5);
     }
 
+    // Schema 6 (before drafts were kept): its replies keep their usage and
+    // read 0 drafts (the stats line shows none); new replies store them.
+    void schemaSixRepliesReadNoDrafts() {
+        QTemporaryDir dir;
+        {
+            Storage old(dir.path());
+            QVERIFY2(old.open(6), qPrintable(old.lastError()));
+        }
+        execRaw(dir.filePath(QStringLiteral("weir.sqlite3")), {
+            QStringLiteral("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (6, 'Six', 1, 2)"),
+            QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, created_at, updated_at,"
+                           " completion_tokens, tokens_per_second, parent_id)"
+                           " VALUES (20, 6, 0, 'user', 'q', 1, 1, 0, 0, NULL), (21, 6, 1, 'assistant', 'a', 2, 2, 33, 41.5, 20)"),
+        });
+        Storage s(dir.path());
+        QVERIFY2(s.open(), qPrintable(s.lastError()));
+        QCOMPARE(s.schemaVersion(), Storage::latestSchemaVersion());
+        QVERIFY(Storage::latestSchemaVersion() >= 7);
+        auto messages = s.messages(6);
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[1].completionTokens, 33);
+        QCOMPARE(messages[1].tokensPerSecond, 41.5);
+        QCOMPARE(messages[1].draftTokens, 0);
+        QCOMPARE(messages[1].acceptedDraftTokens, 0);
+
+        // The old reply takes counts on update; a new one keeps them from insert.
+        MessageRecord updated = messages[1];
+        updated.draftTokens = 57;
+        updated.acceptedDraftTokens = 42;
+        QVERIFY(s.updateMessage(updated));
+        MessageRecord fresh;
+        fresh.conversationId = 6;
+        fresh.role = QStringLiteral("assistant");
+        fresh.content = QStringLiteral("b");
+        fresh.draftTokens = 9;
+        fresh.acceptedDraftTokens = 4;
+        const qint64 freshId = s.appendMessage(fresh);
+        QVERIFY(freshId > 0);
+        QCOMPARE(s.message(21)->draftTokens, 57);
+        QCOMPARE(s.message(21)->acceptedDraftTokens, 42);
+        QCOMPARE(s.message(freshId)->draftTokens, 9);
+        QCOMPARE(s.message(freshId)->acceptedDraftTokens, 4);
+    }
+
     void stepwiseMigrationToEachVersion() {
         QTemporaryDir dir;
         for (int v = 1; v <= Storage::latestSchemaVersion(); ++v) {

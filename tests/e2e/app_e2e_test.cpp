@@ -141,8 +141,12 @@ private slots:
             QCOMPARE(messages[1].state, MessageState::Complete);
             QVERIFY(!messages[1].content.trimmed().isEmpty());
             QVERIFY(messages[1].completionTokens > 0);
+            // Speculative decoding (on by default): what it verified, as the engine reported it.
+            QVERIFY(messages[1].draftTokens >= 0);
+            QVERIFY(messages[1].acceptedDraftTokens <= messages[1].draftTokens);
             qInfo().noquote() << "reply" << id << messages[1].completionTokens << "tokens,"
-                              << messages[1].tokensPerSecond << "tok/s";
+                              << messages[1].tokensPerSecond << "tok/s," << messages[1].acceptedDraftTokens << "of"
+                              << messages[1].draftTokens << "drafts kept";
         }
         // One screenshot per conversation: each shows its own finished reply.
         chat->select(ids.last());

@@ -392,6 +392,8 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
         g.text = reply.content;
         g.basePromptTokens = reply.promptTokens;
         g.baseCompletionTokens = reply.completionTokens;
+        g.baseDraftTokens = reply.draftTokens;
+        g.baseAcceptedDraftTokens = reply.acceptedDraftTokens;
         reply.state = MessageState::Streaming;
         reply.finishReason.clear();
         if (!storage_->updateMessage(reply)) return storageFailed(tr("Could not save the reply")), false;
@@ -657,17 +659,22 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
     m.contextFromId = g.contextFromId;
     m.completionTokens = g.tokens;
     m.timeToFirstTokenMs = std::max(0.0, g.firstTokenMs);
+    m.draftTokens = m.acceptedDraftTokens = 0;  // this part's, from the engine; a continued reply adds its base below
     if (usage) {
         m.promptTokens = usage->promptTokens;
         m.completionTokens = usage->completionTokens;
         m.cachedTokens = usage->cachedPromptTokens;
         if (usage->timeToFirstTokenMs > 0) m.timeToFirstTokenMs = usage->timeToFirstTokenMs;
         m.tokensPerSecond = usage->decodeTokensPerSecond;
+        m.draftTokens = usage->draftTokens;
+        m.acceptedDraftTokens = usage->acceptedDraftTokens;
     }
     if (g.continuing) {
         // One reply written in parts: the first prompt, and every part's tokens.
         if (g.basePromptTokens > 0) m.promptTokens = g.basePromptTokens;
         m.completionTokens += g.baseCompletionTokens;
+        m.draftTokens += g.baseDraftTokens;
+        m.acceptedDraftTokens += g.baseAcceptedDraftTokens;
     }
     if (m.tokensPerSecond <= 0 && g.tokens > 1 && g.firstTokenMs >= 0) {
         const double decodeMs = double(g.clock.nsecsElapsed()) / 1e6 - g.firstTokenMs;

@@ -209,6 +209,7 @@ private:
         // Continue: the reply already had text and usage; the new part adds to them.
         bool continuing = false;
         int basePromptTokens = 0, baseCompletionTokens = 0;
+        int baseDraftTokens = 0, baseAcceptedDraftTokens = 0;
         // Agent replies: read for tool calls.
         bool agent = false;
         bool forced = false;          // held to the forced-call JSON (read at the end)

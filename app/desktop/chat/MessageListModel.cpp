@@ -36,6 +36,8 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case FinishReasonRole: return m.finishReason;
     case ContextStartRole: return contextStart_ != 0 && m.id == contextStart_;
     case ToolCallsRole: return r.toolCalls;
+    case DraftTokensRole: return m.draftTokens;
+    case AcceptedDraftTokensRole: return m.acceptedDraftTokens;
     }
     return {};
 }
@@ -61,7 +63,9 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
             {VersionCountRole, "versionCount"},
             {FinishReasonRole, "finishReason"},
             {ContextStartRole, "contextStart"},
-            {ToolCallsRole, "toolCalls"}};
+            {ToolCallsRole, "toolCalls"},
+            {DraftTokensRole, "draftTokens"},
+            {AcceptedDraftTokensRole, "acceptedDraftTokens"}};
 }
 
 MessageListModel::Row MessageListModel::makeRow(const MessageRecord& m) {

@@ -40,6 +40,8 @@ public:
         FinishReasonRole,     // replies: "length" when it stopped at Max tokens
         ContextStartRole,     // true: the model was not sent the messages above this one (a divider)
         ToolCallsRole,        // the reply's tool calls, one map each (chat/AgentTurns.h toolCallMap)
+        DraftTokensRole,      // replies: speculative draft tokens verified (0: none)
+        AcceptedDraftTokensRole, // replies: how many of those the model kept
     };
     Q_ENUM(Roles)
 

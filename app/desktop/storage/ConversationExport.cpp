@@ -79,10 +79,17 @@ QByteArray exportJson(const ConversationDocument& doc) {
         if (m.id) indexOf.insert(m.id, i);
         if (!m.finishReason.isEmpty()) o["finish_reason"] = m.finishReason;
         if (!m.error.isEmpty()) o["error"] = m.error;
-        if (m.role == u"assistant")
-            o["usage"] = QJsonObject{{"prompt_tokens", m.promptTokens}, {"completion_tokens", m.completionTokens},
-                                     {"cached_tokens", m.cachedTokens}, {"tokens_per_second", m.tokensPerSecond},
-                                     {"ttft_ms", m.timeToFirstTokenMs}};
+        if (m.role == u"assistant") {
+            QJsonObject usage{{"prompt_tokens", m.promptTokens}, {"completion_tokens", m.completionTokens},
+                              {"cached_tokens", m.cachedTokens}, {"tokens_per_second", m.tokensPerSecond},
+                              {"ttft_ms", m.timeToFirstTokenMs}};
+            // Only replies that verified drafts (speculative decoding) carry them.
+            if (m.draftTokens > 0) {
+                usage["draft_tokens"] = m.draftTokens;
+                usage["accepted_draft_tokens"] = m.acceptedDraftTokens;
+            }
+            o["usage"] = usage;
+        }
         if (i < doc.toolCalls.size() && !doc.toolCalls[i].isEmpty()) {
             QJsonArray calls;
             for (const ToolCallRecord& t : doc.toolCalls[i])
@@ -176,6 +183,13 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
         m.cachedTokens = u.value("cached_tokens").toInt();
         m.tokensPerSecond = u.value("tokens_per_second").toDouble();
         m.timeToFirstTokenMs = u.value("ttft_ms").toDouble();
+        m.draftTokens = u.value("draft_tokens").toInt();
+        m.acceptedDraftTokens = u.value("accepted_draft_tokens").toInt();
+        if (m.draftTokens < 0 || m.acceptedDraftTokens < 0 || m.acceptedDraftTokens > m.draftTokens) {
+            *error = QStringLiteral("message %1: \"accepted_draft_tokens\" (%2) must be from 0 to \"draft_tokens\" (%3)")
+                         .arg(i + 1).arg(m.acceptedDraftTokens).arg(m.draftTokens);
+            return false;
+        }
         QList<ToolCallRecord> calls;
         for (const QJsonValue& cv : o.value("tool_calls").toArray()) {
             const QJsonObject c = cv.toObject();

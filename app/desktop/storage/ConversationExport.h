@@ -3,7 +3,9 @@
 // The JSON format ("weir.conversation", version 2) keeps everything Storage
 // keeps, so export -> import round-trips: every version of every turn, each
 // message with "parent" (the index of the message it follows in "messages",
-// null for the first turn) and "active" (the version shown). Version 1 files
+// null for the first turn) and "active" (the version shown); a reply's "usage"
+// adds "draft_tokens" and "accepted_draft_tokens" when speculative decoding
+// verified drafts (older files lack them: none shown). Version 1 files
 // (one branch, no "parent") still import. Markdown is what is on screen: pass
 // the visible branch.
 #include <QByteArray>

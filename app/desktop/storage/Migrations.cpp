@@ -112,6 +112,15 @@ bool migrateTo6(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
+// 7: per reply, speculative decoding's draft tokens verified and kept (the
+// stats line's "drafts 42/57 kept"). Older replies read 0: nothing shown.
+bool migrateTo7(QSqlDatabase& db, QString* error) {
+    return exec(db, {
+        QStringLiteral("ALTER TABLE messages ADD COLUMN draft_tokens INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE messages ADD COLUMN accepted_draft_tokens INTEGER NOT NULL DEFAULT 0"),
+    }, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -122,6 +131,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 4: return migrateTo4(db, error);
     case 5: return migrateTo5(db, error);
     case 6: return migrateTo6(db, error);
+    case 7: return migrateTo7(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

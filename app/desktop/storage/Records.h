@@ -54,6 +54,9 @@ struct MessageRecord {
     QString error;           // engine error for Failed replies
     int promptTokens = 0, completionTokens = 0, cachedTokens = 0;
     double tokensPerSecond = 0, timeToFirstTokenMs = 0;
+    // Replies: speculative decoding's draft tokens (guessed from earlier text)
+    // verified, and how many of them the model kept. 0: none were verified.
+    int draftTokens = 0, acceptedDraftTokens = 0;
     qint64 createdAt = 0, updatedAt = 0;
     QString finishReason;    // replies: "length" when it stopped at Max tokens, "stop" when the model ended it
     // Replies: the first message (after the system prompt) the model was sent;

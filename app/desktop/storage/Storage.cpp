@@ -59,7 +59,7 @@ const char* kConversationColumns =
 const char* kMessageColumns =
     "id, conversation_id, position, role, content, state, error, prompt_tokens, completion_tokens,"
     " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active, finish_reason,"
-    " context_from_id";
+    " context_from_id, draft_tokens, accepted_draft_tokens";
 
 ConversationRecord readConversation(const QSqlQuery& q) {
     ConversationRecord c;
@@ -100,6 +100,8 @@ MessageRecord readMessage(const QSqlQuery& q) {
     m.active = q.value(15).toInt() != 0;
     m.finishReason = q.value(16).toString();
     m.contextFromId = q.value(17).toLongLong();
+    m.draftTokens = q.value(18).toInt();
+    m.acceptedDraftTokens = q.value(19).toInt();
     return m;
 }
 
@@ -511,10 +513,10 @@ qint64 Storage::insertMessage(const MessageRecord& m, qint64 parent, bool active
     const bool ready = q.prepare(QStringLiteral(
         "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
         " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active,"
-        " finish_reason, context_from_id)"
+        " finish_reason, context_from_id, draft_tokens, accepted_draft_tokens)"
         " VALUES (:conv, (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = :conv2),"
         " :role, :content, :state, :error, :prompt, :completion, :cached, :tps, :ttft, :created, :updated, :parent,"
-        " :active, :finish, :from)"));
+        " :active, :finish, :from, :drafts, :kept)"));
     const qint64 now = m.createdAt ? m.createdAt : nowMs();
     q.bindValue(QStringLiteral(":conv"), m.conversationId);
     q.bindValue(QStringLiteral(":conv2"), m.conversationId);
@@ -533,6 +535,8 @@ qint64 Storage::insertMessage(const MessageRecord& m, qint64 parent, bool active
     q.bindValue(QStringLiteral(":active"), active ? 1 : 0);
     q.bindValue(QStringLiteral(":finish"), text(m.finishReason));
     q.bindValue(QStringLiteral(":from"), m.contextFromId);
+    q.bindValue(QStringLiteral(":drafts"), m.draftTokens);
+    q.bindValue(QStringLiteral(":kept"), m.acceptedDraftTokens);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save a message"), q.lastError()), 0;
     const qint64 id = q.lastInsertId().toLongLong();
     touchConversation(m.conversationId);
@@ -581,11 +585,13 @@ bool Storage::updateMessage(const MessageRecord& m) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE messages SET content = ?, state = ?, error = ?, prompt_tokens = ?,"
                              " completion_tokens = ?, cached_tokens = ?, tokens_per_second = ?, ttft_ms = ?,"
-                             " updated_at = ?, finish_reason = ?, context_from_id = ? WHERE id = ?"));
+                             " updated_at = ?, finish_reason = ?, context_from_id = ?, draft_tokens = ?,"
+                             " accepted_draft_tokens = ? WHERE id = ?"));
     for (const QVariant& v : {text(m.content), QVariant(messageStateName(m.state)), text(m.error),
                               QVariant(m.promptTokens), QVariant(m.completionTokens), QVariant(m.cachedTokens),
                               QVariant(m.tokensPerSecond), QVariant(m.timeToFirstTokenMs), QVariant(nowMs()),
-                              text(m.finishReason), QVariant(m.contextFromId), QVariant(m.id)})
+                              text(m.finishReason), QVariant(m.contextFromId), QVariant(m.draftTokens),
+                              QVariant(m.acceptedDraftTokens), QVariant(m.id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save message %1").arg(m.id), q.lastError());
     // Not touching the conversation: the sidebar orders by the last message
@@ -686,12 +692,13 @@ bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qi
         } else {
             ok = run(QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, state, error,"
                                     " prompt_tokens, completion_tokens, cached_tokens, tokens_per_second, ttft_ms,"
-                                    " created_at, updated_at, parent_id, active, finish_reason, context_from_id)"
-                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                                    " created_at, updated_at, parent_id, active, finish_reason, context_from_id,"
+                                    " draft_tokens, accepted_draft_tokens)"
+                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                      {m.id, m.conversationId, m.position, text(m.role), text(m.content), messageStateName(m.state),
                       text(m.error), m.promptTokens, m.completionTokens, m.cachedTokens, m.tokensPerSecond,
                       m.timeToFirstTokenMs, m.createdAt, m.updatedAt, parent, m.active ? 1 : 0, text(m.finishReason),
-                      m.contextFromId});
+                      m.contextFromId, m.draftTokens, m.acceptedDraftTokens});
             for (const ToolCallRecord& c : toolCalls.value(m.id)) {
                 if (!ok) break;
                 ok = run(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at,"
@@ -828,8 +835,8 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
         const bool mready = mq.prepare(QStringLiteral(
             "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
             " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id,"
-            " active, finish_reason, context_from_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"));
+            " active, finish_reason, context_from_id, draft_tokens, accepted_draft_tokens)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"));
         // An imported reply cannot still be generating.
         const MessageState state = m.state == MessageState::Streaming ? MessageState::Interrupted : m.state;
         for (const QVariant& v : {QVariant(id), QVariant(i), text(m.role), text(m.content),
@@ -837,7 +844,7 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
                                   QVariant(m.completionTokens), QVariant(m.cachedTokens), QVariant(m.tokensPerSecond),
                                   QVariant(m.timeToFirstTokenMs), QVariant(m.createdAt ? m.createdAt : now),
                                   QVariant(m.updatedAt ? m.updatedAt : now), parent, QVariant(m.active ? 1 : 0),
-                                  text(m.finishReason)})
+                                  text(m.finishReason), QVariant(m.draftTokens), QVariant(m.acceptedDraftTokens)})
             mq.addBindValue(v);
         if (!mready || !mq.exec()) return rollback(QStringLiteral("cannot import message %1").arg(i + 1), mq.lastError());
         const qint64 messageId = mq.lastInsertId().toLongLong();
