@@ -43,6 +43,7 @@ int run(const std::vector<std::string>& argv) {
     const long long batchSize = args.intValue("--batch", 512, 1, EngineLimits::kMaxPrefillChunk);
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     const bool bandwidth = !args.flag("--no-bandwidth");
+    const bool repack = readOnOffFlag(args, "--repack-weights", true);
     const std::string specMode = args.value("--speculative", "off");
     const long long specTokens = args.intValue("--spec-tg", 128, 2, 512);
     const long long specReps = args.intValue("--spec-reps", 2, 1, 100);
@@ -54,6 +55,7 @@ int run(const std::vector<std::string>& argv) {
     ro.modelPath = modelPath;
     ro.threads = threads;
     ro.kvDtype = kvType;
+    ro.repackWeights = repack;
     ro.sampling.temperature = 0.0f;  // greedy: the engine's own argmax, as a served greedy request
     const auto t0 = Clock::now();
     ModelRunner runner(ro);
@@ -101,16 +103,16 @@ int run(const std::vector<std::string>& argv) {
                   runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
                                       specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
-                "\"kv_cache_dtype\":\"%s\",\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
+                "\"kv_cache_dtype\":\"%s\",\"repack_weights\":%s,\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
                 "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s}\n",
                 jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), runner.threads(), pp, tg, batchSize,
-                kvDtypeName(kvType), jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
+                kvDtypeName(kvType), repack ? "true" : "false", jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
                 jsonNumber(decodeRate).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str(),
                 jsonNumber(bytesPerToken).c_str(), jsonNumber(double(traffic.outputHeadBytes)).c_str(), limits.c_str());
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -55,6 +55,7 @@ void readEngineFlags(Args& args, EngineOptions& o) {
     o.maxContext = int32Flag(args, "--max-context", o.maxContext);
     o.retainGap = int32Flag(args, "--retain-gap", o.retainGap);
     o.maxWaiting = int32Flag(args, "--max-waiting", o.maxWaiting);
+    o.repackWeights = readOnOffFlag(args, "--repack-weights", o.repackWeights);
     o.speculative = readOnOffFlag(args, "--speculative", o.speculative);
     o.draftTokens = int32Flag(args, "--draft-tokens", o.draftTokens);
     o.draftStepRows = int32Flag(args, "--draft-step-rows", o.draftStepRows);

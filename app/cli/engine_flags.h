@@ -21,7 +21,7 @@ inline constexpr const char* kEngineFlagsHelp =
     "[-m FILE] [--threads N] [--max-running-requests N] [--prefill-chunk N] [--page-size N] "
     "[--kv-reserve-tokens N] [--swa-full-tokens-ratio R | --swa-tokens N] "
     "[--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--max-context N] [--retain-gap N] [--max-waiting N] "
-    "[--speculative on|off] [--draft-tokens N] [--draft-step-rows N] [--draft-ngram-max N] [--draft-ngram-min N]";
+    "[--repack-weights on|off] [--speculative on|off] [--draft-tokens N] [--draft-step-rows N] [--draft-ngram-max N] [--draft-ngram-min N]";
 
 // The subcommands that read the engine flags (their --help lists them).
 inline constexpr const char* kEngineFlagsCommands = "serve, soak, bench-concurrency";

@@ -72,6 +72,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     m.plan = kv::planPoolsOrThrow(options, m.model->config());
     m.cache = std::make_unique<kv::HybridKvCache>(kv::KvCacheConfig::fromPlan(m.plan, m.model->config()));
     m.threads = std::make_unique<kernels::ThreadPool>(options.threads);
+    if (options.repackWeights) m.model->packWeights(*m.threads);
 
     SchedulerOptions so;
     so.maxRunning = options.maxRunningRequests;

@@ -27,6 +27,7 @@ struct ModelRunner::Impl {
     std::vector<int32_t> history;   // every token fed, for the penalties
     std::vector<float> logits;
     int32_t context = 0;
+    uint64_t packedExtraBytes = 0;  // Model::packWeights
     std::unique_ptr<grammar::ConstraintFactory> constraints;
     std::unique_ptr<grammar::GrammarConstraint> constraint;
 
@@ -47,6 +48,7 @@ ModelRunner::ModelRunner(const ModelRunnerOptions& options) : impl_(std::make_un
     m.model = loadModel(m.file);
     const ModelConfig& cfg = m.model->config();
     m.pool = std::make_unique<kernels::ThreadPool>(options.threads);
+    if (options.repackWeights) m.packedExtraBytes = m.model->packWeights(*m.pool);
     setContext(options.contextTokens > 0 ? options.contextTokens : cfg.nCtxTrain);
 }
 
@@ -83,6 +85,7 @@ DecodeTraffic ModelRunner::decodeTraffic() const {
         const bool slides = size_t(l) < c.layerSlides.size() && c.layerSlides[size_t(l)];
         (slides ? t.kvBytesPerWindowPosition : t.kvBytesPerPosition) += perLayer;
     }
+    t.weightBytes += m.packedExtraBytes;  // repacked copies are read instead of (a little more than) the rows
     t.slidingWindow = c.slidingWindow;
     return t;
 }

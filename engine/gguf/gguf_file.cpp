@@ -25,6 +25,8 @@ struct GgufFile::Mapping {
 
 GgufFile::~GgufFile() = default;
 
+bool GgufFile::isMapped() const { return mapping_ && mapping_->addr; }
+
 std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));

@@ -71,6 +71,9 @@ public:
     uint64_t fileSize() const { return size_; }
     uint64_t alignment() const { return alignment_; }
     uint64_t dataOffset() const { return dataOffset_; }
+    // Whether the tensors live in a read-only mapping of the file (open()),
+    // whose pages can be given back and reread, rather than in a caller's buffer.
+    bool isMapped() const;
 
     const std::vector<KeyValue>& metadata() const { return kv_; }
     const Value* find(std::string_view key) const;

@@ -30,6 +30,11 @@ public:
     // are computed from, and what embeddings are made of). Valid until the
     // next forward().
     virtual std::span<const float> finalHidden() const = 0;
+    // Optional, once after loading: copies the weight matrices this CPU's
+    // kernels read faster in another layout (kernels/cpu/weight_pairs.h) and
+    // gives back the file pages they came from. Returns how many bytes more
+    // the copies hold than what they replace (a decode step reads them too).
+    virtual uint64_t packWeights(kernels::ThreadPool&) { return 0; }
 };
 
 // Keeps the file mapped for as long as the model lives.

@@ -65,6 +65,38 @@ Transformer::Transformer(std::shared_ptr<const gguf::GgufFile> file, ModelConfig
     }
 }
 
+uint64_t Transformer::packWeights(ThreadPool& pool) {
+    std::vector<kernels::WeightView*> all{&w_.output};
+    for (LayerWeights& L : w_.layers)
+        for (kernels::WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) all.push_back(w);
+    const bool mapped = file_ && file_->isMapped();
+    uint64_t packedBytes = 0;  // beyond the rows they replace
+    for (kernels::WeightView* w : all) {
+        const size_t bytes = kernels::weightPairsBytes(*w);
+        if (bytes == 0 || w->pairs) continue;
+        auto buffer = std::make_unique<kernels::PackedBuffer>(bytes);
+        uint8_t* dst = buffer->data;
+        const kernels::WeightView src = *w;
+        // In slices, each slice's file pages given back once packed, so the
+        // copy and the original are never both resident (token_embd, which a
+        // tied head shares, rereads the few rows it looks up).
+        const int64_t pairs = src.rows / 2, slice = 1024;
+        pool.parallelFor((pairs + slice - 1) / slice, [&](int64_t b, int64_t e, int) {
+            for (int64_t s = b; s < e; ++s) {
+                const int64_t p0 = s * slice, p1 = std::min(pairs, p0 + slice);
+                kernels::packWeightPairs(src, p0, p1, dst);
+                if (mapped)
+                    kernels::releaseMappedRange(static_cast<const uint8_t*>(src.data) + size_t(2 * p0) * src.rowStride,
+                                                size_t(2 * (p1 - p0)) * src.rowStride);
+            }
+        });
+        w->pairs = dst;
+        packedBytes += bytes - size_t(2 * pairs) * src.rowStride;
+        packed_.push_back(std::move(buffer));
+    }
+    return packedBytes;
+}
+
 void Transformer::reserve(int64_t n, int threads) {
     const ModelConfig& c = config_;
     if (n > capTokens_) {

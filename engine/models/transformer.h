@@ -11,6 +11,7 @@
 #include "engine/models/model_tensors.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/weight_pairs.h"
 
 namespace weir {
 
@@ -51,6 +52,7 @@ public:
     const ModelConfig& config() const override { return config_; }
     void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits, kernels::ThreadPool& pool) override;
     std::span<const float> finalHidden() const override { return {h_.data(), size_t(hiddenRows_ * config_.nEmbd)}; }
+    uint64_t packWeights(kernels::ThreadPool& pool) override;
 
 private:
     void checkBatch(const Batch& batch, const KvAccess& kv) const;
@@ -65,6 +67,7 @@ private:
     TransformerWeights w_;
     TransformerOptions opt_;
     std::unique_ptr<ModelTensors> tensors_;  // owns converted norm vectors
+    std::vector<std::unique_ptr<kernels::PackedBuffer>> packed_;  // packWeights()' copies
 
     // Distinct RoPE settings (Gemma: local and global) and each layer's index into them.
     std::vector<kernels::RopeParams> ropeKinds_;

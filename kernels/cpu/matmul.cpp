@@ -115,9 +115,9 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     // pairs unpacked once instead of once per 16 activation rows (bounded: the
     // packed copy is ~1.6x the weights).
     const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
-    const bool packPairs = pair && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
-    const uint8_t* packed = nullptr;
-    detail::PairDotFn pairFn = pair;
+    const bool packPairs = pair && !w.pairs && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
+    const uint8_t* packed = pair ? w.pairs : nullptr;  // packed at load (weight_pairs.h)
+    detail::PairDotFn pairFn = packed ? detail::avx512PackedPairDot() : pair;
     if (packPairs) {
         thread_local std::vector<uint8_t> packScratch;
         if (packScratch.size() < size_t(N / 2) * packedBytes) packScratch.resize(size_t(N / 2) * packedBytes);

@@ -81,7 +81,7 @@ constexpr size_t kPackedBlockBytes = 64 + 8;
 struct PackedPair {
     const uint8_t* p;
     PackedPair(const void* w, size_t) : p(static_cast<const uint8_t*>(w)) {}
-    void prefetch(int64_t) const {}  // only used for many activation rows: compute-bound
+    void prefetch(int64_t i) const { prefetchWeights<kPackedBlockBytes>(p + kPackedBlockBytes * size_t(i)); }
     __m512i q(int64_t i) const { return _mm512_loadu_si512(p + kPackedBlockBytes * size_t(i)); }
     __m512 d(int64_t i) const {
         const float* s = reinterpret_cast<const float*>(p + kPackedBlockBytes * size_t(i) + 64);

@@ -21,6 +21,7 @@ struct ModelRunnerOptions {
     KvDtype kvDtype = KvDtype::F16;
     SamplingParams sampling;         // for sample()
     OutputConstraint constraint;     // for sample(): JSON output (see output_constraint.h)
+    bool repackWeights = true;       // as EngineOptions::repackWeights
 };
 
 // What one decode step must read from memory: every weight it multiplies

@@ -4,9 +4,11 @@
 #include "tests/support/weir_test.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "engine/gguf/gguf_file.h"
+#include "kernels/cpu/cpu_features.h"
 #include "weir/model_runner.h"
 
 using namespace weir;
@@ -23,6 +25,7 @@ WEIR_TEST(DecodeTraffic, defaultModelCountsEveryWeightOnceAndTheKvInView) {
     ModelRunnerOptions o;
     o.modelPath = path;
     o.threads = 1;
+    o.repackWeights = false;  // every weight read in place: the file's own bytes
     ModelRunner runner(o);
     const ModelConfig& c = runner.config();
     const DecodeTraffic t = runner.decodeTraffic();
@@ -34,6 +37,20 @@ WEIR_TEST(DecodeTraffic, defaultModelCountsEveryWeightOnceAndTheKvInView) {
         CHECK_EQ(t.weightBytes, all);
         CHECK_EQ(t.outputHeadBytes, embd->nbytes);
     }
+    // Repacked (weight_pairs.h), every Q8_0 matrix is read from a copy where
+    // the CPU has the kernels that take it: per pair of rows and block of 32,
+    // 72 bytes (biased bytes and two f32 scales) instead of 68.
+    o.repackWeights = true;
+    const DecodeTraffic packed = ModelRunner(o).decodeTraffic();
+    uint64_t expected = 0;
+    if (kernels::activeKernelPath() == kernels::KernelPath::Avx2 && kernels::vnniActive())
+        for (const gguf::TensorInfo& m : file->tensors())
+            if (m.type == kernels::GgmlType::Q8_0 && m.nDims == 2 && (m.name != "token_embd.weight" || !file->findTensor("output.weight")))
+                expected += uint64_t(m.ne[1] / 2) * uint64_t(m.ne[0] / 32) * 4;
+    CHECK_EQ(packed.weightBytes - t.weightBytes, expected);
+    CHECK(expected <= t.weightBytes / 16);
+    std::printf("  decode reads %llu bytes a step in place, %llu repacked\n", (unsigned long long)t.weightBytes,
+                (unsigned long long)packed.weightBytes);
     int sliding = 0;
     for (bool b : c.layerSlides) sliding += b ? 1 : 0;
     const uint64_t perLayer = 2ull * uint64_t(c.nHeadKv) * uint64_t(c.headDimK) * 2;  // K and V, f16

@@ -12,6 +12,7 @@
 #include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/weight_pairs.h"
 #include "kernels/cpu/quantize.h"
 #include "quant_test_util.h"
 
@@ -297,6 +298,43 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
         }
     }
     std::printf("  %d outputs identical between the VNNI and AVX2 kernels\n", compared);
+}
+
+// Weights repacked at load (weight_pairs.h) give the results of the same
+// weights unpacked every call, bit for bit, for decode and prefill row counts,
+// an odd number of rows (the last one in place) and a stride with padding.
+WEIR_TEST(Matmul, matmul_packedPairsIdentical) {
+    if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
+    if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
+    REQUIRE(forceKernelPath(KernelPath::Avx2));
+    REQUIRE(forceVnni(true));
+    int compared = 0;
+    for (int64_t n : {int64_t(2), int64_t(19), int64_t(48)}) {
+        for (int64_t m : {1, 2, 4, 5, 16, 33}) {
+            const Case c = makeCase(GgmlType::Q8_0, m, 640, n, 11 + int(m * n));
+            const WeightView plain = c.view();
+            const size_t bytes = weightPairsBytes(plain);
+            REQUIRE_EQ(bytes, size_t(n / 2) * 20 * 72);  // 20 blocks of (2 x 32 bytes + 2 f32 scales) per pair
+            PackedBuffer buffer(bytes);
+            packWeightPairs(plain, 0, n / 4, buffer.data);  // in two slices, as a model packs
+            packWeightPairs(plain, n / 4, n / 2, buffer.data);
+            WeightView packed = plain;
+            packed.pairs = buffer.data;
+            std::vector<float> yp(size_t(m * n)), yu(size_t(m * n));
+            matmul(plain, c.x.data(), m, yu.data(), *pool3_);
+            matmul(packed, c.x.data(), m, yp.data(), *pool3_);
+            for (size_t i = 0; i < yp.size(); ++i)
+                REQUIRE_MSG(std::memcmp(&yp[i], &yu[i], sizeof(float)) == 0,
+                            weirtest::str("n=", n, " m=", m, " [", i, "]: packed ", yp[i], ", unpacked ", yu[i]));
+            compared += int(yp.size());
+        }
+    }
+    // Not worth packing: 4- and 5-bit types (their copy would be 2-3x larger),
+    // and nothing without the VNNI kernels.
+    REQUIRE_EQ(weightPairsBytes(makeCase(GgmlType::Q5_0, 1, 640, 4, 1).view()), size_t(0));
+    REQUIRE(forceVnni(false));
+    REQUIRE_EQ(weightPairsBytes(makeCase(GgmlType::Q8_0, 1, 640, 4, 1).view()), size_t(0));
+    std::printf("  %d outputs identical with and without packed pairs\n", compared);
 }
 
 // The same for the K-quant kernels in each of the float orders matmul picks

@@ -30,6 +30,12 @@ struct EngineOptions {
     // followed them along with its next token, one batched forward pass, and
     // keeps the longest prefix the sampler itself draws: the output is the
     // one plain decoding gives, greedy or sampled with the same seed.
+    // --repack-weights on|off: at load, copy the weight matrices this CPU's
+    // kernels read faster in another layout (the Q8_0 output head on CPUs with
+    // AVX-512 VNNI: 6% more bytes, one load per block instead of unpacking)
+    // and give back the file pages they replace, so memory stays the model's
+    // size. Off: every weight is used in place from the file mapping.
+    bool repackWeights = true;
     bool speculative = true;
     int32_t draftTokens = 8;             // --draft-tokens: most drafts verified per step
     // --draft-step-rows: drafts only join a step of at most this many rows
