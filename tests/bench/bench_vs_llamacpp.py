@@ -9,7 +9,8 @@ For each --pp: random token ids prefilled as one sequence (batches of up to
 512), then --tg greedy decode steps on that context (weir-cli bench, which also
 measures the machine's read bandwidth and reports decode as a fraction of it).
 Then --concurrency sequences at once: llama.cpp decodes them as one batch per
-step; Weir runs `weir-cli bench-concurrency` (scheduler, paged pools). Both
+step; Weir runs `weir-cli bench-concurrency` (scheduler, paged pools) without
+speculative drafts, as llama.cpp, and once more with them (its default). Both
 report single-stream and aggregate decode tokens/s.
 
 --cpu-time R adds, per --pp, prefill speed in tokens per CPU second of each
@@ -100,10 +101,11 @@ def weir_single(args, pp):
                      "--threads", str(args.threads)])
 
 
-def weir_concurrent(args):
+def weir_concurrent(args, speculative):
     return run_json([args.weir_cli, "bench-concurrency", "-m", args.model, "--concurrency", str(args.concurrency),
                      "--prompt-tokens", str(args.concurrency_prompt), "--gen-tokens", str(args.tg), "--no-prefix",
-                     "--load-requests", "0", "--threads", str(args.threads)])
+                     "--load-requests", "0", "--threads", str(args.threads),
+                     "--speculative", "on" if speculative else "off"])
 
 
 # The llama.cpp side runs in a child process so its peak RSS is its own.
@@ -203,14 +205,20 @@ def main():
         if args.cpu_time > 0:
             result["single_sequence"][-1]["prefill_cpu"] = prefill_cpu(args, pp, extra)
     if args.concurrency > 0:
-        w = weir_concurrent(args)
+        # Batching compared with batching: llama.cpp does not speculate, so
+        # Weir's single and aggregate figures here are without prompt-lookup
+        # drafts; with them (its default) a lone conversation is faster still.
+        w = weir_concurrent(args, False)
+        ws = weir_concurrent(args, True)
         l1 = llama(args, args.concurrency_prompt, 1, extra)
         ln = llama(args, args.concurrency_prompt, args.concurrency, extra)
         result["concurrent"] = {
             "sequences": args.concurrency, "prompt_tokens": args.concurrency_prompt,
             "weir": {"single_decode_tokens_per_s": w["single_decode_tps"],
                      "aggregate_decode_tokens_per_s": w["aggregate_decode_tps"],
-                     "aggregate_over_single": w["aggregate_over_single"]},
+                     "aggregate_over_single": w["aggregate_over_single"], "speculative": False},
+            "weir_speculative_on": {"single_decode_tokens_per_s": ws["single_decode_tps"],
+                                    "aggregate_decode_tokens_per_s": ws["aggregate_decode_tps"]},
             "llama_cpp": {"single_decode_tokens_per_s": l1["decode_tokens_per_s"],
                           "aggregate_decode_tokens_per_s": ln["decode_tokens_per_s"],
                           "aggregate_over_single": ratio(ln["decode_tokens_per_s"], l1["decode_tokens_per_s"])},
