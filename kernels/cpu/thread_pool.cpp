@@ -24,6 +24,9 @@ namespace {
 // its core to whoever is runnable (often the very thread it waits for).
 constexpr auto kSpin = std::chrono::microseconds(1000);
 
+// Chunks per thread when a job has many items (see parallelFor).
+constexpr int64_t kChunksPerThread = 8;
+
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
@@ -91,13 +94,23 @@ void ThreadPool::keepFirstError(std::exception_ptr e) {
 }
 
 void ThreadPool::runRange(int64_t n, int index) {
-    int64_t b, e;
-    rangeFor(n, size(), index, b, e);
-    if (b >= e) return;
-    try {
-        (*job_)(b, e, index);
-    } catch (...) {
-        keepFirstError(std::current_exception());
+    auto run = [&](int64_t b, int64_t e) {
+        try {
+            (*job_)(b, e, index);
+        } catch (...) {
+            keepFirstError(std::current_exception());
+        }
+    };
+    if (chunk_ == 0) {
+        int64_t b, e;
+        rangeFor(n, size(), index, b, e);
+        if (b < e) run(b, e);
+        return;
+    }
+    for (;;) {
+        const int64_t b = nextChunk_.fetch_add(1, std::memory_order_relaxed) * chunk_;
+        if (b >= n) return;
+        run(b, std::min(n, b + chunk_));
     }
 }
 
@@ -114,6 +127,11 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
     }
     job_ = &fn;
     jobSize_ = n;
+    // Few items: one range per thread. Many: claimed in chunks, about
+    // kChunksPerThread per thread, so a thread the system pauses (other
+    // programs on the cores) delays one chunk, not its whole share.
+    chunk_ = n < 2 * parts ? 0 : std::max<int64_t>(1, n / (int64_t(parts) * kChunksPerThread));
+    nextChunk_.store(0, std::memory_order_relaxed);
     pending_.store(parts - 1, std::memory_order_relaxed);
     {
         // Under the mutex, so a worker about to block sees either the old

@@ -1,6 +1,9 @@
 #pragma once
 // A fixed set of worker threads for data-parallel kernels. parallelFor splits
-// [0, n) into contiguous ranges, one per thread, and returns when all are done.
+// [0, n) into contiguous ranges and returns when all are done: one range per
+// thread when n is below twice the threads, else chunks of about n / (8 x
+// threads) that threads claim as they go, so one the system pauses (a busy
+// desktop) holds up a chunk, not a whole share.
 //
 // A decode step calls parallelFor a few hundred times, each for tens of
 // microseconds of work, so waking sleeping threads through the kernel on
@@ -53,6 +56,8 @@ private:
     std::condition_variable done_;
     const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;  // written before generation_
     int64_t jobSize_ = 0;
+    int64_t chunk_ = 0;                    // items per claimed chunk; 0: one static range per thread
+    std::atomic<int64_t> nextChunk_{0};    // the next chunk to claim
     std::atomic<uint64_t> generation_{0};  // a new job: bumped under mutex_ (release)
     std::atomic<int> pending_{0};          // workers still running the current job
     std::atomic<bool> busy_{false};        // a parallelFor is in progress
