@@ -9,6 +9,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "engine/models/model_tensors.h"
+#include "kernels/cpu/attend_tile.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/weight_pairs.h"
@@ -78,7 +79,16 @@ private:
     std::vector<float> x_, h_, q_, k_, v_, attn_, o_, gate_, up_, act_;
     std::vector<float> ropeCs_;              // [kind][token][nRot]
     std::vector<float> attnScratch_;         // per thread
-    std::vector<int64_t> attnCost_;          // prefix sums of per-(token, head) work
+    // An attention tile: `tokens` batch tokens from firstToken (one sequence)
+    // times the query heads of KV head kvHead.
+    struct AttnTile {
+        int32_t firstToken, tokens, kvHead;
+    };
+    // Queries per tile (tokens x group heads) the tiles aim at: enough to share
+    // each K/V row's conversion, few enough that prefill has many tiles to split.
+    static constexpr int kAttnTileQueries = 16;
+    std::vector<AttnTile> attnTiles_;
+    std::vector<int64_t> attnCost_;          // prefix sums of per-tile work
     std::vector<int32_t> outRows_;           // batch indices that want logits
     int64_t hiddenRows_ = 0;                 // rows of h_ that finalHidden() shows
     // Each row's sequence batch (size, index) for matmul's llama.cpp kernel choice:
