@@ -57,6 +57,7 @@ inline void scores4(const float* kf, const float* qw, int64_t dk, float scale, f
     constexpr int kParts = kLanes16 ? 8 : 4;  // 8-lane accumulators per dot
     constexpr int kStep = 8 * kParts;         // elements per step of the dot
     __m256 part[4][kParts];
+#pragma GCC unroll 8
     for (int j = 0; j < kParts; ++j) {
         __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
         for (int64_t i = 8 * j; i < dk; i += kStep) {
@@ -85,17 +86,22 @@ template <int kW>
 inline void updateValues(uint16_t* acc, const float* vf, int64_t dv, int np, const bool* grow, const float* ms,
                          const float* vs) {
     for (int64_t c = 0; c < dv; c += 8 * kW) {
+        // Unrolled so that a[] lives in registers (not rolled over the stack).
         __m256 a[kW];
+#pragma GCC unroll 8
         for (int w = 0; w < kW; ++w) a[w] = loadH(acc + c + 8 * w);
         for (int p = 0; p < np; ++p) {
             if (grow[p]) {
                 const __m256 m = _mm256_set1_ps(ms[p]);
+#pragma GCC unroll 8
                 for (int w = 0; w < kW; ++w) a[w] = roundF16(_mm256_mul_ps(a[w], m));
             }
             const __m256 s = _mm256_set1_ps(vs[p]);
             const float* row = vf + p * dv + c;
+#pragma GCC unroll 8
             for (int w = 0; w < kW; ++w) a[w] = roundF16(_mm256_fmadd_ps(_mm256_loadu_ps(row + 8 * w), s, a[w]));
         }
+#pragma GCC unroll 8
         for (int w = 0; w < kW; ++w) storeH(acc + c + 8 * w, a[w]);
     }
 }
