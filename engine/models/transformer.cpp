@@ -243,7 +243,9 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
     // rows (kernels::attendTile). Prefill tokens see different numbers of
     // keys, so threads get equal shares of keys rather than of tiles.
     const int64_t group = c.nHead / c.nHeadKv;
-    const int64_t tileTokens = std::max<int64_t>(1, kAttnTileQueries / group);
+    // Small batches (decode, short chunks) take smaller tiles, so that every
+    // thread still gets a few.
+    const int64_t tileTokens = std::clamp<int64_t>(n / (4 * pool.size()), 1, std::max<int64_t>(1, kAttnTileQueries / group));
     attnTiles_.clear();
     int64_t* cost = attnCost_.data();
     cost[0] = 0;

@@ -84,9 +84,10 @@ private:
     struct AttnTile {
         int32_t firstToken, tokens, kvHead;
     };
-    // Queries per tile (tokens x group heads) the tiles aim at: enough to share
-    // each K/V row's conversion, few enough that prefill has many tiles to split.
-    static constexpr int kAttnTileQueries = 16;
+    // Queries per tile (tokens x group heads) the tiles aim at: each K/V row is
+    // read from the cache and converted once per tile, and a long prompt's rows
+    // do not fit in L2; yet prefill still has many tiles to split.
+    static constexpr int kAttnTileQueries = 32;
     std::vector<AttnTile> attnTiles_;
     std::vector<int64_t> attnCost_;          // prefix sums of per-tile work
     std::vector<int32_t> outRows_;           // batch indices that want logits

@@ -1,5 +1,5 @@
-// attendTile (attend_tile.h): the AVX2 tile kernel where it applies, else
-// attendHead once per query.
+// attendTile (attend_tile.h): the tile kernel where it applies (with AVX-512's
+// registers where the AVX-512 kernels are on), else attendHead once per query.
 #include "kernels/cpu/attend_tile.h"
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 namespace weir::kernels {
 
 size_t attendTileScratchFloats(int64_t dk, int64_t dv) {
-    return std::max(attendScratchFloats(dk, dv), attend_avx2::scratchFloats(dk, dv));
+    return std::max(attendScratchFloats(dk, dv), attend_avx2::scratchFloats(dk, dv));  // both builds: the same layout
 }
 
 bool attendTileIsTiled(GgmlType kType, GgmlType vType, int64_t dk, int64_t dv) {
@@ -24,9 +24,9 @@ void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const
                 float scale, float* scratch) {
     if (attendTileIsTiled(k.type, v.type, dk, dv)) {
         const bool lanes16 = avx512VariantsActive();
+        const auto tile = vnniActive() ? attend_avx512::attendTile : attend_avx2::attendTile;
         for (int i = 0; i < n; i += kAttendTileMaxQueries)
-            attend_avx2::attendTile(queries + i, std::min(n - i, kAttendTileMaxQueries), dk, dv, k, v, scale, lanes16,
-                                    scratch);
+            tile(queries + i, std::min(n - i, kAttendTileMaxQueries), dk, dv, k, v, scale, lanes16, scratch);
         return;
     }
     for (int i = 0; i < n; ++i)

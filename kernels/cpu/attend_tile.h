@@ -24,7 +24,7 @@ struct AttendQuery {
 };
 
 // The most queries one attendTile call takes.
-constexpr int kAttendTileMaxQueries = 32;
+constexpr int kAttendTileMaxQueries = 64;
 
 // Floats of scratch attendTile needs for up to kAttendTileMaxQueries queries
 // with head sizes dk, dv.

@@ -1,6 +1,8 @@
 #pragma once
-// The AVX2 kernel behind attendTile (attend_tile_avx2.cpp). Only call it when
-// attendTileIsTiled() is true.
+// The kernels behind attendTile: attend_tile_kernel.h built for AVX2
+// (attend_tile_avx2.cpp) and with AVX-512's registers (attend_tile_avx512.cpp).
+// Only call them when attendTileIsTiled() is true, the second only when
+// vnniActive() (the switch of every AVX-512 kernel) is too.
 #include <cstddef>
 #include <cstdint>
 
@@ -14,3 +16,9 @@ size_t scratchFloats(int64_t dk, int64_t dv);
 void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 float scale, bool lanes16, float* scratch);
 } // namespace weir::kernels::attend_avx2
+
+namespace weir::kernels::attend_avx512 {
+size_t scratchFloats(int64_t dk, int64_t dv);
+void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
+                float scale, bool lanes16, float* scratch);
+} // namespace weir::kernels::attend_avx512

@@ -55,6 +55,7 @@ struct TileRow {
     int32_t window;   // 0: causal only
     int32_t pageSize;
     bool lanes16;     // the AVX-512 build's dot order
+    bool avx512;      // the kernel built with AVX-512's registers (vnniActive)
 };
 
 struct ResetKernelPathOnExit {
@@ -65,20 +66,25 @@ struct ResetKernelPathOnExit {
 
 WEIR_TEST(AttendTile, equalsAttendHeadBitForBit) {
     std::vector<TileRow> table;
-    for (bool lanes16 : {true, false}) {
-        const std::string order = lanes16 ? "-lanes16" : "-lanes8";
-        for (int32_t ps : {1, 16}) {
-            const std::string page = "-page" + std::to_string(ps);
-            table.push_back({"gemma-window" + page + order, 256, 256, 4, 5, 24, ps, lanes16});
-            table.push_back({"gemma-decode" + page + order, 256, 256, 4, 1, 0, ps, lanes16});
-            table.push_back({"smollm-causal" + page + order, 64, 64, 3, 7, 0, ps, lanes16});
-            table.push_back({"narrow-v-window" + page + order, 128, 96, 2, 9, 11, ps, lanes16});
-            table.push_back({"over-one-tile" + page + order, 64, 32, 4, 12, 0, ps, lanes16});  // 48 queries
+    for (bool avx512 : {true, false}) {
+        for (bool lanes16 : {true, false}) {
+            const std::string order = std::string(avx512 ? "-avx512" : "-avx2") + (lanes16 ? "-lanes16" : "-lanes8");
+            for (int32_t ps : {1, 16}) {
+                const std::string page = "-page" + std::to_string(ps);
+                table.push_back({"gemma-window" + page + order, 256, 256, 4, 9, 24, ps, lanes16, avx512});
+                table.push_back({"gemma-decode" + page + order, 256, 256, 4, 1, 0, ps, lanes16, avx512});
+                table.push_back({"smollm-causal" + page + order, 64, 64, 3, 7, 0, ps, lanes16, avx512});
+                table.push_back({"narrow-v-window" + page + order, 128, 96, 2, 9, 11, ps, lanes16, avx512});
+                table.push_back({"wide-v" + page + order, 64, 384, 2, 3, 0, ps, lanes16, avx512});
+                table.push_back({"over-one-tile" + page + order, 64, 32, 4, 20, 0, ps, lanes16, avx512});  // 80 queries
+            }
         }
     }
     weirtest::eachRow(table, [](const TileRow& row) {
         if (bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
         const ResetKernelPathOnExit restore;
+        if (row.avx512 && !forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
+        REQUIRE(forceVnni(row.avx512));
         REQUIRE(forceAvx512Variants(row.lanes16));
         REQUIRE(attendTileIsTiled(GgmlType::F16, GgmlType::F16, row.dk, row.dv));
         std::mt19937 rng(uint32_t(row.dk * 131 + row.dv * 7 + row.tokens + row.pageSize + row.lanes16));
