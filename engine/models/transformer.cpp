@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -113,8 +114,8 @@ void Transformer::reserve(int64_t n, int threads) {
         grow(up_, N * c.nFf);
         grow(act_, N * c.nFf);
         grow(ropeCs_, ropeKinds_.size() * N * size_t(c.nRot));
-        if (attnCost_.size() < N * c.nHeadKv + 1) attnCost_.resize(N * c.nHeadKv + 1);
-        attnTiles_.reserve(N * c.nHeadKv);
+        if (attnCost_.size() < N * c.nHead + 1) attnCost_.resize(N * c.nHead + 1);
+        attnTiles_.reserve(N * c.nHead);
         if (outRows_.capacity() < N) outRows_.reserve(N);
         for (auto* v : {&order_, &groupSize_, &groupIndex_, &outGroupSize_, &outGroupIndex_}) v->resize(N);
     }
@@ -239,13 +240,28 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
     });
 
     // Attention in tiles: up to tileTokens consecutive batch tokens of one
-    // sequence times the query heads of one KV head, which read the same K/V
-    // rows (kernels::attendTile). Prefill tokens see different numbers of
-    // keys, so threads get equal shares of keys rather than of tiles.
+    // sequence times query heads of one KV head, which read the same K/V rows
+    // (kernels::attendTile). Prefill tokens see different numbers of keys, so
+    // threads get equal shares of keys rather than of tiles.
     const int64_t group = c.nHead / c.nHeadKv;
-    // Small batches (decode, short chunks) take smaller tiles, so that every
-    // thread still gets a few.
-    const int64_t tileTokens = std::clamp<int64_t>(n / (4 * pool.size()), 1, std::max<int64_t>(1, kAttnTileQueries / group));
+    // Small batches (decode, short chunks) take fewer tokens per tile and, if
+    // that leaves threads idle, fewer heads.
+    const int64_t threads = pool.size();
+    const int64_t tileTokens = std::clamp<int64_t>(n / (4 * threads), 1, std::max<int64_t>(1, kAttnTileQueries / group));
+    int64_t runs = 0;  // token runs (tiles per head group), as the loop below cuts them
+    for (int64_t i = 0; i < n; ++runs) {
+        const int64_t start = i;
+        const int32_t seq = batch.tokens[size_t(i)].seq;
+        while (i < n && i - start < tileTokens && batch.tokens[size_t(i)].seq == seq) ++i;
+    }
+    // Heads per tile: the fewest queries on the busiest thread, counting tiles
+    // as equal (fewer, larger tiles on a tie: they share more work).
+    int64_t tileHeads = group, busiest = INT64_MAX;
+    for (int64_t splits = 1; splits <= group; ++splits) {
+        const int64_t heads = (group + splits - 1) / splits;
+        const int64_t tilesPerThread = (runs * c.nHeadKv * splits + threads - 1) / threads;
+        if (tilesPerThread * heads < busiest) busiest = tilesPerThread * heads, tileHeads = heads;
+    }
     attnTiles_.clear();
     int64_t* cost = attnCost_.data();
     cost[0] = 0;
@@ -258,8 +274,11 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
             keys += (t.pos - first + 1) + 8;  // + fixed per-query overhead
         }
         for (int64_t kvh = 0; kvh < c.nHeadKv; ++kvh) {
-            attnTiles_.push_back({int32_t(i0), int32_t(i1 - i0), int32_t(kvh)});
-            cost[attnTiles_.size()] = cost[attnTiles_.size() - 1] + keys * group;
+            for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tileHeads) {
+                const int64_t heads = std::min(tileHeads, (kvh + 1) * group - h0);
+                attnTiles_.push_back({int32_t(i0), int32_t(i1 - i0), int32_t(h0), int32_t(heads)});
+                cost[attnTiles_.size()] = cost[attnTiles_.size() - 1] + keys * heads;
+            }
         }
         i0 = i1;
     }
@@ -270,14 +289,14 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
     const float scoreScale = opt_.scaleQueryFirst ? 1.0f : c.attnScale;
     auto work = [&](int64_t pb, int64_t pe, int thread) {
         float* scratch = attnScratch_.data() + size_t(thread) * scratchPer;
-        std::vector<kernels::AttendQuery> queries(size_t(tileTokens * group));
+        std::vector<kernels::AttendQuery> queries(size_t(tileTokens * tileHeads));
         for (int64_t part = pb; part < pe; ++part) {
             const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
             // Tiles whose cost range starts in [lo, hi).
             int64_t it = std::lower_bound(cost, cost + tiles, lo) - cost;
             for (; it < tiles && cost[it] < hi; ++it) {
                 const AttnTile& tile = attnTiles_[size_t(it)];
-                const int64_t kvh = tile.kvHead;
+                const int64_t kvh = tile.firstHead / group;
                 const auto table = kv.pageTable(il, batch.tokens[size_t(tile.firstToken)].seq);
                 kernels::PagedRows kr, vr;
                 kr.base = st.k;
@@ -292,7 +311,7 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
                 for (int64_t i = tile.firstToken; i < tile.firstToken + tile.tokens; ++i) {
                     const BatchToken& t = batch.tokens[size_t(i)];
                     const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
-                    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+                    for (int64_t h = tile.firstHead; h < tile.firstHead + tile.heads; ++h) {
                         kernels::AttendQuery& a = queries[nq++];
                         a.q = q_.data() + i * qDim + h * hd;
                         a.out = attn_.data() + i * c.nHead * hdv + h * hdv;

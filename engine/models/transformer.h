@@ -80,9 +80,9 @@ private:
     std::vector<float> ropeCs_;              // [kind][token][nRot]
     std::vector<float> attnScratch_;         // per thread
     // An attention tile: `tokens` batch tokens from firstToken (one sequence)
-    // times the query heads of KV head kvHead.
+    // times `heads` query heads from firstHead (all of one KV head's group).
     struct AttnTile {
-        int32_t firstToken, tokens, kvHead;
+        int32_t firstToken, tokens, firstHead, heads;
     };
     // Queries per tile (tokens x group heads) the tiles aim at: each K/V row is
     // read from the cache and converted once per tile, and a long prompt's rows
