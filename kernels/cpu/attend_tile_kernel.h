@@ -82,6 +82,54 @@ inline void scores4(const float* kf, const float* qw, int64_t dk, float scale, f
     }
 }
 
+// Scores of one query against the 8 K rows of a block in the AVX-512 build's
+// order (dot4x16): as scores4, then the 8 reductions done side by side. Per
+// row, l4 = high + low half of its 8-lane sum and the score is
+// (l0 + l2) + (l1 + l3), as in reduce16; here two rows' halves are paired in
+// one register and the last two additions of 8 rows are 3 vector instructions.
+inline void scores8Lanes16(const float* kf, const float* qw, int64_t dk, float scale, float* s) {
+    __m256 part[8][8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+        __m256 c[8];
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; ++r) c[r] = _mm256_setzero_ps();
+        for (int64_t i = 8 * j; i < dk; i += 64) {
+            const __m256 q = _mm256_loadu_ps(qw + i);
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; ++r) c[r] = _mm256_fmadd_ps(_mm256_loadu_ps(kf + r * dk + i), q, c[r]);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; ++r) part[r][j] = c[r];
+    }
+    __m256 a[4];  // a[k]: row 2k's l4 in the low 128 bits, row 2k+1's in the high
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        __m256 l8[2];
+        for (int e = 0; e < 2; ++e) {
+            const __m256* pr = part[2 * k + e];
+            const __m256 lo01 = _mm256_add_ps(_mm256_add_ps(pr[0], pr[4]), _mm256_add_ps(pr[2], pr[6]));
+            const __m256 hi01 = _mm256_add_ps(_mm256_add_ps(pr[1], pr[5]), _mm256_add_ps(pr[3], pr[7]));
+            l8[e] = _mm256_add_ps(hi01, lo01);
+        }
+        const __m256 lows = _mm256_permute2f128_ps(l8[0], l8[1], 0x20), highs = _mm256_permute2f128_ps(l8[0], l8[1], 0x31);
+        a[k] = _mm256_add_ps(highs, lows);
+    }
+    // g: (l0 + l2, l1 + l3) of rows 0 and 2 (low half) and 1 and 3 (high half); h of rows 4..7.
+    const __m256 g = _mm256_add_ps(_mm256_shuffle_ps(a[0], a[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm256_shuffle_ps(a[0], a[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m256 h = _mm256_add_ps(_mm256_shuffle_ps(a[2], a[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm256_shuffle_ps(a[2], a[3], _MM_SHUFFLE(3, 2, 3, 2)));
+    // Rows 0, 2, 4, 6 then 1, 3, 5, 7; dk % 64 == 0, so reduce16's trip
+    // through double changes nothing. attendHead: s *= scale.
+    float t[8];
+    _mm256_storeu_ps(t, _mm256_mul_ps(_mm256_hadd_ps(g, h), _mm256_set1_ps(scale)));
+    for (int r = 0; r < 4; ++r) {
+        s[2 * r] = t[r];
+        s[2 * r + 1] = t[4 + r];
+    }
+}
+
 // acc (f16, dv values) <- the value updates of positions [0, np) of a block:
 // where grow[p], acc = f16(acc * ms[p]) (scaleF16), then always
 // acc = f16(acc + V_p * vs[p]) (madF16). kW registers of 8 values at a time,
@@ -153,7 +201,9 @@ void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, c
             const int pb = int(std::max<int64_t>(qi.first, b0) - b0);
             const int pe = int(std::min<int64_t>(qi.last, b0 + np - 1) - b0);  // inclusive
             if (pb > pe) continue;
-            for (int p = pb & ~3; p <= pe; p += 4) scores4<kLanes16>(kf + p * dk, qWide + i * dk, dk, scale, s + p);
+            if (kLanes16 && pe - pb >= 4) scores8Lanes16(kf, qWide + i * dk, dk, scale, s);
+            else
+                for (int p = pb & ~3; p <= pe; p += 4) scores4<kLanes16>(kf + p * dk, qWide + i * dk, dk, scale, s + p);
             // attendHead's online softmax, position by position.
             float mi = m[i], si = sum[i];
             for (int p = pb; p <= pe; ++p) {
