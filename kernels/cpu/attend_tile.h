@@ -23,7 +23,7 @@ struct AttendQuery {
     int32_t last = -1;
 };
 
-// The most queries one attendTile call takes.
+// The most queries the kernel takes at once (attendTile splits larger tiles).
 constexpr int kAttendTileMaxQueries = 64;
 
 // Floats of scratch attendTile needs for up to kAttendTileMaxQueries queries
@@ -36,8 +36,8 @@ size_t attendTileScratchFloats(int64_t dk, int64_t dv);
 // attendHead once per query, with the same result.
 bool attendTileIsTiled(GgmlType kType, GgmlType vType, int64_t dk, int64_t dv);
 
-// out = attendHead(q, ..., first, last, ...) for each of the n (<=
-// kAttendTileMaxQueries) queries, all over the same K and V rows. `scratch`
+// out = attendHead(q, ..., first, last, ...) for each of the n queries, all
+// over the same K and V rows (kAttendTileMaxQueries at a time). `scratch`
 // holds attendTileScratchFloats(dk, dv) floats.
 void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 float scale, float* scratch);
