@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -114,10 +115,11 @@ void Transformer::reserve(int64_t n, int threads) {
         grow(act_, N * c.nFf);
         grow(ropeCs_, ropeKinds_.size() * N * size_t(c.nRot));
         if (attnCost_.size() < N * c.nHead + 1) attnCost_.resize(N * c.nHead + 1);
+        attnTiles_.reserve(N * c.nHead);
         if (outRows_.capacity() < N) outRows_.reserve(N);
         for (auto* v : {&order_, &groupSize_, &groupIndex_, &outGroupSize_, &outGroupIndex_}) v->resize(N);
     }
-    grow(attnScratch_, size_t(threads) * kernels::attendScratchFloats(c.headDimK, c.headDimV));
+    grow(attnScratch_, size_t(threads) * kernels::attendTileScratchFloats(c.headDimK, c.headDimV));
 }
 
 void Transformer::checkBatch(const Batch& batch, const KvAccess& kv) const {
@@ -237,31 +239,65 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
         kernels::storeKvRow(kvType, v, st.v + row * int64_t(st.rowBytes), vDim);
     });
 
-    // Attention per (token, head). Prefill tokens see different numbers of
-    // keys, so threads get equal shares of keys rather than of items.
-    const int64_t items = n * c.nHead;
+    // Attention in tiles: up to tileTokens consecutive batch tokens of one
+    // sequence times query heads of one KV head, which read the same K/V rows
+    // (kernels::attendTile). Prefill tokens see different numbers of keys, so
+    // threads get equal shares of keys rather than of tiles.
+    const int64_t group = c.nHead / c.nHeadKv;
+    // Small batches (decode, short chunks) take fewer tokens per tile and, if
+    // that leaves threads idle, fewer heads.
+    const int64_t threads = pool.size();
+    const int64_t tileTokens = std::clamp<int64_t>(n / (4 * threads), 1, std::max<int64_t>(1, kAttnTileQueries / group));
+    int64_t runs = 0;  // token runs (tiles per head group), as the loop below cuts them
+    for (int64_t i = 0; i < n; ++runs) {
+        const int64_t start = i;
+        const int32_t seq = batch.tokens[size_t(i)].seq;
+        while (i < n && i - start < tileTokens && batch.tokens[size_t(i)].seq == seq) ++i;
+    }
+    // Heads per tile: the fewest queries on the busiest thread, counting tiles
+    // as equal (fewer, larger tiles on a tie: they share more work).
+    int64_t tileHeads = group, busiest = INT64_MAX;
+    for (int64_t splits = 1; splits <= group; ++splits) {
+        const int64_t heads = (group + splits - 1) / splits;
+        const int64_t tilesPerThread = (runs * c.nHeadKv * splits + threads - 1) / threads;
+        if (tilesPerThread * heads < busiest) busiest = tilesPerThread * heads, tileHeads = heads;
+    }
+    attnTiles_.clear();
     int64_t* cost = attnCost_.data();
     cost[0] = 0;
-    for (int64_t it = 0; it < items; ++it) {
-        const BatchToken& t = batch.tokens[size_t(it / c.nHead)];
-        const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
-        cost[it + 1] = cost[it] + (t.pos - first + 1) + 8;  // + fixed per-item overhead
+    for (int64_t i0 = 0; i0 < n;) {
+        const int32_t seq = batch.tokens[size_t(i0)].seq;
+        int64_t i1 = i0, keys = 0;
+        for (; i1 < n && i1 - i0 < tileTokens && batch.tokens[size_t(i1)].seq == seq; ++i1) {
+            const BatchToken& t = batch.tokens[size_t(i1)];
+            const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
+            keys += (t.pos - first + 1) + 8;  // + fixed per-query overhead
+        }
+        for (int64_t kvh = 0; kvh < c.nHeadKv; ++kvh) {
+            for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tileHeads) {
+                const int64_t heads = std::min(tileHeads, (kvh + 1) * group - h0);
+                attnTiles_.push_back({int32_t(i0), int32_t(i1 - i0), int32_t(h0), int32_t(heads)});
+                cost[attnTiles_.size()] = cost[attnTiles_.size() - 1] + keys * heads;
+            }
+        }
+        i0 = i1;
     }
-    const int parts = int(std::min<int64_t>(pool.size(), items));
-    const int64_t total = cost[items];
-    const size_t scratchPer = kernels::attendScratchFloats(hd, hdv);
-    const int64_t group = c.nHead / c.nHeadKv;
+    const int64_t tiles = int64_t(attnTiles_.size());
+    const int parts = int(std::min<int64_t>(pool.size(), tiles));
+    const int64_t total = cost[tiles];
+    const size_t scratchPer = kernels::attendTileScratchFloats(hd, hdv);
     const float scoreScale = opt_.scaleQueryFirst ? 1.0f : c.attnScale;
     auto work = [&](int64_t pb, int64_t pe, int thread) {
         float* scratch = attnScratch_.data() + size_t(thread) * scratchPer;
+        std::vector<kernels::AttendQuery> queries(size_t(tileTokens * tileHeads));
         for (int64_t part = pb; part < pe; ++part) {
             const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
-            // Items whose cost range starts in [lo, hi).
-            int64_t it = std::lower_bound(cost, cost + items, lo) - cost;
-            for (; it < items && cost[it] < hi; ++it) {
-                const int64_t i = it / c.nHead, h = it % c.nHead, kvh = h / group;
-                const BatchToken& t = batch.tokens[size_t(i)];
-                const auto table = kv.pageTable(il, t.seq);
+            // Tiles whose cost range starts in [lo, hi).
+            int64_t it = std::lower_bound(cost, cost + tiles, lo) - cost;
+            for (; it < tiles && cost[it] < hi; ++it) {
+                const AttnTile& tile = attnTiles_[size_t(it)];
+                const int64_t kvh = tile.firstHead / group;
+                const auto table = kv.pageTable(il, batch.tokens[size_t(tile.firstToken)].seq);
                 kernels::PagedRows kr, vr;
                 kr.base = st.k;
                 vr.base = st.v;
@@ -271,9 +307,19 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
                 kr.pages = vr.pages = table.data();
                 kr.pageSize = vr.pageSize = ps;
                 kr.type = vr.type = kvType;
-                const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
-                kernels::attendHead(q_.data() + i * qDim + h * hd, hd, hdv, kr, vr, first, t.pos, scoreScale,
-                                    attn_.data() + i * c.nHead * hdv + h * hdv, scratch);
+                int nq = 0;
+                for (int64_t i = tile.firstToken; i < tile.firstToken + tile.tokens; ++i) {
+                    const BatchToken& t = batch.tokens[size_t(i)];
+                    const int32_t first = slides ? std::max(0, t.pos - c.slidingWindow + 1) : 0;
+                    for (int64_t h = tile.firstHead; h < tile.firstHead + tile.heads; ++h) {
+                        kernels::AttendQuery& a = queries[nq++];
+                        a.q = q_.data() + i * qDim + h * hd;
+                        a.out = attn_.data() + i * c.nHead * hdv + h * hdv;
+                        a.first = first;
+                        a.last = t.pos;
+                    }
+                }
+                kernels::attendTile(queries.data(), nq, hd, hdv, kr, vr, scoreScale, scratch);
             }
         }
     };

@@ -9,6 +9,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "engine/models/model_tensors.h"
+#include "kernels/cpu/attend_tile.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/weight_pairs.h"
@@ -78,7 +79,17 @@ private:
     std::vector<float> x_, h_, q_, k_, v_, attn_, o_, gate_, up_, act_;
     std::vector<float> ropeCs_;              // [kind][token][nRot]
     std::vector<float> attnScratch_;         // per thread
-    std::vector<int64_t> attnCost_;          // prefix sums of per-(token, head) work
+    // An attention tile: `tokens` batch tokens from firstToken (one sequence)
+    // times `heads` query heads from firstHead (all of one KV head's group).
+    struct AttnTile {
+        int32_t firstToken, tokens, firstHead, heads;
+    };
+    // Queries per tile (tokens x group heads) the tiles aim at: each K/V row is
+    // read from the cache and converted once per tile, and a long prompt's rows
+    // do not fit in L2; yet prefill still has many tiles to split.
+    static constexpr int kAttnTileQueries = 32;
+    std::vector<AttnTile> attnTiles_;
+    std::vector<int64_t> attnCost_;          // prefix sums of per-tile work
     std::vector<int32_t> outRows_;           // batch indices that want logits
     int64_t hiddenRows_ = 0;                 // rows of h_ that finalHidden() shows
     // Each row's sequence batch (size, index) for matmul's llama.cpp kernel choice:
