@@ -1,6 +1,7 @@
 // attendTile against attendHead: the tile kernel must give every query the
 // same bits, for tiles of several shapes whose queries have different ranges
 // (causal, sliding window, empty), over rows on scrambled pages of 1 and 16.
+#include "tests/support/paged_store.h"
 #include "tests/support/weir_test.h"
 
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "kernels/cpu/ops.h"
 
 using namespace weir::kernels;
+using weirtest::PagedStore;
 
 namespace {
 
@@ -23,29 +25,6 @@ std::vector<float> randomVec(size_t n, std::mt19937& rng, float scale) {
     return v;
 }
 
-// F16 rows of `elems` values for positions [0, nPos), pages in a scrambled order.
-struct PagedF16 {
-    size_t rowBytes;
-    int32_t pageSize;
-    std::vector<int32_t> pages;
-    std::vector<uint8_t> data;
-    PagedF16(int64_t elems, int32_t nPos, int32_t ps) : rowBytes(size_t(elems) * 2), pageSize(ps) {
-        const int32_t nPages = (nPos + ps - 1) / ps;
-        for (int32_t i = 0; i < nPages; ++i) pages.push_back((i * 7 + 3) % (nPages + 5));  // distinct, scrambled
-        data.assign(size_t(nPages + 5) * ps * rowBytes, 0xAB);
-    }
-    uint8_t* row(int32_t pos) { return data.data() + (size_t(pages[pos / pageSize]) * pageSize + pos % pageSize) * rowBytes; }
-    PagedRows view(size_t offset) const {
-        PagedRows r;
-        r.base = data.data();
-        r.rowBytes = rowBytes;
-        r.offset = offset;
-        r.pages = pages.data();
-        r.pageSize = pageSize;
-        r.type = GgmlType::F16;
-        return r;
-    }
-};
 
 struct TileRow {
     std::string name;
@@ -90,7 +69,7 @@ WEIR_TEST(AttendTile, equalsAttendHeadBitForBit) {
         std::mt19937 rng(uint32_t(row.dk * 131 + row.dv * 7 + row.tokens + row.pageSize + row.lanes16));
         const int64_t nKvHead = 2, kvHead = 1;  // the tile reads the second KV head of each row
         const int32_t firstPos = 40, nPos = firstPos + row.tokens;
-        PagedF16 ks(row.dk * nKvHead, nPos, row.pageSize), vs(row.dv * nKvHead, nPos, row.pageSize);
+        PagedStore ks(GgmlType::F16, row.dk * nKvHead, nPos, row.pageSize), vs(GgmlType::F16, row.dv * nKvHead, nPos, row.pageSize);
         for (int32_t p = 0; p < nPos; ++p) {
             // Growing scale along the positions: new maxima keep appearing late.
             const auto kv = randomVec(size_t(row.dk * nKvHead), rng, 0.5f + 0.05f * float(p));
@@ -147,7 +126,7 @@ WEIR_TEST(AttendTile, otherTypesFallBackToAttendHead) {
     REQUIRE(!attendTileIsTiled(GgmlType::F16, GgmlType::F16, 256, 256));
     std::mt19937 rng(7);
     const int64_t dk = 64, dv = 64;
-    PagedF16 ks(dk, 20, 16), vs(dv, 20, 16);
+    PagedStore ks(GgmlType::F16, dk, 20, 16), vs(GgmlType::F16, dv, 20, 16);
     for (int32_t p = 0; p < 20; ++p) {
         const auto kv = randomVec(size_t(dk), rng, 1.0f), vv = randomVec(size_t(dv), rng, 1.0f);
         REQUIRE(storeKvRow(GgmlType::F16, kv.data(), ks.row(p), dk));

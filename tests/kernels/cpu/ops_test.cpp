@@ -1,5 +1,6 @@
 // Row operations checked against straightforward double-precision formulas.
 #include "tests/support/test_files.h"
+#include "tests/support/paged_store.h"
 #include "tests/support/weir_test.h"
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "kernels/cpu/cpu_features.h"
 
 using namespace weir::kernels;
+using weirtest::PagedStore;
 
 namespace {
 
@@ -28,33 +30,6 @@ double geluExact(double x) {
     return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
-// A paged store of `nPos` rows with pages handed out in a scrambled order.
-struct PagedStore {
-    GgmlType type;
-    int64_t rowElems;
-    size_t rowBytes;
-    int32_t pageSize;
-    std::vector<int32_t> pages;
-    std::vector<uint8_t> data;
-    PagedStore(GgmlType t, int64_t elems, int32_t nPos, int32_t ps) : type(t), rowElems(elems), pageSize(ps) {
-        rowBytes = rowBytesFor(t, elems);
-        const int32_t nPages = (nPos + ps - 1) / ps;
-        for (int32_t i = 0; i < nPages; ++i) pages.push_back((i * 7 + 3) % (nPages + 5));  // distinct, scrambled
-        data.assign(size_t(nPages + 5) * ps * rowBytes, 0xAB);
-    }
-    static size_t rowBytesFor(GgmlType t, int64_t n) { return weir::kernels::rowBytes(t, n); }
-    uint8_t* row(int32_t pos) { return data.data() + (size_t(pages[pos / pageSize]) * pageSize + pos % pageSize) * rowBytes; }
-    PagedRows view(size_t offset) const {
-        PagedRows r;
-        r.base = data.data();
-        r.rowBytes = rowBytes;
-        r.offset = offset;
-        r.pages = pages.data();
-        r.pageSize = pageSize;
-        r.type = type;
-        return r;
-    }
-};
 
 void dequantizeRowForTest(const uint8_t* q, float* y, int64_t n) {
     // Independent of the kernels' dequantizer: d (f16) then 32 int8.
