@@ -75,6 +75,13 @@ size_t avx512PackedPairBytes(int64_t k);
 void avx512PackPairs(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
                      void* dst);
 PairDotFn avx512PackedPairDot();
+// The same packed layout with signed weights, and the kernel for it, whose
+// activation rows are plain Q8_0 rows (actRowBytes, no corrections) with
+// their bytes biased by +128 (avx512BiasActivations, after converting).
+void avx512PackPairsSigned(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
+                           void* dst);
+PairDotFn avx512SignedPackedPairDot();
+void avx512BiasActivations(void* actRow, int64_t k);
 size_t pairCorrectionsOffset(int64_t k);
 size_t pairCorrectionsBytes(int64_t k);
 // AVX-512 VNNI variants (same results) of the K-quant kernels behind avx2Dot

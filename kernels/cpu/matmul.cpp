@@ -84,6 +84,15 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     const detail::PairDotFn pair =
         activeKernelPath() == KernelPath::Avx2 && vnniActive() && !followLlama ? detail::avx512PairDotLegacy(w.type) : nullptr;
     const int64_t K = w.cols, N = w.rows;
+    // With enough activation rows the weight pairs are unpacked once per
+    // matmul instead of once per 16 activation rows (bounded: the packed copy
+    // is ~1.6x the weights), as signed bytes for activations biased to
+    // unsigned (kernel_table.h: avx512SignedPackedPairDot). An odd last row
+    // goes through the one-row kernel, which wants plain activations: then the
+    // unbiased layout.
+    const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
+    const bool packPairs = pair && !w.pairs && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
+    const bool biasedActs = packPairs && N % 2 == 0;
 
     // 1. Activations in the weight type's partner format.
     const uint8_t* act;
@@ -93,15 +102,16 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         actStride = size_t(K) * sizeof(float);
     } else {
         thread_local std::vector<uint8_t> scratch;
-        actStride = pair ? detail::pairCorrectionsOffset(K) + detail::pairCorrectionsBytes(K)
-                         : detail::actRowBytes(ops.actType, K);
+        actStride = pair && !biasedActs ? detail::pairCorrectionsOffset(K) + detail::pairCorrectionsBytes(K)
+                                        : detail::actRowBytes(ops.actType, K);
         if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
         uint8_t* buf = scratch.data();
         auto convertRows = [&](int64_t b, int64_t e, int) {
             for (int64_t m = b; m < e; ++m) {
                 uint8_t* row = buf + size_t(m) * actStride;
                 ops.convert(x + m * K, row, K);
-                if (pair) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
+                if (biasedActs) detail::avx512BiasActivations(row, K);
+                else if (pair) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
             }
         };
         if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
@@ -111,11 +121,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         act = buf;
     }
 
-    // 1b. For the two-weight-row kernel with enough activation rows, the weight
-    // pairs unpacked once instead of once per 16 activation rows (bounded: the
-    // packed copy is ~1.6x the weights).
-    const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
-    const bool packPairs = pair && !w.pairs && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
+    // 1b. The weight pairs: packed at load, or now.
     const uint8_t* packed = pair ? w.pairs : nullptr;  // packed at load (weight_pairs.h)
     detail::PairDotFn pairFn = packed ? detail::avx512PackedPairDot() : pair;
     if (packPairs) {
@@ -123,10 +129,11 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
         if (packScratch.size() < size_t(N / 2) * packedBytes) packScratch.resize(size_t(N / 2) * packedBytes);
         uint8_t* dst = packScratch.data();
         pool.parallelFor(N / 2, [&](int64_t b, int64_t e, int) {
-            detail::avx512PackPairs(w.type, w.data, w.rowStride, K, b, e, dst);
+            if (biasedActs) detail::avx512PackPairsSigned(w.type, w.data, w.rowStride, K, b, e, dst);
+            else detail::avx512PackPairs(w.type, w.data, w.rowStride, K, b, e, dst);
         });
         packed = dst;
-        pairFn = detail::avx512PackedPairDot();
+        pairFn = biasedActs ? detail::avx512SignedPackedPairDot() : detail::avx512PackedPairDot();
     }
 
     // 2. Integer (or float) dot products over tiles.

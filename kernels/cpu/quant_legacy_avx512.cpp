@@ -73,12 +73,14 @@ struct RawPair {
     __m512 d(int64_t i) const { return scalePair(f16(w0[i].d), f16(w1[i].d)); }
     // The two rows are adjacent: block i of both is 2 blocks into the pair's bytes.
     void prefetch(int64_t i) const { prefetchWeights<2 * sizeof(typename U::Block)>(w0 + 2 * i); }
+    static constexpr bool kActBiased = false;
 };
 
 // Per block: the two rows' 32 biased weight bytes each, then their scales as f32.
 constexpr size_t kPackedBlockBytes = 64 + 8;
 
 struct PackedPair {
+    static constexpr bool kActBiased = false;
     const uint8_t* p;
     PackedPair(const void* w, size_t) : p(static_cast<const uint8_t*>(w)) {}
     void prefetch(int64_t i) const { prefetchWeights<kPackedBlockBytes>(p + kPackedBlockBytes * size_t(i)); }
@@ -87,6 +89,18 @@ struct PackedPair {
         const float* s = reinterpret_cast<const float*>(p + kPackedBlockBytes * size_t(i) + 64);
         return scalePair(s[0], s[1]);
     }
+};
+
+// The layout of PackedPair with the weights as signed bytes (what
+// avx512PackPairsSigned writes), for activation rows whose bytes are biased
+// to unsigned instead (avx512BiasActivations): sum(x * q) = sum((x + 128) *
+// q) - 128 * sum(q), the correction now a property of the weights, made once
+// per block for all activation rows rather than loaded for each (12-15% of a
+// prefill GEMM's time). The int32 lane sums, and so the results, are the
+// other kernels'.
+struct SignedPackedPair : PackedPair {
+    static constexpr bool kActBiased = true;
+    using PackedPair::PackedPair;
 };
 
 template <class Src, int NX>
@@ -102,12 +116,20 @@ void dotPair(const void* w, size_t wStride, const void* act, size_t actStride, i
         if constexpr (NX <= kPrefetchMaxRows) src.prefetch(i);
         const __m512i q = src.q(i);
         const __m512 dw = src.d(i);
+        __m512i weightCorr = _mm512_setzero_si512();
+        if constexpr (Src::kActBiased)  // -128 x each lane's four weights
+            weightCorr = _mm512_sub_epi32(weightCorr, _mm512_dpbusd_epi32(weightCorr, _mm512_set1_epi8(char(0x80)), q));
         #pragma GCC unroll 16
         for (int r = 0; r < NX; ++r) {
             const uint8_t* row = a + r * actStride;
             const __m512i x = _mm512_broadcast_i64x4(load(reinterpret_cast<const Q8_0*>(row)[i].qs));
-            const __m512i corr = _mm512_broadcast_i64x4(load(row + corrAt + 32 * i));
-            const __m512i p = _mm512_dpbusd_epi32(corr, q, x);
+            __m512i p;
+            if constexpr (Src::kActBiased) {
+                p = _mm512_dpbusd_epi32(weightCorr, x, q);
+            } else {
+                const __m512i corr = _mm512_broadcast_i64x4(load(row + corrAt + 32 * i));
+                p = _mm512_dpbusd_epi32(corr, q, x);
+            }
             const float xd = reinterpret_cast<const float*>(row + scalesAt)[i];
             acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xd)), _mm512_cvtepi32_ps(p), acc[r]);
         }
@@ -139,6 +161,23 @@ void packPairs(const void* w, size_t rowStride, int64_t k, int64_t pairBegin, in
         uint8_t* o = static_cast<uint8_t*>(dst) + size_t(pr * nb) * kPackedBlockBytes;
         for (int64_t i = 0; i < nb; ++i, o += kPackedBlockBytes) {
             _mm512_storeu_si512(o, src.q(i));
+            const float d[2] = {f16(src.w0[i].d), f16(src.w1[i].d)};
+            std::memcpy(o + 64, d, sizeof d);
+        }
+    }
+}
+
+template <class U>
+void packPairsSigned(const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd, void* dst) {
+    const int64_t nb = k / QK;
+    const __m256i offset = _mm256_set1_epi8(char(U::kOffset));
+    for (int64_t pr = pairBegin; pr < pairEnd; ++pr) {
+        const RawPair<U> src(static_cast<const uint8_t*>(w) + size_t(2 * pr) * rowStride, rowStride);
+        uint8_t* o = static_cast<uint8_t*>(dst) + size_t(pr * nb) * kPackedBlockBytes;
+        for (int64_t i = 0; i < nb; ++i, o += kPackedBlockBytes) {
+            // Biased bytes minus the bias, wrapping: the signed weights (Q8_0's -128 included).
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_sub_epi8(U::q(src.w0[i]), offset));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), _mm256_sub_epi8(U::q(src.w1[i]), offset));
             const float d[2] = {f16(src.w0[i].d), f16(src.w1[i].d)};
             std::memcpy(o + 64, d, sizeof d);
         }
@@ -181,6 +220,24 @@ void avx512PackPairs(GgmlType type, const void* w, size_t rowStride, int64_t k, 
 }
 
 PairDotFn avx512PackedPairDot() { return dotPairRows<PackedPair>; }
+
+void avx512PackPairsSigned(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
+                           void* dst) {
+    switch (type) {
+    case GgmlType::Q4_0: return packPairsSigned<BiasedQ4_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    case GgmlType::Q5_0: return packPairsSigned<BiasedQ5_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    default: return packPairsSigned<BiasedQ8_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    }
+}
+
+PairDotFn avx512SignedPackedPairDot() { return dotPairRows<SignedPackedPair>; }
+
+void avx512BiasActivations(void* actRow, int64_t k) {
+    auto* x = static_cast<Q8_0*>(actRow);
+    const __m256i bias = _mm256_set1_epi8(char(0x80));
+    for (int64_t i = 0; i < k / QK; ++i)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(x[i].qs), _mm256_xor_si256(load(x[i].qs), bias));
+}
 
 void avx512PairCorrections(GgmlType type, const void* actRow, int64_t k, void* dst) {
     switch (type) {

@@ -282,9 +282,12 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
     REQUIRE(forceKernelPath(KernelPath::Avx2));
     int compared = 0;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
-        for (int64_t m : {1, 3, 8, 9, 16, 17, 37}) {
-            const Case c = makeCase(t, m, 640, 19, 7 + int(m));
-            std::vector<float> yv(size_t(m) * 19), ya(size_t(m) * 19);
+        // 19 rows: the last one alone; 32: pairs only, which from 32 activation
+        // rows take the signed-weight layout with biased activations.
+        for (int64_t n : {int64_t(19), int64_t(32)})
+        for (int64_t m : {1, 3, 8, 9, 16, 17, 37, 64}) {
+            const Case c = makeCase(t, m, 640, n, 7 + int(m + n));
+            std::vector<float> yv(size_t(m * n)), ya(size_t(m * n));
             REQUIRE(forceVnni(true));
             REQUIRE(vnniActive());
             matmul(c.view(), c.x.data(), m, yv.data(), *pool3_);
@@ -293,7 +296,7 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
             matmul(c.view(), c.x.data(), m, ya.data(), *pool3_);
             for (size_t i = 0; i < yv.size(); ++i)
                 REQUIRE_MSG(std::memcmp(&yv[i], &ya[i], sizeof(float)) == 0,
-                         weirtest::str(typeName(t), " m=", m, " [", i, "]: vnni ", yv[i], ", avx2 ", ya[i]));
+                         weirtest::str(typeName(t), " m=", m, " n=", n, " [", i, "]: vnni ", yv[i], ", avx2 ", ya[i]));
             compared += int(yv.size());
         }
     }
