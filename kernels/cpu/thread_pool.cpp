@@ -20,8 +20,9 @@ namespace {
 // to wake a blocked thread, or the pool locks into a pattern where every job
 // waits for a wake-up: with 50 us on a 2-core VM, once a caller blocked while
 // its worker slept, each waited out the other's wake-up from then on, and a
-// 2-thread decode through the Engine ran at 31.8 tok/s instead of 100.5. Spinning yields now and then, so on a busy machine the spin gives
-// its core to whoever is runnable (often the very thread it waits for).
+// 2-thread decode through the Engine ran at 31.8 tok/s instead of 100.5.
+// Spinning yields now and then, so on a busy machine the spin gives its core
+// to whoever is runnable (often the very thread it waits for).
 constexpr auto kSpin = std::chrono::microseconds(1000);
 
 // Chunks per thread when a job has many items (see parallelFor).
