@@ -9,6 +9,7 @@
 #include "engine/models/simple_kv_cache.h"
 #include "engine/sampling/sampler.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/read_bandwidth.h"
 #include "kernels/cpu/thread_pool.h"
 #include "weir/base/error.h"
@@ -93,6 +94,12 @@ DecodeTraffic ModelRunner::decodeTraffic() const {
 double measureReadBandwidth(int32_t threads) {
     kernels::ThreadPool pool(threads);
     return kernels::measureReadBandwidth(pool);
+}
+
+const char* cpuKernelsInUse() {
+    if (kernels::activeKernelPath() != kernels::KernelPath::Avx2) return "scalar";
+    if (kernels::amxActive()) return "avx512-vnni+amx";
+    return kernels::vnniActive() ? "avx512-vnni" : "avx2";
 }
 
 std::vector<int32_t> ModelRunner::tokenize(const std::string& text) {

@@ -4,7 +4,26 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace weir::kernels {
+
+#if defined(__x86_64__)
+// AMX's tile registers are an XSAVE state Linux (5.16+) hands out per
+// process on request: without the grant the first tile instruction faults.
+static bool amxInt8Usable() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool tile = d >> 24 & 1, int8 = d >> 25 & 1;  // CPUID.(7,0):EDX AMX-TILE, AMX-INT8
+    if (!tile || !int8) return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // asm/prctl.h, Linux's xstate numbers
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#endif
 
 const CpuFeatures& cpuFeatures() {
     static const CpuFeatures f = [] {
@@ -19,6 +38,9 @@ const CpuFeatures& cpuFeatures() {
         c.avx512bw = __builtin_cpu_supports("avx512bw");
         c.avx512vl = __builtin_cpu_supports("avx512vl");
         c.avx512vnni = __builtin_cpu_supports("avx512vnni");
+#endif
+#if defined(__x86_64__)
+        c.amxInt8 = amxInt8Usable();
 #endif
         return c;
     }();
@@ -63,6 +85,13 @@ static bool defaultVnni() {
     return cpuHasVnni() && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
 }
 
+static bool envSays(const char* a, const char* b, const char* c = nullptr) {
+    const char* env = std::getenv("WEIR_KERNELS");
+    return env && (std::strcmp(env, a) == 0 || std::strcmp(env, b) == 0 || (c && std::strcmp(env, c) == 0));
+}
+
+static bool defaultAmx() { return cpuHasVnni() && cpuFeatures().amxInt8 && !envSays("avx512", "avx2", "scalar"); }
+
 static bool defaultAvx512Variants() {
     const char* env = std::getenv("WEIR_KERNELS");
     return cpuFeatures().avx512f && cpuFeatures().avx512dq && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
@@ -71,6 +100,7 @@ static bool defaultAvx512Variants() {
 // -1: not chosen yet; 0 off; 1 on.
 static std::atomic<int> g_vnni{-1};
 static std::atomic<int> g_avx512Variants{-1};
+static std::atomic<int> g_amx{-1};
 
 // -1: not chosen yet; otherwise a KernelPath value.
 static std::atomic<int> g_path{-1};
@@ -100,6 +130,22 @@ bool forceVnni(bool on) {
     return true;
 }
 
+bool amxActive() {
+    if (!vnniActive()) return false;
+    int v = g_amx.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = defaultAmx() ? 1 : 0;
+        g_amx.store(v, std::memory_order_relaxed);
+    }
+    return v == 1;
+}
+
+bool forceAmx(bool on) {
+    if (on && !(cpuHasVnni() && cpuFeatures().amxInt8)) return false;
+    g_amx.store(on ? 1 : 0, std::memory_order_relaxed);
+    return true;
+}
+
 bool avx512VariantsActive() {
     if (activeKernelPath() != KernelPath::Avx2) return false;
     int v = g_avx512Variants.load(std::memory_order_relaxed);
@@ -126,6 +172,7 @@ void resetKernelPath() {
     g_path.store(int(defaultPath()), std::memory_order_relaxed);
     g_vnni.store(defaultVnni() ? 1 : 0, std::memory_order_relaxed);
     g_avx512Variants.store(defaultAvx512Variants() ? 1 : 0, std::memory_order_relaxed);
+    g_amx.store(defaultAmx() ? 1 : 0, std::memory_order_relaxed);
 }
 
 } // namespace weir::kernels

@@ -6,6 +6,9 @@ namespace weir::kernels {
 struct CpuFeatures {
     bool avx2 = false, fma = false, f16c = false;
     bool avx512f = false, avx512dq = false, avx512bw = false, avx512vl = false, avx512vnni = false;
+    // AMX-TILE and AMX-INT8, and Linux granted this process the tile data
+    // state (arch_prctl ARCH_REQ_XCOMP_PERM, asked for once at detection).
+    bool amxInt8 = false;
 };
 
 // Detected once (cpuid through __builtin_cpu_supports).
@@ -39,6 +42,17 @@ bool vnniActive();
 // Test hook: false turns it off; true turns it on where the CPU can run it
 // (and returns false, changing nothing, where it cannot).
 bool forceVnni(bool on);
+
+// AMX-INT8 tiles (tdpbusd) for the prefill GEMMs of Q4_0/Q5_0/Q8_0 weights
+// (kernel_table.h: amxGemmTile): one instruction multiplies 16 activation
+// rows by 16 weight rows over a 32-element block. The integer block sums are
+// the other kernels'; the float sum over blocks runs in block order instead
+// of 8 lanes, so results differ from the AVX2/VNNI kernels in rounding only.
+// On when VNNI is on and the CPU and kernel allow AMX, unless WEIR_KERNELS is
+// avx512, avx2 or scalar.
+bool amxActive();
+// Test hook, as forceVnni.
+bool forceAmx(bool on);
 
 // llama.cpp built for AVX-512 (F and DQ) computes two things differently
 // from its AVX2 build, and a build native to this CPU is one of those:

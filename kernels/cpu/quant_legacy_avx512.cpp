@@ -29,27 +29,6 @@ struct VnniDot {
     static __m256i u8i8(__m256i w, __m256i x) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x); }
 };
 
-// Signed weight types as unsigned bytes q + kOffset (vpdpbusd's first operand
-// must be unsigned): sum(q * x) = sum((q + kOffset) * x) - kOffset * sum(x),
-// exact in int32 lane by lane (4 products of at most 255 * 128 per lane).
-struct BiasedQ4_0 {
-    using Block = Q4_0;
-    static constexpr int kOffset = 8;
-    static __m256i q(const Block& b) { return nibbles32(b.qs); }
-};
-struct BiasedQ5_0 {
-    using Block = Q5_0;
-    static constexpr int kOffset = 16;
-    static __m256i q(const Block& b) {
-        return _mm256_or_si256(nibbles32(b.qs), _mm256_and_si256(bitsToBytes(loadU32(b.qh)), _mm256_set1_epi8(0x10)));
-    }
-};
-struct BiasedQ8_0 {
-    using Block = Q8_0;
-    static constexpr int kOffset = 128;
-    static __m256i q(const Block& b) { return _mm256_xor_si256(load(b.qs), _mm256_set1_epi8(char(0x80))); }
-};
-
 // Rows w and w + wStride against NX activation rows (Q8_0 blocks, then f32
 // scales, as actRowBytes lays them out, then the corrections of
 // avx512PairCorrections: -kOffset * sum(x) per lane, the start of each lane's
@@ -153,31 +132,21 @@ void dotPairRows(const void* w, size_t wStride, const void* act, size_t actStrid
     }
 }
 
-template <class U>
+// Pairs [pairBegin, pairEnd) in PackedPair's layout: biased bytes, or with
+// Signed the signed weights SignedPackedPair reads.
+template <class U, bool Signed>
 void packPairs(const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd, void* dst) {
     const int64_t nb = k / QK;
     for (int64_t pr = pairBegin; pr < pairEnd; ++pr) {
         const RawPair<U> src(static_cast<const uint8_t*>(w) + size_t(2 * pr) * rowStride, rowStride);
         uint8_t* o = static_cast<uint8_t*>(dst) + size_t(pr * nb) * kPackedBlockBytes;
         for (int64_t i = 0; i < nb; ++i, o += kPackedBlockBytes) {
-            _mm512_storeu_si512(o, src.q(i));
-            const float d[2] = {f16(src.w0[i].d), f16(src.w1[i].d)};
-            std::memcpy(o + 64, d, sizeof d);
-        }
-    }
-}
-
-template <class U>
-void packPairsSigned(const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd, void* dst) {
-    const int64_t nb = k / QK;
-    const __m256i offset = _mm256_set1_epi8(char(U::kOffset));
-    for (int64_t pr = pairBegin; pr < pairEnd; ++pr) {
-        const RawPair<U> src(static_cast<const uint8_t*>(w) + size_t(2 * pr) * rowStride, rowStride);
-        uint8_t* o = static_cast<uint8_t*>(dst) + size_t(pr * nb) * kPackedBlockBytes;
-        for (int64_t i = 0; i < nb; ++i, o += kPackedBlockBytes) {
-            // Biased bytes minus the bias, wrapping: the signed weights (Q8_0's -128 included).
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_sub_epi8(U::q(src.w0[i]), offset));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), _mm256_sub_epi8(U::q(src.w1[i]), offset));
+            if constexpr (Signed) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), signedQ<U>(src.w0[i]));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), signedQ<U>(src.w1[i]));
+            } else {
+                _mm512_storeu_si512(o, src.q(i));
+            }
             const float d[2] = {f16(src.w0[i].d), f16(src.w1[i].d)};
             std::memcpy(o + 64, d, sizeof d);
         }
@@ -213,9 +182,9 @@ size_t avx512PackedPairBytes(int64_t k) { return size_t(k / QK) * kPackedBlockBy
 void avx512PackPairs(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
                      void* dst) {
     switch (type) {
-    case GgmlType::Q4_0: return packPairs<BiasedQ4_0>(w, rowStride, k, pairBegin, pairEnd, dst);
-    case GgmlType::Q5_0: return packPairs<BiasedQ5_0>(w, rowStride, k, pairBegin, pairEnd, dst);
-    default: return packPairs<BiasedQ8_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    case GgmlType::Q4_0: return packPairs<BiasedQ4_0, false>(w, rowStride, k, pairBegin, pairEnd, dst);
+    case GgmlType::Q5_0: return packPairs<BiasedQ5_0, false>(w, rowStride, k, pairBegin, pairEnd, dst);
+    default: return packPairs<BiasedQ8_0, false>(w, rowStride, k, pairBegin, pairEnd, dst);
     }
 }
 
@@ -224,9 +193,9 @@ PairDotFn avx512PackedPairDot() { return dotPairRows<PackedPair>; }
 void avx512PackPairsSigned(GgmlType type, const void* w, size_t rowStride, int64_t k, int64_t pairBegin, int64_t pairEnd,
                            void* dst) {
     switch (type) {
-    case GgmlType::Q4_0: return packPairsSigned<BiasedQ4_0>(w, rowStride, k, pairBegin, pairEnd, dst);
-    case GgmlType::Q5_0: return packPairsSigned<BiasedQ5_0>(w, rowStride, k, pairBegin, pairEnd, dst);
-    default: return packPairsSigned<BiasedQ8_0>(w, rowStride, k, pairBegin, pairEnd, dst);
+    case GgmlType::Q4_0: return packPairs<BiasedQ4_0, true>(w, rowStride, k, pairBegin, pairEnd, dst);
+    case GgmlType::Q5_0: return packPairs<BiasedQ5_0, true>(w, rowStride, k, pairBegin, pairEnd, dst);
+    default: return packPairs<BiasedQ8_0, true>(w, rowStride, k, pairBegin, pairEnd, dst);
     }
 }
 

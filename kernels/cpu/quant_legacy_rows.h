@@ -60,6 +60,35 @@ struct UnpackQ8_0 {
     static float m(const Block&) { return 0.0f; }
 };
 
+// Signed weight types as unsigned bytes q + kOffset (for the AVX-512 and AMX
+// kernels, whose vpdpbusd / tdpbusd take one unsigned operand):
+// sum(q * x) = sum((q + kOffset) * x) - kOffset * sum(x), exact in int32
+// lane by lane (4 products of at most 255 * 128 per lane).
+struct BiasedQ4_0 {
+    using Block = Q4_0;
+    static constexpr int kOffset = 8;
+    static __m256i q(const Block& b) { return nibbles32(b.qs); }
+};
+struct BiasedQ5_0 {
+    using Block = Q5_0;
+    static constexpr int kOffset = 16;
+    static __m256i q(const Block& b) {
+        return _mm256_or_si256(nibbles32(b.qs), _mm256_and_si256(bitsToBytes(loadU32(b.qh)), _mm256_set1_epi8(0x10)));
+    }
+};
+struct BiasedQ8_0 {
+    using Block = Q8_0;
+    static constexpr int kOffset = 128;
+    static __m256i q(const Block& b) { return _mm256_xor_si256(load(b.qs), _mm256_set1_epi8(char(0x80))); }
+};
+
+// A block's weights as signed bytes: the biased bytes minus the bias, wrapping
+// (Q8_0's -128 included).
+template <class U>
+inline __m256i signedQ(const typename U::Block& b) {
+    return _mm256_sub_epi8(U::q(b), _mm256_set1_epi8(char(U::kOffset)));
+}
+
 // Activation rows as in actRowBytes: blocks, then f32 scales d[nb] (and s[nb]).
 // Dot is the integer dot product: Dot::i8i8(|w|, w, x) and Dot::u8i8(w, x)
 // give 8 int32 sums of 4 byte products each (lane j: bytes 4j..4j+3).

@@ -46,6 +46,11 @@ struct DecodeTraffic {
 // with `threads` threads (0 = all hardware threads), in bytes per second.
 double measureReadBandwidth(int32_t threads);
 
+// The CPU kernels matmul uses on this machine: "scalar", "avx2",
+// "avx512-vnni" or "avx512-vnni+amx" (AMX tiles for prompts), as
+// WEIR_KERNELS and the CPU allow.
+const char* cpuKernelsInUse();
+
 class ModelRunner {
 public:
     // Maps the file and binds the weights (the tokenizer loads on first use and
