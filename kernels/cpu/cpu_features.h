@@ -43,11 +43,11 @@ bool vnniActive();
 // (and returns false, changing nothing, where it cannot).
 bool forceVnni(bool on);
 
-// AMX-INT8 tiles (tdpbusd) for the prefill GEMMs of Q4_0/Q5_0/Q8_0 weights
-// (kernel_table.h: amxGemmTile): one instruction multiplies 16 activation
-// rows by 16 weight rows over a 32-element block. The integer block sums are
-// the other kernels'; the float sum over blocks runs in block order instead
-// of 8 lanes, so results differ from the AVX2/VNNI kernels in rounding only.
+// AMX-INT8 tiles (tdpbusd) for the prefill GEMMs of Q4_0/Q5_0/Q8_0/Q4_K/Q6_K
+// weights (amx_tiles.h): one instruction multiplies 16 activation rows by 16
+// weight rows over a block or sub-block. The integer sums per block are the
+// other kernels'; the float sum over blocks runs in block order instead of
+// 8 lanes, so results differ from the AVX2/VNNI kernels in rounding only.
 // On when VNNI is on and the CPU and kernel allow AMX, unless WEIR_KERNELS is
 // avx512, avx2 or scalar.
 bool amxActive();

@@ -84,22 +84,32 @@ PairDotFn avx512SignedPackedPairDot();
 void avx512BiasActivations(void* actRow, int64_t k);
 size_t pairCorrectionsOffset(int64_t k);
 size_t pairCorrectionsBytes(int64_t k);
-// AMX-INT8 for Q4_0/Q5_0/Q8_0 weights against many activation rows (only
-// call when amxActive()). The weights are packed 16 rows at a time into
-// amxPackedTileBytes(k) per tile (amxPackTiles: signed bytes in the tile
-// layout tdpbusd wants, each block's -128 * sum(q) per row and its scales;
-// rows past `rows` are zero). amxGemmTilePair multiplies two consecutive
-// packed tiles with activation rows [mBegin, mEnd) (multiples of 32) of
-// `act`: Q8_0 rows (actRowBytes) biased by avx512BiasActivations, mEnd rows
-// readable, and writes out[m * outStride + j] for m < M and j < cols (at
-// most 32). The integer block sums are the VNNI kernels'.
+// AMX-INT8 GEMMs for many activation rows (amx_tiles.h says how), for
+// Q4_0/Q5_0/Q8_0 (quant_legacy_amx.cpp) and Q4_K/Q6_K (quant_k_amx.cpp).
+// Only call when amxActive(). Per matmul: every activation row converted
+// with convertAct into actRowBytes(k) (quantized, biased, unit scales), rows
+// padded with zeros to a multiple of 32; the weights packed 16 rows at a
+// time into packedTileBytes(k) per tile (packTiles; rows past `rows` are
+// zero); then gemmTilePair for two consecutive packed tiles and activation
+// rows [mBegin, mEnd) (multiples of 32), writing out[m * outStride + j] for
+// m < M and j < cols (at most 32). The integer sums per unit are the VNNI
+// kernels'; the float sum over units runs in unit order.
+struct AmxOps {
+    size_t (*packedTileBytes)(int64_t k);
+    void (*packTiles)(const void* w, size_t rowStride, int64_t rows, int64_t k, int64_t tileBegin, int64_t tileEnd,
+                      void* dst);
+    size_t (*actRowBytes)(int64_t k);
+    void (*convertAct)(const float* x, void* dst, int64_t k);
+    void (*gemmTilePair)(const void* packedPair, const uint8_t* act, size_t actStride, int64_t mBegin, int64_t mEnd,
+                         int64_t M, int64_t k, float* out, size_t outStride, int cols);
+};
 constexpr int kAmxTileRows = 16;
-bool amxSupports(GgmlType type);
-size_t amxPackedTileBytes(int64_t k);
-void amxPackTiles(GgmlType type, const void* w, size_t rowStride, int64_t rows, int64_t k, int64_t tileBegin,
-                  int64_t tileEnd, void* dst);
-void amxGemmTilePair(const void* packedPair, const uint8_t* act, size_t actStride, int64_t mBegin, int64_t mEnd,
-                     int64_t M, int64_t k, float* out, size_t outStride, int cols);
+const AmxOps* amxLegacyOps(GgmlType type);  // nullptr for other types
+const AmxOps* amxKOps(GgmlType type);       // nullptr for other types
+inline const AmxOps* amxOps(GgmlType type) {
+    const AmxOps* ops = amxLegacyOps(type);
+    return ops ? ops : amxKOps(type);
+}
 
 // AVX-512 VNNI variants (same results) of the K-quant kernels behind avx2Dot
 // and avx2DotKTiled, which return them when vnniActive(); nullptr for types

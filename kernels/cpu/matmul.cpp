@@ -39,40 +39,34 @@ constexpr size_t kPackMaxBytes = size_t(32) << 20;
 constexpr int64_t kAmxMinActs = 32;
 constexpr int64_t kAmxItemActs = 256;
 
-// matmul() on AMX tiles (kernel_table.h: amxGemmTilePair): activations
-// converted to biased Q8_0 rows padded to a multiple of 32, the weights
-// packed into tiles once per call (an even number, the last ones padded with
-// zero rows), then (activation chunk x weight tile pair) items on the pool.
-void matmulAmx(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool) {
+// matmul() on AMX tiles (kernel_table.h: AmxOps): activations converted
+// into rows padded to a multiple of 32, the weights packed into tiles once
+// per call (an even number, the last ones padded with zero rows), then
+// (activation chunk x weight tile pair) items on the pool.
+void matmulAmx(const WeightView& w, const detail::AmxOps& amx, const float* x, int64_t M, float* y, ThreadPool& pool) {
     constexpr int64_t P = 2 * detail::kAmxTileRows;
     const int64_t K = w.cols, N = w.rows;
     const int64_t mPadded = (M + P - 1) / P * P, nPairs = (N + P - 1) / P;
-    const size_t actStride = detail::actRowBytes(ops.actType, K);
+    const size_t actStride = amx.actRowBytes(K);
     thread_local std::vector<uint8_t> actScratch, packScratch;
     if (actScratch.size() < size_t(mPadded) * actStride) actScratch.resize(size_t(mPadded) * actStride);
     uint8_t* act = actScratch.data();
     std::memset(act + size_t(M) * actStride, 0, size_t(mPadded - M) * actStride);
     auto convertRows = [&](int64_t b, int64_t e, int) {
-        for (int64_t m = b; m < e; ++m) {
-            ops.convert(x + m * K, act + size_t(m) * actStride, K);
-            detail::avx512BiasActivations(act + size_t(m) * actStride, K);
-        }
+        for (int64_t m = b; m < e; ++m) amx.convertAct(x + m * K, act + size_t(m) * actStride, K);
     };
     if (M * K >= kParallelConvertElems && pool.size() > 1) pool.parallelFor(M, convertRows);
     else convertRows(0, M, 0);
-    const size_t tileBytes = detail::amxPackedTileBytes(K);
+    const size_t tileBytes = amx.packedTileBytes(K);
     if (packScratch.size() < size_t(2 * nPairs) * tileBytes) packScratch.resize(size_t(2 * nPairs) * tileBytes);
     uint8_t* packed = packScratch.data();
-    pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) {
-        detail::amxPackTiles(w.type, w.data, w.rowStride, N, K, b, e, packed);
-    });
+    pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) { amx.packTiles(w.data, w.rowStride, N, K, b, e, packed); });
     const int64_t chunks = (mPadded + kAmxItemActs - 1) / kAmxItemActs;
     pool.parallelFor(nPairs * chunks, [&](int64_t begin, int64_t end, int) {
         for (int64_t item = begin; item < end; ++item) {
             const int64_t p = item % nPairs, m0 = (item / nPairs) * kAmxItemActs;
-            detail::amxGemmTilePair(packed + size_t(2 * p) * tileBytes, act, actStride, m0,
-                                    std::min(mPadded, m0 + kAmxItemActs), M, K, y + p * P, size_t(N),
-                                    int(std::min(P, N - p * P)));
+            amx.gemmTilePair(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + kAmxItemActs), M,
+                             K, y + p * P, size_t(N), int(std::min(P, N - p * P)));
         }
     });
 }
@@ -114,7 +108,8 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     }
     if (M <= 0 || w.rows <= 0) return;
     const detail::TypeOps& ops = *detail::typeOps(w.type);
-    if (M >= kAmxMinActs && detail::amxSupports(w.type) && amxActive()) {
+    const detail::AmxOps* amx = M >= kAmxMinActs && amxActive() ? detail::amxOps(w.type) : nullptr;
+    if (amx) {
         // Rows of batches of 32+ (prompts) on AMX tiles; rows of smaller ones
         // (decode steps, drafts) keep the kernels they would get alone, so
         // their results do not depend on what shares their step.
@@ -123,7 +118,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
             int64_t m1 = m0 + 1;
             while (m1 < M && onTiles(m1) == onTiles(m0)) ++m1;
             if (onTiles(m0) && m1 - m0 >= kAmxMinActs) {
-                matmulAmx(w, ops, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool);
+                matmulAmx(w, *amx, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool);
             } else {
                 const RowGroups rest{groups ? groups->size + m0 : nullptr, groups ? groups->index + m0 : nullptr};
                 matmulVnni(w, ops, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool, groups ? &rest : nullptr);

@@ -41,7 +41,7 @@ bool matmulSupports(GgmlType type, int64_t cols);
 // kernel, the rest one by one; other K-quant matrices: a tiled kernel once
 // n >= 8). nullptr: the M rows are one batch. Results never depend on the
 // grouping by more than float rounding. On CPUs with AMX (amxActive()), rows
-// of batches of 32 or more with Q4_0/Q5_0/Q8_0 weights go through AMX tiles,
+// of batches of 32 or more with Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weights go through AMX tiles,
 // which round differently from the kernels smaller batches get.
 struct RowGroups {
     const int32_t* size = nullptr;   // per row: rows of its batch (e.g. of its sequence) in this call
