@@ -62,9 +62,14 @@ inline Reference loadReference(const std::string& path) {
 using weirtest::fileSha256;
 
 // llama.cpp's AVX-512 and AVX2 builds round some ops differently (see
-// kernels::avx512VariantsActive): replay the build that recorded `r`.
+// kernels::avx512VariantsActive): replay the build that recorded `r`. No
+// AMX tiles either (kernels::amxActive): their sums over blocks run in
+// another order than any of llama.cpp's vector kernels.
 // Returns false where this CPU cannot (no AVX2 path for the AVX-512 variants).
-inline bool useBuildOf(const Reference& r) { return kernels::forceAvx512Variants(r.avx512Build); }
+inline bool useBuildOf(const Reference& r) {
+    kernels::forceAmx(false);
+    return kernels::forceAvx512Variants(r.avx512Build);
+}
 
 // What our model produced for one case.
 struct Run {
