@@ -31,8 +31,8 @@ public:
     // next forward().
     virtual std::span<const float> finalHidden() const = 0;
     // Optional, once after loading: copies the weight matrices this CPU's
-    // kernels read faster in another layout (kernels/cpu/weight_pairs.h) and
-    // gives back the file pages they came from. Returns how many bytes more
+    // kernels read faster in another layout (kernels/cpu/weight_tiles.h; the
+    // output head) and gives back the file pages they came from. Returns how many bytes more
     // the copies hold than what they replace (a decode step reads them too).
     virtual uint64_t packWeights(kernels::ThreadPool&) { return 0; }
 };

@@ -12,7 +12,7 @@
 #include "kernels/cpu/attend_tile.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
-#include "kernels/cpu/weight_pairs.h"
+#include "kernels/cpu/weight_tiles.h"
 
 namespace weir {
 

@@ -84,6 +84,20 @@ PairDotFn avx512SignedPackedPairDot();
 void avx512BiasActivations(void* actRow, int64_t k);
 size_t pairCorrectionsOffset(int64_t k);
 size_t pairCorrectionsBytes(int64_t k);
+// Weights packed at load 16 rows at a time (weight_tiles.h), for the
+// AVX-512 VNNI tile kernel (quant_tiles_avx512.cpp; only call when
+// vnniActive()): avx512TileBytes(k) per 16-row tile, rows past `rows` zero.
+// avx512TileDot multiplies one tile with nx (1..kMaxTileDotRows) activation
+// rows, Q8_0 rows (actRowBytes) biased by avx512BiasActivations, writing
+// out[r * outStride + c] for c < cols. Results do not depend on nx.
+constexpr int kMaxTileDotRows = 8;
+bool avx512TilesSupport(GgmlType type);  // Q4_0, Q5_0, Q8_0
+size_t avx512TileBytes(int64_t k);
+void avx512PackTiles(GgmlType type, const void* w, size_t rowStride, int64_t rows, int64_t k, int64_t tileBegin,
+                     int64_t tileEnd, void* dst);
+void avx512TileDot(const uint8_t* tile, const uint8_t* act, size_t actStride, int nx, int64_t k, float* out,
+                   size_t outStride, int cols);
+
 // AMX-INT8 GEMMs for many activation rows (amx_tiles.h says how), for
 // Q4_0/Q5_0/Q8_0 (quant_legacy_amx.cpp) and Q4_K/Q6_K (quant_k_amx.cpp).
 // Only call when amxActive(). Per matmul: every activation row converted

@@ -11,6 +11,7 @@
 #include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/weight_tiles.h"
 
 namespace weir::kernels {
 
@@ -71,6 +72,35 @@ void matmulAmx(const WeightView& w, const detail::AmxOps& amx, const float* x, i
     });
 }
 
+// matmul() over weights packed at load (weight_tiles.h): activations as
+// biased Q8_0 rows, then (weight tile chunk) items, each tile against all
+// rows, up to kMaxTileDotRows at a time.
+void matmulTiles(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool) {
+    const int64_t K = w.cols, N = w.rows, nTiles = (N + kWeightTileRows - 1) / kWeightTileRows;
+    const size_t actStride = detail::actRowBytes(ops.actType, K), tileBytes = detail::avx512TileBytes(K);
+    thread_local std::vector<uint8_t> scratch;
+    if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
+    uint8_t* act = scratch.data();
+    auto convertRows = [&](int64_t b, int64_t e, int) {
+        for (int64_t m = b; m < e; ++m) {
+            ops.convert(x + m * K, act + size_t(m) * actStride, K);
+            detail::avx512BiasActivations(act + size_t(m) * actStride, K);
+        }
+    };
+    if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1) pool.parallelFor(M, convertRows);
+    else convertRows(0, M, 0);
+    pool.parallelFor(nTiles, [&](int64_t begin, int64_t end, int) {
+        for (int64_t t = begin; t < end; ++t) {
+            const int cols = int(std::min(kWeightTileRows, N - t * kWeightTileRows));
+            for (int64_t m = 0; m < M; m += detail::kMaxTileDotRows) {
+                const int nx = int(std::min<int64_t>(detail::kMaxTileDotRows, M - m));
+                detail::avx512TileDot(w.tiles + size_t(t) * tileBytes, act + size_t(m) * actStride, actStride, nx, K,
+                                      y + m * N + t * kWeightTileRows, size_t(N), cols);
+            }
+        }
+    });
+}
+
 detail::RowDotFn pickDot(GgmlType type, const detail::TypeOps& ops) {
     if (activeKernelPath() == KernelPath::Avx2)
         if (detail::RowDotFn f = detail::avx2Dot(type)) return f;
@@ -108,6 +138,7 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     }
     if (M <= 0 || w.rows <= 0) return;
     const detail::TypeOps& ops = *detail::typeOps(w.type);
+    if (w.tiles) return matmulTiles(w, ops, x, M, y, pool);
     const detail::AmxOps* amx = M >= kAmxMinActs && amxActive() ? detail::amxOps(w.type) : nullptr;
     if (amx) {
         // Rows of batches of 32+ (prompts) on AMX tiles; rows of smaller ones
@@ -160,7 +191,7 @@ void matmulVnni(const WeightView& w, const detail::TypeOps& ops, const float* x,
     // goes through the one-row kernel, which wants plain activations: then the
     // unbiased layout.
     const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
-    const bool packPairs = pair && !w.pairs && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
+    const bool packPairs = pair && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
     const bool biasedActs = packPairs && N % 2 == 0;
 
     // 1. Activations in the weight type's partner format.
@@ -190,9 +221,9 @@ void matmulVnni(const WeightView& w, const detail::TypeOps& ops, const float* x,
         act = buf;
     }
 
-    // 1b. The weight pairs: packed at load, or now.
-    const uint8_t* packed = pair ? w.pairs : nullptr;  // packed at load (weight_pairs.h)
-    detail::PairDotFn pairFn = packed ? detail::avx512PackedPairDot() : pair;
+    // 1b. The weight pairs, unpacked once for all activation rows.
+    const uint8_t* packed = nullptr;
+    detail::PairDotFn pairFn = pair;
     if (packPairs) {
         thread_local std::vector<uint8_t> packScratch;
         if (packScratch.size() < size_t(N / 2) * packedBytes) packScratch.resize(size_t(N / 2) * packedBytes);

@@ -15,9 +15,9 @@ struct WeightView {
     int64_t cols;       // K: contiguous length (GGUF ne[0])
     int64_t rows;       // N: output features (GGUF ne[1])
     size_t rowStride;   // bytes between rows
-    // Optional: the rows repacked for the two-row kernel (weight_pairs.h),
-    // used instead of unpacking `data` when this CPU's kernels take them.
-    const uint8_t* pairs = nullptr;
+    // Optional: the rows repacked for the tile kernel (weight_tiles.h), used
+    // for every call instead of `data` (which getRow still reads).
+    const uint8_t* tiles = nullptr;
 };
 
 // Whether matmul()/getRow() handle weights of this type with rows of `cols`

@@ -37,16 +37,18 @@ WEIR_TEST(DecodeTraffic, defaultModelCountsEveryWeightOnceAndTheKvInView) {
         CHECK_EQ(t.weightBytes, all);
         CHECK_EQ(t.outputHeadBytes, embd->nbytes);
     }
-    // Repacked (weight_pairs.h), every Q8_0 matrix is read from a copy where
-    // the CPU has the kernels that take it: per pair of rows and block of 32,
-    // 72 bytes (biased bytes and two f32 scales) instead of 68.
+    // Repacked (weight_tiles.h), a Q8_0 output head is read from a copy where
+    // the CPU has the kernels that take it: per 16 rows and block of 32, 576
+    // bytes (the signed bytes, 16 int16 sums and the 16 f16 scales) instead of
+    // 544, the last tile padded to 16 rows.
     o.repackWeights = true;
     const DecodeTraffic packed = ModelRunner(o).decodeTraffic();
     uint64_t expected = 0;
     if (kernels::activeKernelPath() == kernels::KernelPath::Avx2 && kernels::vnniActive())
         for (const gguf::TensorInfo& m : file->tensors())
-            if (m.type == kernels::GgmlType::Q8_0 && m.nDims == 2 && (m.name != "token_embd.weight" || !file->findTensor("output.weight")))
-                expected += uint64_t(m.ne[1] / 2) * uint64_t(m.ne[0] / 32) * 4;
+            if (m.type == kernels::GgmlType::Q8_0 && m.nDims == 2 &&
+                (m.name == "output.weight" || (m.name == "token_embd.weight" && !file->findTensor("output.weight"))))
+                expected += uint64_t((m.ne[1] + 15) / 16) * uint64_t(m.ne[0] / 32) * 576 - uint64_t(m.ne[1]) * uint64_t(m.ne[0] / 32) * 34;
     CHECK_EQ(packed.weightBytes - t.weightBytes, expected);
     CHECK(expected <= t.weightBytes / 16);
     std::printf("  decode reads %llu bytes a step in place, %llu repacked\n", (unsigned long long)t.weightBytes,

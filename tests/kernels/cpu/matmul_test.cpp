@@ -12,7 +12,7 @@
 #include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
-#include "kernels/cpu/weight_pairs.h"
+#include "kernels/cpu/weight_tiles.h"
 #include "kernels/cpu/quantize.h"
 #include "quant_test_util.h"
 
@@ -304,41 +304,71 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
     std::printf("  %d outputs identical between the VNNI and AVX2 kernels\n", compared);
 }
 
-// Weights repacked at load (weight_pairs.h) give the results of the same
-// weights unpacked every call, bit for bit, for decode and prefill row counts,
-// an odd number of rows (the last one in place) and a stride with padding.
-WEIR_TEST(Matmul, matmul_packedPairsIdentical) {
+// Weights repacked at load (weight_tiles.h): the tile kernel's results are
+// the unpacked kernels' up to rounding (exactly, where every sum is an exact
+// integer in float), and a row's result does not depend on how many rows a
+// call multiplies (what keeps speculative decoding exact). Decode and
+// prefill row counts, rows not filling the last tile, a stride with padding.
+WEIR_TEST(Matmul, matmul_packedTiles) {
     if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
     if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
     REQUIRE(forceVnni(true));
+    forceAmx(false);
     int compared = 0;
-    for (int64_t n : {int64_t(2), int64_t(19), int64_t(48)}) {
-        for (int64_t m : {1, 2, 4, 5, 16, 33}) {
-            const Case c = makeCase(GgmlType::Q8_0, m, 640, n, 11 + int(m * n));
-            const WeightView plain = c.view();
-            const size_t bytes = weightPairsBytes(plain);
-            REQUIRE_EQ(bytes, size_t(n / 2) * 20 * 72);  // 20 blocks of (2 x 32 bytes + 2 f32 scales) per pair
-            PackedBuffer buffer(bytes);
-            packWeightPairs(plain, 0, n / 4, buffer.data);  // in two slices, as a model packs
-            packWeightPairs(plain, n / 4, n / 2, buffer.data);
-            WeightView packed = plain;
-            packed.pairs = buffer.data;
-            std::vector<float> yp(size_t(m * n)), yu(size_t(m * n));
-            matmul(plain, c.x.data(), m, yu.data(), *pool3_);
-            matmul(packed, c.x.data(), m, yp.data(), *pool3_);
-            for (size_t i = 0; i < yp.size(); ++i)
-                REQUIRE_MSG(std::memcmp(&yp[i], &yu[i], sizeof(float)) == 0,
-                            weirtest::str("n=", n, " m=", m, " [", i, "]: packed ", yp[i], ", unpacked ", yu[i]));
-            compared += int(yp.size());
+    for (bool integral : {false, true}) {
+        for (int64_t n : {int64_t(2), int64_t(19), int64_t(48)}) {
+            for (int64_t m : {1, 2, 4, 5, 9, 16, 33}) {
+                Case c = makeCase(GgmlType::Q8_0, m, 640, n, 11 + int(m * n));
+                if (integral) {  // scales 1, activations small integers with a 127 in every block
+                    for (int64_t r = 0; r < n; ++r)
+                        for (int64_t b = 0; b < 20; ++b) {
+                            uint8_t* blk = c.weights.data() + size_t(r) * c.stride + size_t(b) * 34;
+                            blk[0] = 0x00, blk[1] = 0x3C;
+                        }
+                    for (int64_t i = 0; i < m * 640; ++i) c.x[size_t(i)] = i % 32 == 7 ? 127.0f : float(int(i % 7) - 3);
+                }
+                const WeightView plain = c.view();
+                const size_t bytes = weightTilesBytes(plain);
+                REQUIRE_EQ(bytes, size_t((n + 15) / 16) * 20 * 576);  // 20 blocks of (512 bytes + 16 sums + 16 scales)
+                PackedBuffer buffer(bytes);
+                const int64_t tiles = (n + 15) / 16;
+                packWeightTiles(plain, 0, tiles / 2, buffer.data);  // in two slices, as a model packs
+                packWeightTiles(plain, tiles / 2, tiles, buffer.data);
+                WeightView packed = plain;
+                packed.tiles = buffer.data;
+                std::vector<float> yp(size_t(m * n)), yu(size_t(m * n)), one(static_cast<size_t>(n));
+                matmul(plain, c.x.data(), m, yu.data(), *pool3_);
+                matmul(packed, c.x.data(), m, yp.data(), *pool3_);
+                std::vector<float> w(640);
+                for (int64_t r = 0; r < n; ++r) {
+                    dequantizeRow(GgmlType::Q8_0, c.weights.data() + size_t(r) * c.stride, w.data(), 640);
+                    for (int64_t i = 0; i < m; ++i) {
+                        double mag = 0;
+                        for (int64_t j = 0; j < 640; ++j) mag += std::fabs(double(w[size_t(j)]) * c.x[size_t(i * 640 + j)]);
+                        const size_t at = size_t(i * n + r);
+                        if (integral)
+                            REQUIRE_MSG(std::memcmp(&yp[at], &yu[at], 4) == 0, weirtest::str("n=", n, " m=", m, " [", i, ",", r, "]: packed ",
+                                                                                             yp[at], ", unpacked ", yu[at]));
+                        else
+                            REQUIRE_MSG(std::fabs(double(yp[at]) - yu[at]) <= 1e-5 * mag, weirtest::str("n=", n, " m=", m, " [", i, ",", r,
+                                                                                                     "]: packed ", yp[at], ", unpacked ", yu[at]));
+                    }
+                }
+                for (int64_t i = 0; i < m; ++i) {  // each row alone: the same bits
+                    matmul(packed, c.x.data() + i * 640, 1, one.data(), *pool3_);
+                    REQUIRE(std::memcmp(one.data(), yp.data() + i * n, size_t(n) * 4) == 0);
+                }
+                compared += int(yp.size());
+            }
         }
     }
+    std::printf("  %d outputs of packed tiles checked against the unpacked kernels and row by row\n", compared);
     // Not worth packing: 4- and 5-bit types (their copy would be 2-3x larger),
     // and nothing without the VNNI kernels.
-    REQUIRE_EQ(weightPairsBytes(makeCase(GgmlType::Q5_0, 1, 640, 4, 1).view()), size_t(0));
+    REQUIRE_EQ(weightTilesBytes(makeCase(GgmlType::Q5_0, 1, 640, 4, 1).view()), size_t(0));
     REQUIRE(forceVnni(false));
-    REQUIRE_EQ(weightPairsBytes(makeCase(GgmlType::Q8_0, 1, 640, 4, 1).view()), size_t(0));
-    std::printf("  %d outputs identical with and without packed pairs\n", compared);
+    REQUIRE_EQ(weightTilesBytes(makeCase(GgmlType::Q8_0, 1, 640, 4, 1).view()), size_t(0));
 }
 
 // The same for the K-quant kernels in each of the float orders matmul picks

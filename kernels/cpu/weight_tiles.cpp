@@ -1,4 +1,4 @@
-#include "kernels/cpu/weight_pairs.h"
+#include "kernels/cpu/weight_tiles.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,16 +10,16 @@
 
 namespace weir::kernels {
 
-size_t weightPairsBytes(const WeightView& w) {
-    // Q8_0 only: for the 4- and 5-bit types the biased bytes would double or
-    // triple what a decode step reads.
-    if (w.type != GgmlType::Q8_0 || w.rows < 2 || !matmulSupports(w.type, w.cols)) return 0;
-    if (activeKernelPath() != KernelPath::Avx2 || !vnniActive() || !detail::avx512PairDotLegacy(w.type)) return 0;
-    return size_t(w.rows / 2) * detail::avx512PackedPairBytes(w.cols);
+size_t weightTilesBytes(const WeightView& w) {
+    // Q8_0 only: for the 4- and 5-bit types the bytes would double or triple
+    // what a decode step reads.
+    if (w.type != GgmlType::Q8_0 || w.rows < 1 || !matmulSupports(w.type, w.cols)) return 0;
+    if (activeKernelPath() != KernelPath::Avx2 || !vnniActive()) return 0;
+    return size_t((w.rows + kWeightTileRows - 1) / kWeightTileRows) * detail::avx512TileBytes(w.cols);
 }
 
-void packWeightPairs(const WeightView& w, int64_t pairBegin, int64_t pairEnd, uint8_t* dst) {
-    detail::avx512PackPairs(w.type, w.data, w.rowStride, w.cols, pairBegin, pairEnd, dst);
+void packWeightTiles(const WeightView& w, int64_t tileBegin, int64_t tileEnd, uint8_t* dst) {
+    detail::avx512PackTiles(w.type, w.data, w.rowStride, w.rows, w.cols, tileBegin, tileEnd, dst);
 }
 
 namespace {
