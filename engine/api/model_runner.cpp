@@ -99,6 +99,7 @@ double measureReadBandwidth(int32_t threads) {
 const char* cpuKernelsInUse() {
     if (kernels::activeKernelPath() != kernels::KernelPath::Avx2) return "scalar";
     if (kernels::amxActive()) return "avx512-vnni+amx";
+    if (kernels::tileGemmActive()) return "avx512-vnni+tiles";
     return kernels::vnniActive() ? "avx512-vnni" : "avx2";
 }
 

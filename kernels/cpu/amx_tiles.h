@@ -89,8 +89,51 @@ inline void packUnit(const int8_t* q, size_t qStride, size_t at, const float* sc
 
 // Unit sums for 32 activation rows (a, rows `stride` apart) and two packed
 // weight tiles: s[(2a + b) * 256 + 16 r + c] for activation tile a's row r
-// and weight tile b's row c, before corrections.
-inline void multiplyUnit(const uint8_t* a, long stride, const uint8_t* w0, const uint8_t* w1, int32_t* s) {
+// and weight tile b's row c, before corrections. On AMX tiles:
+struct AmxBackend {
+    static void begin(int S) { configureTiles(S); }
+    static void end() { _tile_release(); }
+    template <int S>
+    static void multiplyUnit(const uint8_t* a, long stride, const uint8_t* w0, const uint8_t* w1, int32_t* s);
+};
+
+// The same sums with AVX-512 VNNI, for CPUs without AMX: a weight tile's S/4
+// rows of 64 bytes in registers, and per activation row S/4 vpdpbusd against
+// its bytes four at a time broadcast to every lane (lane c: weight row c).
+// The integer sums are the tiles', so the results are bit for bit AMX's.
+struct VnniBackend {
+    static void begin(int) {}
+    static void end() {}
+    template <int S>
+    static void multiplyUnit(const uint8_t* a, long stride, const uint8_t* w0, const uint8_t* w1, int32_t* s) {
+        __m512i b0[S / 4], b1[S / 4];
+        #pragma GCC unroll 8
+        for (int j = 0; j < S / 4; ++j) {
+            b0[j] = _mm512_loadu_si512(w0 + 64 * j);
+            b1[j] = _mm512_loadu_si512(w1 + 64 * j);
+        }
+        for (int ta = 0; ta < 2; ++ta) {
+            #pragma GCC unroll 2
+            for (int r = 0; r < kTile; ++r) {
+                const uint8_t* x = a + (kTile * ta + r) * stride;
+                __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+                #pragma GCC unroll 8
+                for (int j = 0; j < S / 4; ++j) {
+                    int32_t four;
+                    std::memcpy(&four, x + 4 * j, 4);
+                    const __m512i xb = _mm512_set1_epi32(four);
+                    c0 = _mm512_dpbusd_epi32(c0, xb, b0[j]);
+                    c1 = _mm512_dpbusd_epi32(c1, xb, b1[j]);
+                }
+                _mm512_store_si512(s + ((2 * ta) * kTile + r) * kTile, c0);
+                _mm512_store_si512(s + ((2 * ta + 1) * kTile + r) * kTile, c1);
+            }
+        }
+    }
+};
+
+template <int S>
+inline void AmxBackend::multiplyUnit(const uint8_t* a, long stride, const uint8_t* w0, const uint8_t* w1, int32_t* s) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -139,7 +182,7 @@ inline void addUnit(float* acc, const int32_t* s, const uint8_t* w0, const uint8
 // apart, unit u's bytes at row + actAt(u), its dx at row + dxAt + 4u and its
 // dx * sum(x) at row + dxSumAt + 4u) into out[m * outStride + j] for m < M
 // and j < cols.
-template <class L, class ActAt>
+template <class Backend, class L, class ActAt>
 void gemmPair(const uint8_t* w0, int64_t units, ActAt actAt, const uint8_t* act, size_t actStride, size_t dxAt,
               size_t dxSumAt, int64_t mBegin, int64_t mEnd, int64_t M, float* out, size_t outStride, int cols) {
     const uint8_t* w1 = w0 + size_t(units) * L::kPackedBytes;
@@ -148,7 +191,7 @@ void gemmPair(const uint8_t* w0, int64_t units, ActAt actAt, const uint8_t* act,
     for (int b = 0; b < 2; ++b) colMask[b] = __mmask16((1u << std::clamp(cols - kTile * b, 0, kTile)) - 1);
     alignas(64) int32_t sums[2][4 * kTile * kTile];  // two units in flight: one on the tiles, one being scaled
     alignas(64) float acc[4 * kTile * kTile];
-    configureTiles(L::kBytes);
+    Backend::begin(L::kBytes);
     auto unitW = [&](const uint8_t* w, int64_t u) { return w + size_t(u) * L::kPackedBytes; };
     for (int64_t m0 = mBegin; m0 < mEnd; m0 += kPair) {
         const uint8_t* a = act + size_t(m0) * actStride;
@@ -159,9 +202,9 @@ void gemmPair(const uint8_t* w0, int64_t units, ActAt actAt, const uint8_t* act,
             dxSum[r] = reinterpret_cast<const float*>(a + size_t(r) * actStride + dxSumAt);
         }
         std::memset(acc, 0, sizeof acc);
-        multiplyUnit(a + actAt(0), stride, w0, w1, sums[0]);
+        Backend::template multiplyUnit<L::kBytes>(a + actAt(0), stride, w0, w1, sums[0]);
         for (int64_t u = 1; u < units; ++u) {
-            multiplyUnit(a + actAt(u), stride, unitW(w0, u), unitW(w1, u), sums[u & 1]);
+            Backend::template multiplyUnit<L::kBytes>(a + actAt(u), stride, unitW(w0, u), unitW(w1, u), sums[u & 1]);
             addUnit<L>(acc, sums[(u - 1) & 1], unitW(w0, u - 1), unitW(w1, u - 1), dx, dxSum, u - 1);
         }
         addUnit<L>(acc, sums[(units - 1) & 1], unitW(w0, units - 1), unitW(w1, units - 1), dx, dxSum, units - 1);
@@ -172,7 +215,7 @@ void gemmPair(const uint8_t* w0, int64_t units, ActAt actAt, const uint8_t* act,
                         _mm512_mask_storeu_ps(out + size_t(m0 + kTile * ta + r) * outStride + kTile * b, colMask[b],
                                               _mm512_load_ps(acc + ((2 * ta + b) * kTile + r) * kTile));
     }
-    _tile_release();
+    Backend::end();
 }
 
 } // namespace

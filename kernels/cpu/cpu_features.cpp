@@ -90,7 +90,8 @@ static bool envSays(const char* a, const char* b, const char* c = nullptr) {
     return env && (std::strcmp(env, a) == 0 || std::strcmp(env, b) == 0 || (c && std::strcmp(env, c) == 0));
 }
 
-static bool defaultAmx() { return cpuHasVnni() && cpuFeatures().amxInt8 && !envSays("avx512", "avx2", "scalar"); }
+static bool defaultTileGemm() { return cpuHasVnni() && !envSays("avx512-rows", "avx2", "scalar"); }
+static bool defaultAmx() { return defaultTileGemm() && cpuFeatures().amxInt8 && !envSays("avx512", "avx512-rows"); }
 
 static bool defaultAvx512Variants() {
     const char* env = std::getenv("WEIR_KERNELS");
@@ -101,6 +102,7 @@ static bool defaultAvx512Variants() {
 static std::atomic<int> g_vnni{-1};
 static std::atomic<int> g_avx512Variants{-1};
 static std::atomic<int> g_amx{-1};
+static std::atomic<int> g_tileGemm{-1};
 
 // -1: not chosen yet; otherwise a KernelPath value.
 static std::atomic<int> g_path{-1};
@@ -130,8 +132,24 @@ bool forceVnni(bool on) {
     return true;
 }
 
-bool amxActive() {
+bool tileGemmActive() {
     if (!vnniActive()) return false;
+    int v = g_tileGemm.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = defaultTileGemm() ? 1 : 0;
+        g_tileGemm.store(v, std::memory_order_relaxed);
+    }
+    return v == 1;
+}
+
+bool forceTileGemm(bool on) {
+    if (on && !cpuHasVnni()) return false;
+    g_tileGemm.store(on ? 1 : 0, std::memory_order_relaxed);
+    return true;
+}
+
+bool amxActive() {
+    if (!tileGemmActive()) return false;
     int v = g_amx.load(std::memory_order_relaxed);
     if (v < 0) {
         v = defaultAmx() ? 1 : 0;
@@ -173,6 +191,7 @@ void resetKernelPath() {
     g_vnni.store(defaultVnni() ? 1 : 0, std::memory_order_relaxed);
     g_avx512Variants.store(defaultAvx512Variants() ? 1 : 0, std::memory_order_relaxed);
     g_amx.store(defaultAmx() ? 1 : 0, std::memory_order_relaxed);
+    g_tileGemm.store(defaultTileGemm() ? 1 : 0, std::memory_order_relaxed);
 }
 
 } // namespace weir::kernels

@@ -43,15 +43,21 @@ bool vnniActive();
 // (and returns false, changing nothing, where it cannot).
 bool forceVnni(bool on);
 
-// AMX-INT8 tiles (tdpbusd) for the prefill GEMMs of Q4_0/Q5_0/Q8_0/Q4_K/Q6_K
-// weights (amx_tiles.h): one instruction multiplies 16 activation rows by 16
-// weight rows over a block or sub-block. The integer sums per block are the
-// other kernels'; the float sum over blocks runs in block order instead of
-// 8 lanes, so results differ from the AVX2/VNNI kernels in rounding only.
-// On when VNNI is on and the CPU and kernel allow AMX, unless WEIR_KERNELS is
-// avx512, avx2 or scalar.
+// Prompt GEMMs in tiles (amx_tiles.h): rows of batches of 32 or more with
+// Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weights are multiplied 32 activation rows by 32
+// weight rows per block or sub-block, on AMX-INT8 tiles (tdpbusd) where the
+// CPU has them, else with AVX-512 VNNI over the same layout (bit for bit the
+// same results). The integer sums per block are the row kernels'; the float
+// sum over blocks runs in block order instead of llama.cpp's 8 lanes, so
+// results differ from the row kernels (and llama.cpp's AVX2 build) in
+// rounding only.
+// Tiles: on when VNNI is on, unless WEIR_KERNELS is avx512-rows, avx2 or
+// scalar. AMX: on where tiles are, the CPU has AMX-INT8 and the kernel grants
+// the tile state, unless WEIR_KERNELS is avx512.
+bool tileGemmActive();
 bool amxActive();
-// Test hook, as forceVnni.
+// Test hooks, as forceVnni (AMX on needs tiles on).
+bool forceTileGemm(bool on);
 bool forceAmx(bool on);
 
 // llama.cpp built for AVX-512 (F and DQ) computes two things differently

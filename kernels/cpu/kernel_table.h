@@ -98,9 +98,10 @@ void avx512PackTiles(GgmlType type, const void* w, size_t rowStride, int64_t row
 void avx512TileDot(const uint8_t* tile, const uint8_t* act, size_t actStride, int nx, int64_t k, float* out,
                    size_t outStride, int cols);
 
-// AMX-INT8 GEMMs for many activation rows (amx_tiles.h says how), for
-// Q4_0/Q5_0/Q8_0 (quant_legacy_amx.cpp) and Q4_K/Q6_K (quant_k_amx.cpp).
-// Only call when amxActive(). Per matmul: every activation row converted
+// Tile GEMMs for many activation rows (amx_tiles.h says how), for
+// Q4_0/Q5_0/Q8_0 (quant_legacy_amx.cpp) and Q4_K/Q6_K (quant_k_amx.cpp), on
+// AMX-INT8 tiles (only call when amxActive()) or AVX-512 VNNI (when
+// tileGemmActive()). Per matmul: every activation row converted
 // with convertAct into actRowBytes(k) (quantized, biased, unit scales), rows
 // padded with zeros to a multiple of 32; the weights packed 16 rows at a
 // time into packedTileBytes(k) per tile (packTiles; rows past `rows` are
@@ -116,6 +117,10 @@ struct AmxOps {
     void (*convertAct)(const float* x, void* dst, int64_t k);
     void (*gemmTilePair)(const void* packedPair, const uint8_t* act, size_t actStride, int64_t mBegin, int64_t mEnd,
                          int64_t M, int64_t k, float* out, size_t outStride, int cols);
+    // The same with AVX-512 VNNI instead of tiles (only when vnniActive()):
+    // the same integer sums, so bit for bit the same results.
+    void (*gemmTilePairVnni)(const void* packedPair, const uint8_t* act, size_t actStride, int64_t mBegin, int64_t mEnd,
+                             int64_t M, int64_t k, float* out, size_t outStride, int cols);
 };
 constexpr int kAmxTileRows = 16;
 const AmxOps* amxLegacyOps(GgmlType type);  // nullptr for other types

@@ -34,13 +34,13 @@ constexpr int64_t kParallelConvertElems = int64_t(1) << 18;
 constexpr int64_t kPackMinActs = 32;
 constexpr size_t kPackMaxBytes = size_t(32) << 20;
 
-// AMX tiles take 16 activation rows at a time: from 32 rows they beat the
-// VNNI kernels even with a part-empty last tile. Activation rows per work
+// Tiles take 32 activation rows at a time: from 32 rows they beat the row
+// kernels even with a part-empty last tile. Activation rows per work
 // item (with one 16-row weight tile): their bytes stay in L2 meanwhile.
 constexpr int64_t kAmxMinActs = 32;
 constexpr int64_t kAmxItemActs = 256;
 
-// matmul() on AMX tiles (kernel_table.h: AmxOps): activations converted
+// matmul() in tiles, AMX or VNNI (kernel_table.h: AmxOps): activations converted
 // into rows padded to a multiple of 32, the weights packed into tiles once
 // per call (an even number, the last ones padded with zero rows), then
 // (activation chunk x weight tile pair) items on the pool.
@@ -63,11 +63,12 @@ void matmulAmx(const WeightView& w, const detail::AmxOps& amx, const float* x, i
     uint8_t* packed = packScratch.data();
     pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) { amx.packTiles(w.data, w.rowStride, N, K, b, e, packed); });
     const int64_t chunks = (mPadded + kAmxItemActs - 1) / kAmxItemActs;
+    const auto gemm = amxActive() ? amx.gemmTilePair : amx.gemmTilePairVnni;
     pool.parallelFor(nPairs * chunks, [&](int64_t begin, int64_t end, int) {
         for (int64_t item = begin; item < end; ++item) {
             const int64_t p = item % nPairs, m0 = (item / nPairs) * kAmxItemActs;
-            amx.gemmTilePair(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + kAmxItemActs), M,
-                             K, y + p * P, size_t(N), int(std::min(P, N - p * P)));
+            gemm(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + kAmxItemActs), M, K, y + p * P,
+                 size_t(N), int(std::min(P, N - p * P)));
         }
     });
 }
@@ -139,9 +140,9 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     if (M <= 0 || w.rows <= 0) return;
     const detail::TypeOps& ops = *detail::typeOps(w.type);
     if (w.tiles) return matmulTiles(w, ops, x, M, y, pool);
-    const detail::AmxOps* amx = M >= kAmxMinActs && amxActive() ? detail::amxOps(w.type) : nullptr;
+    const detail::AmxOps* amx = M >= kAmxMinActs && tileGemmActive() ? detail::amxOps(w.type) : nullptr;
     if (amx) {
-        // Rows of batches of 32+ (prompts) on AMX tiles; rows of smaller ones
+        // Rows of batches of 32+ (prompts) in tiles; rows of smaller ones
         // (decode steps, drafts) keep the kernels they would get alone, so
         // their results do not depend on what shares their step.
         auto onTiles = [&](int64_t m) { return !groups || !groups->size || groups->size[m] >= kAmxMinActs; };

@@ -142,17 +142,18 @@ void convertAct(const float* x, void* dst, int64_t k) {
     }
 }
 
-template <class T>
+template <class T, class Backend>
 void gemmTilePair(const void* packedPair, const uint8_t* act, size_t actStride, int64_t mBegin, int64_t mEnd, int64_t M,
                   int64_t k, float* out, size_t outStride, int cols) {
     constexpr int G = kUnitsPerBlock<T>, S = T::Layout::kBytes;
     auto actAt = [](int64_t u) { return size_t(u / G) * sizeof(Q8_K) + offsetof(Q8_K, qs) + size_t(u % G) * S; };
-    gemmPair<typename T::Layout>(static_cast<const uint8_t*>(packedPair), k / S, actAt, act, actStride, dxAt<T>(k),
+    gemmPair<Backend, typename T::Layout>(static_cast<const uint8_t*>(packedPair), k / S, actAt, act, actStride, dxAt<T>(k),
                                  dxSumAt<T>(k), mBegin, mEnd, M, out, outStride, cols);
 }
 
 template <class T>
-constexpr AmxOps kOps{packedTileBytes<T>, packTiles<T>, actBytes<T>, convertAct<T>, gemmTilePair<T>};
+constexpr AmxOps kOps{packedTileBytes<T>, packTiles<T>, actBytes<T>, convertAct<T>, gemmTilePair<T, AmxBackend>,
+                      gemmTilePair<T, VnniBackend>};
 
 } // namespace
 

@@ -48,16 +48,18 @@ void convertAct(const float* x, void* dst, int64_t k) {
     avx512BiasActivations(dst, k);
 }
 
+template <class Backend>
 void gemmTilePair(const void* packedPair, const uint8_t* act, size_t actStride, int64_t mBegin, int64_t mEnd, int64_t M,
                   int64_t k, float* out, size_t outStride, int cols) {
     const int64_t nb = k / QK;
     auto actAt = [](int64_t u) { return size_t(u) * sizeof(Q8_0) + offsetof(Q8_0, qs); };
-    gemmPair<Layout>(static_cast<const uint8_t*>(packedPair), nb, actAt, act, actStride, actScalesOffset(nb, sizeof(Q8_0)),
+    gemmPair<Backend, Layout>(static_cast<const uint8_t*>(packedPair), nb, actAt, act, actStride, actScalesOffset(nb, sizeof(Q8_0)),
                      0, mBegin, mEnd, M, out, outStride, cols);
 }
 
 template <class U>
-constexpr AmxOps kOps{packedTileBytes, packTiles<U>, actBytes, convertAct, gemmTilePair};
+constexpr AmxOps kOps{packedTileBytes, packTiles<U>, actBytes, convertAct, gemmTilePair<AmxBackend>,
+                      gemmTilePair<VnniBackend>};
 
 } // namespace
 

@@ -47,8 +47,8 @@ struct DecodeTraffic {
 double measureReadBandwidth(int32_t threads);
 
 // The CPU kernels matmul uses on this machine: "scalar", "avx2",
-// "avx512-vnni" or "avx512-vnni+amx" (AMX tiles for prompts), as
-// WEIR_KERNELS and the CPU allow.
+// "avx512-vnni", "avx512-vnni+tiles" (prompts in the tile layout) or
+// "avx512-vnni+amx" (on AMX tiles), as WEIR_KERNELS and the CPU allow.
 const char* cpuKernelsInUse();
 
 class ModelRunner {

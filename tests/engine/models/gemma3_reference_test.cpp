@@ -152,18 +152,20 @@ WEIR_TEST(Gemma3Reference, eightBitKvFollowsF16) {
     }
 }
 
-// On a CPU with AMX, prompts of 32+ tokens go through AMX tiles, whose float
-// sums over blocks run in another order than llama.cpp's AVX2 build: results
-// round differently (as llama.cpp's own AVX-512 build does from its AVX2 one),
-// so the tests above replay the recorded build with the tiles off. This one
+// Prompts of 32+ tokens go through the tile GEMM (AMX tiles, or VNNI over
+// the same layout: kernels::tileGemmActive), whose float sums over blocks
+// run in another order than llama.cpp's AVX2 build: results round
+// differently (as llama.cpp's own AVX-512 build does from its AVX2 one), so
+// the tests above replay the recorded build with tiles off. This one
 // measures the tiles against the reference as eightBitKvFollowsF16 measures
 // 8-bit caches: teacher-forced, every position of a case in one batch (all
-// on tiles), asserted; free-running greedy, where the first flipped near-tie
+// in tiles), asserted; free-running greedy, where the first flipped near-tie
 // ends the comparison, printed.
-WEIR_TEST(Gemma3Reference, amxTilesFollowTheReference) {
-    if (!kernels::forceAmx(true)) SKIP("no AMX-INT8 on this CPU (or the kernel did not grant the tile state)");
+WEIR_TEST(Gemma3Reference, tileGemmFollowsTheReference) {
+    if (!kernels::forceTileGemm(true)) SKIP("no AVX-512 VNNI on this CPU");
+    kernels::forceAmx(true);  // where the CPU has it: the same results
     struct TilesOff {
-        ~TilesOff() { kernels::forceAmx(false); }
+        ~TilesOff() { kernels::forceTileGemm(false); }
     } tilesOff;
     const size_t steps = [&] { size_t n = 0; for (const auto& c : ref_.cases) n += c.generated.size(); return n; }();
     const size_t forced = teacherForcedAgreement(KvDtype::F16);
@@ -173,10 +175,10 @@ WEIR_TEST(Gemma3Reference, amxTilesFollowTheReference) {
         runs.push_back(runAlone(*model_, c, *pool_));
         identical += matchingSteps(c, runs.back()) == c.generated.size();
     }
-    std::printf("  AMX tiles: %zu/%zu teacher-forced steps agree with llama.cpp (%.1f%%); alone, %zu/%zu cases identical, \n"
-                "%zu/%zu greedy tokens before the first difference\n",
-                forced, steps, 100.0 * double(forced) / double(steps), identical, ref_.cases.size(), greedyAgreement(runs),
-                steps);
+    std::printf("  tile GEMM (%s): %zu/%zu teacher-forced steps agree with llama.cpp (%.1f%%); alone, %zu/%zu cases \n"
+                "identical, %zu/%zu greedy tokens before the first difference\n",
+                kernels::amxActive() ? "AMX" : "VNNI", forced, steps, 100.0 * double(forced) / double(steps), identical,
+                ref_.cases.size(), greedyAgreement(runs), steps);
     // A wrong kernel predicts garbage everywhere; rounding only flips near-ties.
     REQUIRE(double(forced) >= 0.95 * double(steps));
 }

@@ -63,11 +63,11 @@ using weirtest::fileSha256;
 
 // llama.cpp's AVX-512 and AVX2 builds round some ops differently (see
 // kernels::avx512VariantsActive): replay the build that recorded `r`. No
-// AMX tiles either (kernels::amxActive): their sums over blocks run in
-// another order than any of llama.cpp's vector kernels.
+// tile GEMMs either (kernels::tileGemmActive): their sums over blocks run in
+// another order than llama.cpp's vector kernels.
 // Returns false where this CPU cannot (no AVX2 path for the AVX-512 variants).
 inline bool useBuildOf(const Reference& r) {
-    kernels::forceAmx(false);
+    kernels::forceTileGemm(false);
     return kernels::forceAvx512Variants(r.avx512Build);
 }
 

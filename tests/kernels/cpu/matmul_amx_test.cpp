@@ -84,7 +84,7 @@ std::vector<double> magnitudes(const Case& c) {
 }
 
 std::vector<float> vnniResult(const Case& c) {
-    REQUIRE(forceAmx(false) || !cpuFeatures().amxInt8);
+    REQUIRE(forceTileGemm(false));  // the row kernels
     std::vector<float> y(size_t(c.m * c.n), NAN);
     matmul(c.view(), c.x.data(), c.m, y.data(), *pool_);
     return y;
@@ -166,7 +166,8 @@ WEIR_TEST(MatmulAmx, emulatedTilesMatchVnni) {
 }
 
 WEIR_TEST(MatmulAmx, amxMatchesVnni) {
-    if (!vnniHere() || !forceAmx(true)) SKIP("no AMX-INT8 on this CPU (or the kernel did not grant the tile state)");
+    if (!vnniHere() || !forceTileGemm(true) || !forceAmx(true))
+        SKIP("no AMX-INT8 on this CPU (or the kernel did not grant the tile state)");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
     REQUIRE(forceVnni(true));
     int exact = 0, close = 0;
@@ -175,6 +176,7 @@ WEIR_TEST(MatmulAmx, amxMatchesVnni) {
             for (bool integral : {true, false}) {
                 if (integral && !integralFits(s)) continue;
                 const Case c = makeCase(t, s.m, s.k, s.n, unsigned(s.m + s.n + integral), integral);
+                REQUIRE(forceTileGemm(true));
                 REQUIRE(forceAmx(true));
                 REQUIRE(amxActive());
                 std::vector<float> y(size_t(c.m * c.n), NAN);
@@ -186,14 +188,40 @@ WEIR_TEST(MatmulAmx, amxMatchesVnni) {
     resetKernelPath();
 }
 
-// In a step that mixes a prompt's rows (a batch of 40) with decode rows (1
-// each), only the prompt's rows take the tiles: every row's result is what
-// the same rows give in a matmul of their own.
-WEIR_TEST(MatmulAmx, onlyRowsOfLargeBatchesTakeTheTiles) {
-    if (!vnniHere() || !forceAmx(true)) SKIP("no AMX-INT8 on this CPU (or the kernel did not grant the tile state)");
+// The tile GEMM through matmul() with AVX-512 VNNI (what CPUs without AMX
+// run): bit for bit the emulated AMX kernel, and so the real one.
+WEIR_TEST(MatmulAmx, vnniTilesAreTheTilesBitForBit) {
+    if (!vnniHere()) SKIP("no AVX-512 VNNI on this CPU");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
     REQUIRE(forceVnni(true));
-    REQUIRE(forceAmx(true));
+    int compared = 0;
+    for (GgmlType t : kTypes)
+        for (const Shape& s : shapesFor(t)) {
+            if (s.m < 32) continue;  // matmul takes tiles from 32 rows
+            const Case c = makeCase(t, s.m, s.k, s.n, unsigned(s.m * 5 + s.k), false);
+            REQUIRE(forceTileGemm(true));
+            forceAmx(false);
+            REQUIRE(tileGemmActive() && !amxActive());
+            std::vector<float> y(size_t(c.m * c.n), NAN);
+            matmul(c.view(), c.x.data(), c.m, y.data(), *pool_);
+            const std::vector<float> emulated = emulatedResult(c);
+            REQUIRE_MSG(std::memcmp(y.data(), emulated.data(), y.size() * 4) == 0, str(typeName(t), " m=", s.m, " n=", s.n));
+            compared += int(y.size());
+        }
+    std::printf("  %d outputs of the VNNI tile GEMM identical to the emulated AMX kernel\n", compared);
+    resetKernelPath();
+}
+
+// In a step that mixes a prompt's rows (a batch of 40) with decode rows (1
+// each), only the prompt's rows take the tiles (AMX where the CPU has it,
+// else VNNI): every row's result is what the same rows give in a matmul of
+// their own.
+WEIR_TEST(MatmulAmx, onlyRowsOfLargeBatchesTakeTheTiles) {
+    if (!vnniHere()) SKIP("no AVX-512 VNNI on this CPU");
+    REQUIRE(forceKernelPath(KernelPath::Avx2));
+    REQUIRE(forceVnni(true));
+    REQUIRE(forceTileGemm(true));
+    forceAmx(true);  // where it can
     for (GgmlType t : {GgmlType::Q5_0, GgmlType::Q4_K}) {
         const int64_t k = 512, n = 40, prompt = 40, m = prompt + 3;
         const Case c = makeCase(t, m, k, n, 99, false);
@@ -209,12 +237,12 @@ WEIR_TEST(MatmulAmx, onlyRowsOfLargeBatchesTakeTheTiles) {
             matmul(c.view(), c.x.data() + r * k, 1, alone.data(), *pool_);
             REQUIRE_MSG(std::memcmp(alone.data(), y.data() + r * n, alone.size() * 4) == 0, str(typeName(t), " row ", r));
         }
-        // And the prompt's rows did go through the tiles: not the VNNI results.
-        REQUIRE(forceAmx(false));
-        std::vector<float> vnni(size_t(prompt * n));
-        matmul(c.view(), c.x.data() + 1 * k, prompt, vnni.data(), *pool_);
-        REQUIRE(std::memcmp(vnni.data(), promptAlone.data(), vnni.size() * 4) != 0);
-        REQUIRE(forceAmx(true));
+        // And the prompt's rows did go through the tiles: not the row kernels' results.
+        REQUIRE(forceTileGemm(false));
+        std::vector<float> rows(size_t(prompt * n));
+        matmul(c.view(), c.x.data() + 1 * k, prompt, rows.data(), *pool_);
+        REQUIRE(std::memcmp(rows.data(), promptAlone.data(), rows.size() * 4) != 0);
+        REQUIRE(forceTileGemm(true));
     }
     resetKernelPath();
 }

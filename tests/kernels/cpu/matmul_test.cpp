@@ -280,7 +280,7 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical) {
     if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
     if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
-    forceAmx(false);  // 32+ rows would take AMX tiles, which round differently (matmul_amx_test)
+    forceTileGemm(false);  // 32+ rows would take the tile GEMM, which rounds differently (matmul_amx_test)
     int compared = 0;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
         // 19 rows: the last one alone; 32: pairs only, which from 32 activation
@@ -314,7 +314,7 @@ WEIR_TEST(Matmul, matmul_packedTiles) {
     if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
     REQUIRE(forceVnni(true));
-    forceAmx(false);
+    forceTileGemm(false);
     int compared = 0;
     for (bool integral : {false, true}) {
         for (int64_t n : {int64_t(2), int64_t(19), int64_t(48)}) {
@@ -380,7 +380,7 @@ WEIR_TEST(Matmul, matmul_vnniAndAvx2Identical_kQuants) {
     if (!canUse(KernelPath::Avx2)) SKIP("no AVX2 on this CPU");
     if (!forceVnni(true)) SKIP("no AVX-512 VNNI on this CPU");
     REQUIRE(forceKernelPath(KernelPath::Avx2));
-    forceAmx(false);  // 32+ rows would take AMX tiles, which round differently (matmul_amx_test)
+    forceTileGemm(false);  // 32+ rows would take the tile GEMM, which rounds differently (matmul_amx_test)
     int compared = 0;
     for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
         for (int64_t n : {16, 19}) {
