@@ -80,22 +80,18 @@ static bool cpuHasVnni() {
     return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
 }
 
-static bool defaultVnni() {
-    const char* env = std::getenv("WEIR_KERNELS");
-    return cpuHasVnni() && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
-}
-
+// WEIR_KERNELS is one of a, b or c.
 static bool envSays(const char* a, const char* b, const char* c = nullptr) {
     const char* env = std::getenv("WEIR_KERNELS");
     return env && (std::strcmp(env, a) == 0 || std::strcmp(env, b) == 0 || (c && std::strcmp(env, c) == 0));
 }
 
+static bool defaultVnni() { return cpuHasVnni() && !envSays("avx2", "scalar"); }
 static bool defaultTileGemm() { return cpuHasVnni() && !envSays("avx512-rows", "avx2", "scalar"); }
 static bool defaultAmx() { return defaultTileGemm() && cpuFeatures().amxInt8 && !envSays("avx512", "avx512-rows"); }
 
 static bool defaultAvx512Variants() {
-    const char* env = std::getenv("WEIR_KERNELS");
-    return cpuFeatures().avx512f && cpuFeatures().avx512dq && !(env && (std::strcmp(env, "avx2") == 0 || std::strcmp(env, "scalar") == 0));
+    return cpuFeatures().avx512f && cpuFeatures().avx512dq && !envSays("avx2", "scalar");
 }
 
 // -1: not chosen yet; 0 off; 1 on.
@@ -107,6 +103,16 @@ static std::atomic<int> g_tileGemm{-1};
 // -1: not chosen yet; otherwise a KernelPath value.
 static std::atomic<int> g_path{-1};
 
+// A switch's state, chosen by byDefault() on first use.
+static bool switchOn(std::atomic<int>& flag, bool (*byDefault)()) {
+    int v = flag.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = byDefault() ? 1 : 0;
+        flag.store(v, std::memory_order_relaxed);
+    }
+    return v == 1;
+}
+
 KernelPath activeKernelPath() {
     int p = g_path.load(std::memory_order_relaxed);
     if (p < 0) {
@@ -116,15 +122,7 @@ KernelPath activeKernelPath() {
     return KernelPath(p);
 }
 
-bool vnniActive() {
-    if (activeKernelPath() != KernelPath::Avx2) return false;
-    int v = g_vnni.load(std::memory_order_relaxed);
-    if (v < 0) {
-        v = defaultVnni() ? 1 : 0;
-        g_vnni.store(v, std::memory_order_relaxed);
-    }
-    return v == 1;
-}
+bool vnniActive() { return activeKernelPath() == KernelPath::Avx2 && switchOn(g_vnni, defaultVnni); }
 
 bool forceVnni(bool on) {
     if (on && !cpuHasVnni()) return false;
@@ -132,15 +130,7 @@ bool forceVnni(bool on) {
     return true;
 }
 
-bool tileGemmActive() {
-    if (!vnniActive()) return false;
-    int v = g_tileGemm.load(std::memory_order_relaxed);
-    if (v < 0) {
-        v = defaultTileGemm() ? 1 : 0;
-        g_tileGemm.store(v, std::memory_order_relaxed);
-    }
-    return v == 1;
-}
+bool tileGemmActive() { return vnniActive() && switchOn(g_tileGemm, defaultTileGemm); }
 
 bool forceTileGemm(bool on) {
     if (on && !cpuHasVnni()) return false;
@@ -148,15 +138,7 @@ bool forceTileGemm(bool on) {
     return true;
 }
 
-bool amxActive() {
-    if (!tileGemmActive()) return false;
-    int v = g_amx.load(std::memory_order_relaxed);
-    if (v < 0) {
-        v = defaultAmx() ? 1 : 0;
-        g_amx.store(v, std::memory_order_relaxed);
-    }
-    return v == 1;
-}
+bool amxActive() { return tileGemmActive() && switchOn(g_amx, defaultAmx); }
 
 bool forceAmx(bool on) {
     if (on && !(cpuHasVnni() && cpuFeatures().amxInt8)) return false;
@@ -165,13 +147,7 @@ bool forceAmx(bool on) {
 }
 
 bool avx512VariantsActive() {
-    if (activeKernelPath() != KernelPath::Avx2) return false;
-    int v = g_avx512Variants.load(std::memory_order_relaxed);
-    if (v < 0) {
-        v = defaultAvx512Variants() ? 1 : 0;
-        g_avx512Variants.store(v, std::memory_order_relaxed);
-    }
-    return v == 1;
+    return activeKernelPath() == KernelPath::Avx2 && switchOn(g_avx512Variants, defaultAvx512Variants);
 }
 
 bool forceAvx512Variants(bool on) {
