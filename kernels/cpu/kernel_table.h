@@ -109,7 +109,7 @@ void avx512TileDot(const uint8_t* tile, const uint8_t* act, size_t actStride, in
 // rows [mBegin, mEnd) (multiples of 32), writing out[m * outStride + j] for
 // m < M and j < cols (at most 32). The integer sums per unit are the VNNI
 // kernels'; the float sum over units runs in unit order.
-struct AmxOps {
+struct TileGemmOps {
     size_t (*packedTileBytes)(int64_t k);
     void (*packTiles)(const void* w, size_t rowStride, int64_t rows, int64_t k, int64_t tileBegin, int64_t tileEnd,
                       void* dst);
@@ -123,11 +123,11 @@ struct AmxOps {
                              int64_t M, int64_t k, float* out, size_t outStride, int cols);
 };
 constexpr int kAmxTileRows = 16;
-const AmxOps* amxLegacyOps(GgmlType type);  // nullptr for other types
-const AmxOps* amxKOps(GgmlType type);       // nullptr for other types
-inline const AmxOps* amxOps(GgmlType type) {
-    const AmxOps* ops = amxLegacyOps(type);
-    return ops ? ops : amxKOps(type);
+const TileGemmOps* tileGemmLegacyOps(GgmlType type);  // nullptr for other types
+const TileGemmOps* tileGemmKOps(GgmlType type);       // nullptr for other types
+inline const TileGemmOps* tileGemmOps(GgmlType type) {
+    const TileGemmOps* ops = tileGemmLegacyOps(type);
+    return ops ? ops : tileGemmKOps(type);
 }
 
 // AVX-512 VNNI variants (same results) of the K-quant kernels behind avx2Dot

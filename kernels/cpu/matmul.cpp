@@ -37,37 +37,37 @@ constexpr size_t kPackMaxBytes = size_t(32) << 20;
 // Tiles take 32 activation rows at a time: from 32 rows they beat the row
 // kernels even with a part-empty last tile. Activation rows per work
 // item (with one 16-row weight tile): their bytes stay in L2 meanwhile.
-constexpr int64_t kAmxMinActs = 32;
-constexpr int64_t kAmxItemActs = 256;
+constexpr int64_t kTileMinActs = 32;
+constexpr int64_t kTileItemActs = 256;
 
-// matmul() in tiles, AMX or VNNI (kernel_table.h: AmxOps): activations converted
-// into rows padded to a multiple of 32, the weights packed into tiles once
-// per call (an even number, the last ones padded with zero rows), then
-// (activation chunk x weight tile pair) items on the pool.
-void matmulAmx(const WeightView& w, const detail::AmxOps& amx, const float* x, int64_t M, float* y, ThreadPool& pool) {
+// matmul() in tiles, AMX or VNNI (kernel_table.h: TileGemmOps): activations
+// converted into rows padded to a multiple of 32, the weights packed into
+// tiles once per call (an even number, the last ones padded with zero rows),
+// then (activation chunk x weight tile pair) items on the pool.
+void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool) {
     constexpr int64_t P = 2 * detail::kAmxTileRows;
     const int64_t K = w.cols, N = w.rows;
     const int64_t mPadded = (M + P - 1) / P * P, nPairs = (N + P - 1) / P;
-    const size_t actStride = amx.actRowBytes(K);
+    const size_t actStride = ops.actRowBytes(K);
     thread_local std::vector<uint8_t> actScratch, packScratch;
     if (actScratch.size() < size_t(mPadded) * actStride) actScratch.resize(size_t(mPadded) * actStride);
     uint8_t* act = actScratch.data();
     std::memset(act + size_t(M) * actStride, 0, size_t(mPadded - M) * actStride);
     auto convertRows = [&](int64_t b, int64_t e, int) {
-        for (int64_t m = b; m < e; ++m) amx.convertAct(x + m * K, act + size_t(m) * actStride, K);
+        for (int64_t m = b; m < e; ++m) ops.convertAct(x + m * K, act + size_t(m) * actStride, K);
     };
     if (M * K >= kParallelConvertElems && pool.size() > 1) pool.parallelFor(M, convertRows);
     else convertRows(0, M, 0);
-    const size_t tileBytes = amx.packedTileBytes(K);
+    const size_t tileBytes = ops.packedTileBytes(K);
     if (packScratch.size() < size_t(2 * nPairs) * tileBytes) packScratch.resize(size_t(2 * nPairs) * tileBytes);
     uint8_t* packed = packScratch.data();
-    pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) { amx.packTiles(w.data, w.rowStride, N, K, b, e, packed); });
-    const int64_t chunks = (mPadded + kAmxItemActs - 1) / kAmxItemActs;
-    const auto gemm = amxActive() ? amx.gemmTilePair : amx.gemmTilePairVnni;
+    pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) { ops.packTiles(w.data, w.rowStride, N, K, b, e, packed); });
+    const int64_t chunks = (mPadded + kTileItemActs - 1) / kTileItemActs;
+    const auto gemm = amxActive() ? ops.gemmTilePair : ops.gemmTilePairVnni;
     pool.parallelFor(nPairs * chunks, [&](int64_t begin, int64_t end, int) {
         for (int64_t item = begin; item < end; ++item) {
-            const int64_t p = item % nPairs, m0 = (item / nPairs) * kAmxItemActs;
-            gemm(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + kAmxItemActs), M, K, y + p * P,
+            const int64_t p = item % nPairs, m0 = (item / nPairs) * kTileItemActs;
+            gemm(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + kTileItemActs), M, K, y + p * P,
                  size_t(N), int(std::min(P, N - p * P)));
         }
     });
@@ -120,8 +120,8 @@ LlamaKernel llamaKernel(const WeightView& w, int64_t n, int64_t index) {
     return n >= 8 ? LlamaKernel::Tiled : LlamaKernel::RowDot;
 }
 
-// The AVX2 / VNNI / scalar kernels (everything but AMX tiles).
-void matmulVnni(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
+// The row kernels: AVX2, AVX-512 VNNI or scalar (everything but the tile GEMM).
+void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
                 const RowGroups* groups);
 
 } // namespace
@@ -140,31 +140,31 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     if (M <= 0 || w.rows <= 0) return;
     const detail::TypeOps& ops = *detail::typeOps(w.type);
     if (w.tiles) return matmulTiles(w, ops, x, M, y, pool);
-    const detail::AmxOps* amx = M >= kAmxMinActs && tileGemmActive() ? detail::amxOps(w.type) : nullptr;
-    if (amx) {
+    const detail::TileGemmOps* tiles = M >= kTileMinActs && tileGemmActive() ? detail::tileGemmOps(w.type) : nullptr;
+    if (tiles) {
         // Rows of batches of 32+ (prompts) in tiles; rows of smaller ones
         // (decode steps, drafts) keep the kernels they would get alone, so
         // their results do not depend on what shares their step.
-        auto onTiles = [&](int64_t m) { return !groups || !groups->size || groups->size[m] >= kAmxMinActs; };
+        auto onTiles = [&](int64_t m) { return !groups || !groups->size || groups->size[m] >= kTileMinActs; };
         for (int64_t m0 = 0; m0 < M;) {
             int64_t m1 = m0 + 1;
             while (m1 < M && onTiles(m1) == onTiles(m0)) ++m1;
-            if (onTiles(m0) && m1 - m0 >= kAmxMinActs) {
-                matmulAmx(w, *amx, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool);
+            if (onTiles(m0) && m1 - m0 >= kTileMinActs) {
+                matmulTileGemm(w, *tiles, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool);
             } else {
                 const RowGroups rest{groups ? groups->size + m0 : nullptr, groups ? groups->index + m0 : nullptr};
-                matmulVnni(w, ops, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool, groups ? &rest : nullptr);
+                matmulRows(w, ops, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool, groups ? &rest : nullptr);
             }
             m0 = m1;
         }
         return;
     }
-    matmulVnni(w, ops, x, M, y, pool, groups);
+    matmulRows(w, ops, x, M, y, pool, groups);
 }
 
 namespace {
 
-void matmulVnni(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
+void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
                 const RowGroups* groups) {
     const detail::RowDotFn dot = pickDot(w.type, ops);
     const bool followLlama = isKQuant(w.type) && activeKernelPath() == KernelPath::Avx2;

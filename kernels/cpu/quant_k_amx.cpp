@@ -152,12 +152,12 @@ void gemmTilePair(const void* packedPair, const uint8_t* act, size_t actStride, 
 }
 
 template <class T>
-constexpr AmxOps kOps{packedTileBytes<T>, packTiles<T>, actBytes<T>, convertAct<T>, gemmTilePair<T, AmxBackend>,
+constexpr TileGemmOps kOps{packedTileBytes<T>, packTiles<T>, actBytes<T>, convertAct<T>, gemmTilePair<T, AmxBackend>,
                       gemmTilePair<T, VnniBackend>};
 
 } // namespace
 
-const AmxOps* amxKOps(GgmlType type) {
+const TileGemmOps* tileGemmKOps(GgmlType type) {
     switch (type) {
     case GgmlType::Q4_K: return &kOps<AmxQ4_K>;
     case GgmlType::Q6_K: return &kOps<AmxQ6_K>;

@@ -58,12 +58,12 @@ void gemmTilePair(const void* packedPair, const uint8_t* act, size_t actStride, 
 }
 
 template <class U>
-constexpr AmxOps kOps{packedTileBytes, packTiles<U>, actBytes, convertAct, gemmTilePair<AmxBackend>,
+constexpr TileGemmOps kOps{packedTileBytes, packTiles<U>, actBytes, convertAct, gemmTilePair<AmxBackend>,
                       gemmTilePair<VnniBackend>};
 
 } // namespace
 
-const AmxOps* amxLegacyOps(GgmlType type) {
+const TileGemmOps* tileGemmLegacyOps(GgmlType type) {
     switch (type) {
     case GgmlType::Q4_0: return &kOps<BiasedQ4_0>;
     case GgmlType::Q5_0: return &kOps<BiasedQ5_0>;

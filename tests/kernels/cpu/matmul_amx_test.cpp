@@ -22,8 +22,8 @@ using namespace weir::kernels;
 using namespace weirtest;
 
 namespace weir::kernels::detail::emulated_amx {  // the *_amx.cpp files built with WEIR_AMX_EMULATE
-const AmxOps* amxLegacyOps(GgmlType type);
-const AmxOps* amxKOps(GgmlType type);
+const TileGemmOps* tileGemmLegacyOps(GgmlType type);
+const TileGemmOps* tileGemmKOps(GgmlType type);
 } // namespace weir::kernels::detail::emulated_amx
 
 namespace {
@@ -93,8 +93,8 @@ std::vector<float> vnniResult(const Case& c) {
 // The emulated kernel driven as matmul drives the real one.
 std::vector<float> emulatedResult(const Case& c) {
     namespace emu = detail::emulated_amx;
-    const detail::AmxOps* legacy = emu::amxLegacyOps(c.type);
-    const detail::AmxOps& amx = legacy ? *legacy : *emu::amxKOps(c.type);
+    const detail::TileGemmOps* legacy = emu::tileGemmLegacyOps(c.type);
+    const detail::TileGemmOps& amx = legacy ? *legacy : *emu::tileGemmKOps(c.type);
     constexpr int64_t P = 2 * detail::kAmxTileRows;
     const int64_t mPadded = (c.m + P - 1) / P * P, nPairs = (c.n + P - 1) / P;
     const size_t actStride = amx.actRowBytes(c.k);
