@@ -1,5 +1,8 @@
 #pragma once
-// Internal to the *_amx.cpp kernels: the AMX-INT8 GEMM driver they share.
+// Internal to the *_amx.cpp kernels: the tile GEMM driver they share, on
+// AMX-INT8 tiles (AmxBackend) or AVX-512 VNNI over the same layout
+// (VnniBackend, for CPUs without AMX; the same integer sums, so the same
+// results bit for bit).
 //
 // The weights are cut into units of S = 16 or 32 consecutive elements that
 // share one scale (a legacy block, a K-quant sub-block). Per unit, tdpbusd
@@ -15,6 +18,7 @@
 // -128 * sum(q) (int32), their scales (f32) and, for types with a minimum,
 // their minimums (f32). An activation row holds, besides its biased bytes, a
 // f32 scale per unit (dx) and, for types with a minimum, dx * sum(x) per unit.
+//
 // GCC 12's 512-bit intrinsics start from _mm512_undefined_*, which
 // -Wuninitialized reports where they are inlined (GCC bug 105593); nothing
 // here reads an uninitialized value. (Only the *_amx.cpp files include this.)
