@@ -31,7 +31,12 @@ Rectangle {
                 Label { text: qsTr("Qt"); color: Theme.muted }
                 Label { text: App.qtVersion; color: Theme.text }
                 Label { text: qsTr("CPU"); color: Theme.muted }
-                Label { text: qsTr("%1 threads \u00b7 %2").arg(App.settings.hardwareThreads).arg(App.settings.cpuFeatures || qsTr("baseline")); color: Theme.text }
+                Label {
+                    objectName: "cpuLine"
+                    text: qsTr("%1 threads \u00b7 %2 \u00b7 kernels: %3").arg(App.settings.hardwareThreads)
+                          .arg(App.settings.cpuFeatures || qsTr("baseline")).arg(App.settings.cpuKernels)
+                    color: Theme.text; wrapMode: Text.Wrap; Layout.fillWidth: true
+                }
                 Label { text: qsTr("Conversations"); color: Theme.muted }
                 Label { text: App.databasePath; color: Theme.text; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true }
                 Label { text: qsTr("Log file"); color: Theme.muted }

@@ -75,7 +75,7 @@ Rectangle {
                         Label { text: qsTr("Compute"); font.weight: Font.DemiBold; color: Theme.text }
                         SettingRow {
                             label: qsTr("Device")
-                            help: qsTr("CPU features: %1").arg(App.settings.cpuFeatures || qsTr("baseline"))
+                            help: qsTr("CPU features: %1 \u00b7 kernels: %2").arg(App.settings.cpuFeatures || qsTr("baseline")).arg(App.settings.cpuKernels)
                             ComboBox { model: [qsTr("CPU")]; enabled: false; implicitWidth: 160 }
                         }
                         SettingRow {

@@ -231,6 +231,10 @@ private slots:
         QQuickItem* highlighter = findItem(window_, "highlighterName");
         QVERIFY(highlighter->property("text").toString().contains(QStringLiteral("built-in")) ||
                 highlighter->property("text").toString().contains(QStringLiteral("KF6")));
+        // Which kernels the engine runs on this CPU, in words (AMX tiles where it has them).
+        const QString kernels = app_->settings()->cpuKernels();
+        QVERIFY(!kernels.isEmpty());
+        QVERIFY2(findItem(window_, "cpuLine")->property("text").toString().contains(kernels), qPrintable(kernels));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("about")).isEmpty());
     }
 

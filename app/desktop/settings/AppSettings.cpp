@@ -7,6 +7,7 @@
 #include <limits>
 #include <thread>
 
+#include "weir/model_runner.h"
 #include "weir/types/engine_limits.h"
 #include "weir/types/kv_dtype.h"
 
@@ -238,6 +239,15 @@ QString AppSettings::cpuFeatures() const {
     if (__builtin_cpu_supports("avx512vnni")) f << QStringLiteral("VNNI");
 #endif
     return f.join(QStringLiteral(", "));
+}
+
+QString AppSettings::cpuKernels() const {
+    const QString k = QString::fromLatin1(weir::cpuKernelsInUse());
+    if (k == QLatin1String("avx512-vnni+amx")) return tr("AVX-512 VNNI, prompts on AMX tiles");
+    if (k == QLatin1String("avx512-vnni+tiles")) return tr("AVX-512 VNNI, prompts in tiles");
+    if (k == QLatin1String("avx512-vnni")) return tr("AVX-512 VNNI");
+    if (k == QLatin1String("avx2")) return tr("AVX2");
+    return tr("portable");
 }
 
 } // namespace weir::desktop

@@ -38,6 +38,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(ConversationPresets* presets READ presets CONSTANT)
     Q_PROPERTY(int hardwareThreads READ hardwareThreads CONSTANT)
     Q_PROPERTY(QString cpuFeatures READ cpuFeatures CONSTANT)
+    // Which CPU kernels the engine runs here, in words (weir::cpuKernelsInUse).
+    Q_PROPERTY(QString cpuKernels READ cpuKernels CONSTANT)
     // The engine's ranges (EngineLimits) for the settings page's fields:
     // threadsMax, maxRunningMax, prefillChunkMax, pageSizeMax, poolTokensMax,
     // retainGapMax, maxContextMax.
@@ -101,6 +103,7 @@ public:
 
     int hardwareThreads() const;
     QString cpuFeatures() const;
+    QString cpuKernels() const;
     Q_INVOKABLE void sync() { settings_.sync(); }
     // Presets for new conversations, kept in the same file (group "presets").
     ConversationPresets* presets() { return &presets_; }
