@@ -29,10 +29,15 @@ void addBias(float* y, const float* b, int64_t n, int64_t width) {
     for (int64_t r = 0; r < n; ++r) kernels::addInPlace(y + r * width, b, width);
 }
 
-// Runs fn(row) for rows [0, n): on the pool when there is enough work.
+// Runs fn(row) for rows [0, n) of rowElems values each: on the pool when
+// there is enough work. Below ~16k values (a few microseconds) the pool's
+// round trip costs about as much as it saves: a decode step of a few
+// sequences makes ~5 such calls per layer.
+constexpr int64_t kParallelRowElems = 16384;
+
 template <class Fn>
-void forRows(ThreadPool& pool, int64_t n, Fn&& fn) {
-    if (n < 4 || pool.size() == 1) {
+void forRows(ThreadPool& pool, int64_t n, int64_t rowElems, Fn&& fn) {
+    if (n < 2 || n * rowElems < kParallelRowElems || pool.size() == 1) {
         for (int64_t r = 0; r < n; ++r) fn(r);
         return;
     }
@@ -166,7 +171,7 @@ void Transformer::checkBatch(const Batch& batch, const KvAccess& kv) const {
 
 void Transformer::normRows(const float* x, const float* w, float* y, int64_t n, int64_t width, ThreadPool& pool) {
     const float eps = config_.normEps;
-    forRows(pool, n, [&](int64_t r) { kernels::rmsNorm(x + r * width, w, y + r * width, width, eps); });
+    forRows(pool, n, width, [&](int64_t r) { kernels::rmsNorm(x + r * width, w, y + r * width, width, eps); });
 }
 
 // llama.cpp runs one sequence's tokens as one batch; its matmul kernels round
@@ -225,7 +230,7 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
     addBias(v_.data(), L.bv, n, vDim);
 
     // Per token: head norms, RoPE, query scaling, then K/V into the cache.
-    forRows(pool, n, [&](int64_t i) {
+    forRows(pool, n, qDim + kDim + vDim, [&](int64_t i) {
         float* q = q_.data() + i * qDim;
         float* k = k_.data() + i * kDim;
         const float* v = v_.data() + i * vDim;
@@ -348,7 +353,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     const int64_t nOut = int64_t(outRows_.size());
 
     float* x = x_.data();
-    forRows(pool, n, [&](int64_t i) {
+    forRows(pool, n, E, [&](int64_t i) {
         kernels::getRow(w_.tokEmbd, batch.tokens[size_t(i)].token, x + i * E);
         if (opt_.embedScale != 0.0f) kernels::scaleInPlace(x + i * E, opt_.embedScale, E);
     });
@@ -387,7 +392,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
         kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool, groups);
         kernels::matmul(L.up, h_.data(), n, up_.data(), pool, groups);
         const int64_t F = c.nFf;
-        forRows(pool, n, [&](int64_t r) {
+        forRows(pool, n, F, [&](int64_t r) {
             if (opt_.activation == FfnActivation::GeluTanh)
                 kernels::gegluF16Table(gate_.data() + r * F, up_.data() + r * F, act_.data() + r * F, F);
             else

@@ -1,5 +1,9 @@
 // attend_tile_kernel.h built with AVX-512 (VL: 32 vector registers): 16 value
 // chains. Only called when attendTileIsTiled() and vnniActive().
+// GCC 12's 512-bit cast/extract intrinsics start from _mm512_undefined_*,
+// which -Wmaybe-uninitialized reports where they are inlined (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/cpu/attend_tile_kernel.h"
 
 namespace weir::kernels::attend_avx512 {

@@ -1,8 +1,8 @@
 #pragma once
 // The tiled attention kernel of attend_tile.h, written once and compiled
 // twice: attend_tile_avx2.cpp (AVX2 + FMA + F16C, 16 vector registers) and
-// attend_tile_avx512.cpp (the same 256-bit code with AVX-512VL's 32 registers,
-// which keep twice as many value chains in flight). Include only from those two
+// attend_tile_avx512.cpp (AVX-512VL's 32 registers, which keep twice as many
+// value chains in flight, and 512-bit registers where they give the same bits). Include only from those two
 // files: everything here has internal linkage, so each gets its own copy built
 // for its instruction set. Bit-identical to attendHead with F16 K and V: the
 // comments at each step name the operation of attendHead / ops_avx2.cpp it
@@ -30,6 +30,17 @@ inline void storeH(uint16_t* p, __m256 v) {
 }
 // What a store to f16 and a load back give, without the trip through memory.
 inline __m256 roundF16(__m256 v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)); }
+
+#ifdef __AVX512F__
+// The AVX-512 build also works in 512-bit registers where the lanes do the
+// very same arithmetic as two 256-bit ones (an f16 conversion or a fused
+// multiply-add is per lane): half the instructions, identical bits.
+inline __m512 loadH16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline void storeH16(uint16_t* p, __m512 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+inline __m512 roundF16x16(__m512 v) { return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)); }
+#endif
 
 // The final reductions of ops_avx2.cpp's dot4x16 (kLanes16) and dot4x8, from
 // their accumulators: part[j] holds the 8 lanes at offset 8j of each step.
@@ -88,6 +99,36 @@ inline void scores4(const float* kf, const float* qw, int64_t dk, float scale, f
 // (l0 + l2) + (l1 + l3), as in reduce16; here two rows' halves are paired in
 // one register and the last two additions of 8 rows are 3 vector instructions.
 inline void scores8Lanes16(const float* kf, const float* qw, int64_t dk, float scale, float* s) {
+    __m256 a[4];  // a[k]: row 2k's l4 in the low 128 bits, row 2k+1's in the high
+#ifdef __AVX512F__
+    // wide[r][j] holds part[2j] (low half) and part[2j + 1] (high half) of
+    // the 256-bit version below; lo01 and hi01 are then the halves of
+    // (w0 + w2) + (w1 + w3).
+    __m512 wide[8][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+        __m512 c[8];
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; ++r) c[r] = _mm512_setzero_ps();
+        for (int64_t i = 16 * j; i < dk; i += 64) {
+            const __m512 q = _mm512_loadu_ps(qw + i);
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; ++r) c[r] = _mm512_fmadd_ps(_mm512_loadu_ps(kf + r * dk + i), q, c[r]);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; ++r) wide[r][j] = c[r];
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        __m256 l8[2];
+        for (int e = 0; e < 2; ++e) {
+            const __m512* w = wide[2 * k + e];
+            const __m512 t = _mm512_add_ps(_mm512_add_ps(w[0], w[2]), _mm512_add_ps(w[1], w[3]));
+            const __m256 lo01 = _mm512_castps512_ps256(t);
+            const __m256 hi01 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
+            l8[e] = _mm256_add_ps(hi01, lo01);
+        }
+#else
     __m256 part[8][8];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
@@ -102,7 +143,6 @@ inline void scores8Lanes16(const float* kf, const float* qw, int64_t dk, float s
 #pragma GCC unroll 8
         for (int r = 0; r < 8; ++r) part[r][j] = c[r];
     }
-    __m256 a[4];  // a[k]: row 2k's l4 in the low 128 bits, row 2k+1's in the high
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
         __m256 l8[2];
@@ -112,6 +152,7 @@ inline void scores8Lanes16(const float* kf, const float* qw, int64_t dk, float s
             const __m256 hi01 = _mm256_add_ps(_mm256_add_ps(pr[1], pr[5]), _mm256_add_ps(pr[3], pr[7]));
             l8[e] = _mm256_add_ps(hi01, lo01);
         }
+#endif
         const __m256 lows = _mm256_permute2f128_ps(l8[0], l8[1], 0x20), highs = _mm256_permute2f128_ps(l8[0], l8[1], 0x31);
         a[k] = _mm256_add_ps(highs, lows);
     }
@@ -160,6 +201,41 @@ inline void updateValues(uint16_t* acc, const float* vf, int64_t dv, int np, con
     }
 }
 
+#ifdef __AVX512F__
+// updateValues with kW registers of 16 values (dv % (16 * kW) == 0).
+template <int kW>
+inline void updateValues16(uint16_t* acc, const float* vf, int64_t dv, int np, const bool* grow, const float* ms,
+                           const float* vs) {
+    for (int64_t c = 0; c < dv; c += 16 * kW) {
+        __m512 a[kW];
+#pragma GCC unroll 16
+        for (int w = 0; w < kW; ++w) a[w] = loadH16(acc + c + 16 * w);
+        for (int p = 0; p < np; ++p) {
+            if (grow[p]) {
+                const __m512 m = _mm512_set1_ps(ms[p]);
+#pragma GCC unroll 16
+                for (int w = 0; w < kW; ++w) a[w] = roundF16x16(_mm512_mul_ps(a[w], m));
+            }
+            const __m512 s = _mm512_set1_ps(vs[p]);
+            const float* row = vf + p * dv + c;
+#pragma GCC unroll 16
+            for (int w = 0; w < kW; ++w) a[w] = roundF16x16(_mm512_fmadd_ps(_mm512_loadu_ps(row + 16 * w), s, a[w]));
+        }
+#pragma GCC unroll 16
+        for (int w = 0; w < kW; ++w) storeH16(acc + c + 16 * w, a[w]);
+    }
+}
+#endif
+
+// Rows of n f16 values widened to f32 (n % 8 == 0).
+inline void widenRow(const uint16_t* src, float* dst, int64_t n) {
+    int64_t e = 0;
+#ifdef __AVX512F__
+    for (; e + 16 <= n; e += 16) _mm512_storeu_ps(dst + e, loadH16(src + e));
+#endif
+    for (; e < n; e += 8) _mm256_storeu_ps(dst + e, loadH(src + e));
+}
+
 template <bool kLanes16, int kMaxW>
 void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                     float scale, float* scratch) {
@@ -193,8 +269,8 @@ void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, c
         for (int p = 0; p < np; ++p) {
             const auto* kr = reinterpret_cast<const uint16_t*>(k.row(int32_t(b0 + p)));
             const auto* vr = reinterpret_cast<const uint16_t*>(v.row(int32_t(b0 + p)));
-            for (int64_t e = 0; e < dk; e += 8) _mm256_storeu_ps(kf + p * dk + e, loadH(kr + e));
-            for (int64_t e = 0; e < dv; e += 8) _mm256_storeu_ps(vf + p * dv + e, loadH(vr + e));
+            widenRow(kr, kf + p * dk, dk);
+            widenRow(vr, vf + p * dv, dv);
         }
         for (int i = 0; i < n; ++i) {
             const AttendQuery& qi = queries[i];
@@ -222,6 +298,16 @@ void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, c
             m[i] = mi;
             sum[i] = si;
             const int cnt = pe - pb + 1;
+#ifdef __AVX512F__
+            if (dv % 256 == 0) {
+                updateValues16<16>(acc + i * dv, vf + pb * dv, dv, cnt, grow + pb, ms + pb, vs + pb);
+                continue;
+            }
+            if (dv % 128 == 0) {
+                updateValues16<8>(acc + i * dv, vf + pb * dv, dv, cnt, grow + pb, ms + pb, vs + pb);
+                continue;
+            }
+#endif
             if constexpr (kMaxW >= 16) {
                 if (dv % 128 == 0) {
                     updateValues<16>(acc + i * dv, vf + pb * dv, dv, cnt, grow + pb, ms + pb, vs + pb);

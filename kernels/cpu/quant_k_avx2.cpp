@@ -59,7 +59,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
         acc[r] = _mm256_setzero_ps();
         accS[r] = accM[r] = 0.0f;
     }
-    __m128 accS4 = _mm_setzero_ps(), accM4 = _mm_setzero_ps();  // order 2, four rows: accS, accM by lane
+    __m128 accS4 = _mm_setzero_ps(), accM4 = _mm_setzero_ps();  // orders 1 and 2, four rows: accS, accM by lane
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const Block& b = wb[i];
@@ -131,6 +131,20 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
             }
             continue;
         }
+        if constexpr (kOrder == 1 && NX == 4) {
+            // Four rows: the integer sums side by side (exact in any order), then
+            // lane r does row r's two fused multiply-adds of the code below.
+            const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(sumi[0], sumi[1]), _mm256_hadd_epi32(sumi[2], sumi[3]));
+            const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+            __m128i m32[4];
+            #pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r) m32[r] = _mm_madd_epi16(mins, subBlockSums(xb[r][i]));
+            const __m128i imin = _mm_hadd_epi32(_mm_hadd_epi32(m32[0], m32[1]), _mm_hadd_epi32(m32[2], m32[3]));
+            const __m128 dx = _mm_setr_ps(xb[0][i].d, xb[1][i].d, xb[2][i].d, xb[3][i].d);
+            accS4 = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(_mm_set1_ps(dw), dx), accS4);
+            accM4 = _mm_fmadd_ps(_mm_cvtepi32_ps(imin), _mm_mul_ps(_mm_set1_ps(dminw), dx), accM4);
+            continue;
+        }
         if constexpr (kOrder == 2) {
             // sumi holds the four pair sums per 128-bit lane; fold the lanes, then
             // one fused multiply-add per pair and row, pairs in order.
@@ -165,7 +179,7 @@ void dotScaleMin(const void* w, const void* act, size_t actStride, int64_t k, fl
             }
         }
     }
-    if constexpr (kOrder == 2 && NX == 4) {
+    if constexpr ((kOrder == 1 || kOrder == 2) && NX == 4) {
         _mm_storeu_ps(accS, accS4);
         _mm_storeu_ps(accM, accM4);
     }

@@ -6,6 +6,7 @@
 #include "tests/support/weir_test.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -107,5 +108,42 @@ WEIR_TEST(MatmulRowGroups, everyGroupingGivesTheSameSums) {
         bool anyDiffer = false;
         for (size_t i = 0; i < results[0].size(); ++i) anyDiffer |= results[0][i] != results[1][i];
         REQUIRE_MSG(anyDiffer, "the grouping had no effect; the test would not notice a wrong kernel");
+    });
+}
+
+// Rows that come alone (decode steps of different sequences) must get the bits
+// they would get in a matmul of their own, whichever of them share a kernel
+// call (the one-row kernels take up to four rows at once).
+WEIR_TEST(MatmulRowGroups, rowsAloneGetTheBitsOfTheirOwnMatmul) {
+    const std::vector<GroupingRow> table = {
+        {"Q4_K interleaved (rows % 8 == 0)", GgmlType::Q4_K, 64},
+        {"Q4_K other rows", GgmlType::Q4_K, 60},
+        {"Q5_K", GgmlType::Q5_K, 64},
+        {"Q6_K", GgmlType::Q6_K, 64},
+        {"Q5_0", GgmlType::Q5_0, 64},
+        {"Q8_0", GgmlType::Q8_0, 64},
+    };
+    weirtest::eachRow(table, [](const GroupingRow& row) {
+        const int64_t K = 512, N = row.rows, M = 7;
+        std::mt19937 rng(11);
+        std::vector<uint8_t> w;
+        for (int64_t r = 0; r < N; ++r) {
+            const auto bytes = weirtest::randomRow(row.type, K, rng);
+            w.insert(w.end(), bytes.begin(), bytes.end());
+        }
+        const WeightView view{row.type, w.data(), K, N, rowBytes(row.type, K)};
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        std::vector<float> x(static_cast<size_t>(M * K));
+        for (auto& v : x) v = nd(rng);
+        ThreadPool pool(2);
+        std::vector<int32_t> ones(static_cast<size_t>(M), 1), zeros(static_cast<size_t>(M), 0);
+        const RowGroups alone{ones.data(), zeros.data()};
+        std::vector<float> together(static_cast<size_t>(M * N)), own(static_cast<size_t>(N));
+        matmul(view, x.data(), M, together.data(), pool, &alone);
+        for (int64_t m = 0; m < M; ++m) {
+            matmul(view, x.data() + m * K, 1, own.data(), pool, &alone);
+            REQUIRE_MSG(std::memcmp(own.data(), together.data() + m * N, size_t(N) * 4) == 0,
+                        weirtest::str("row ", m, ": ", together[size_t(m * N)], " in the step vs ", own[0], " alone"));
+        }
     });
 }
