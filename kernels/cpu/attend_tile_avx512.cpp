@@ -16,4 +16,7 @@ void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const
     else attend_tile_kernel::attendTileImpl<false, 16>(queries, n, dk, dv, k, v, scale, scratch);
 }
 
+void exp8(const float* x, float* out) { expf_libm::exp8(x, out); }
+bool expMatchesLibm() { return attend_tile_kernel::vectorExpMatches(); }
+
 } // namespace weir::kernels::attend_avx512

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "kernels/cpu/attend_tile_simd.h"
+#include "kernels/cpu/expf_libm_simd.h"
 
 namespace weir::kernels::attend_tile_kernel {
 namespace {
@@ -236,6 +237,13 @@ inline void widenRow(const uint16_t* src, float* dst, int64_t n) {
     for (; e < n; e += 8) _mm256_storeu_ps(dst + e, loadH(src + e));
 }
 
+// Whether this build's exp8 gives std::exp's bits on this system (checked
+// once; otherwise the softmax calls std::exp position by position).
+inline bool vectorExpMatches() {
+    static const bool ok = expf_libm::matchesLibm();
+    return ok;
+}
+
 template <bool kLanes16, int kMaxW>
 void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                     float scale, float* scratch) {
@@ -264,6 +272,7 @@ void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, c
 
     float s[kBlock], ms[kBlock], vs[kBlock];
     bool grow[kBlock];
+    const bool vectorExp = vectorExpMatches();
     for (int64_t b0 = lo; b0 <= hi; b0 += kBlock) {
         const int np = int(std::min<int64_t>(kBlock, hi - b0 + 1));
         for (int p = 0; p < np; ++p) {
@@ -282,18 +291,39 @@ void attendTileImpl(const AttendQuery* queries, int n, int64_t dk, int64_t dv, c
                 for (int p = pb & ~3; p <= pe; p += 4) scores4<kLanes16>(kf + p * dk, qWide + i * dk, dk, scale, s + p);
             // attendHead's online softmax, position by position.
             float mi = m[i], si = sum[i];
-            for (int p = pb; p <= pe; ++p) {
-                ms[p] = 1.0f;
-                vs[p] = 1.0f;
-                grow[p] = s[p] > mi;
-                if (grow[p]) {
-                    const float old = mi;
-                    mi = s[p];
-                    ms[p] = std::exp(old - mi);
-                } else {
-                    vs[p] = std::exp(s[p] - mi);
+            if (vectorExp) {
+                // The same exp arguments in the same order, the exps of the
+                // block at once, then the sums in order.
+                float arg[kBlock] = {}, e[kBlock];
+                for (int p = pb; p <= pe; ++p) {
+                    grow[p] = s[p] > mi;
+                    if (grow[p]) {
+                        arg[p] = mi - s[p];
+                        mi = s[p];
+                    } else {
+                        arg[p] = s[p] - mi;
+                    }
                 }
-                si = std::fma(si, ms[p], vs[p]);
+                expf_libm::exp8(arg, e);
+                for (int p = pb; p <= pe; ++p) {
+                    ms[p] = grow[p] ? e[p] : 1.0f;
+                    vs[p] = grow[p] ? 1.0f : e[p];
+                    si = std::fma(si, ms[p], vs[p]);
+                }
+            } else {
+                for (int p = pb; p <= pe; ++p) {
+                    ms[p] = 1.0f;
+                    vs[p] = 1.0f;
+                    grow[p] = s[p] > mi;
+                    if (grow[p]) {
+                        const float old = mi;
+                        mi = s[p];
+                        ms[p] = std::exp(old - mi);
+                    } else {
+                        vs[p] = std::exp(s[p] - mi);
+                    }
+                    si = std::fma(si, ms[p], vs[p]);
+                }
             }
             m[i] = mi;
             sum[i] = si;

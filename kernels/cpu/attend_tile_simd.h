@@ -15,10 +15,16 @@ size_t scratchFloats(int64_t dk, int64_t dv);
 // == 0), else in the AVX2 build's (dot4x8; dk % 32 == 0). dv % 32 == 0.
 void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 float scale, bool lanes16, float* scratch);
+// The softmax's exps (expf_libm_simd.h): out[j] = std::exp(x[j]) for j < 8,
+// and whether the vector path gives std::exp's bits here (else it is not used).
+void exp8(const float* x, float* out);
+bool expMatchesLibm();
 } // namespace weir::kernels::attend_avx2
 
 namespace weir::kernels::attend_avx512 {
 size_t scratchFloats(int64_t dk, int64_t dv);
 void attendTile(const AttendQuery* queries, int n, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 float scale, bool lanes16, float* scratch);
+void exp8(const float* x, float* out);
+bool expMatchesLibm();
 } // namespace weir::kernels::attend_avx512
