@@ -171,7 +171,12 @@ void Transformer::checkBatch(const Batch& batch, const KvAccess& kv) const {
 
 void Transformer::normRows(const float* x, const float* w, float* y, int64_t n, int64_t width, ThreadPool& pool) {
     const float eps = config_.normEps;
-    forRows(pool, n, width, [&](int64_t r) { kernels::rmsNorm(x + r * width, w, y + r * width, width, eps); });
+    // In groups of rows: rmsNormRows runs their sums side by side.
+    constexpr int64_t kGroup = 8;
+    forRows(pool, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
+        const int64_t r0 = g * kGroup;
+        kernels::rmsNormRows(x + r0 * width, w, y + r0 * width, std::min(kGroup, n - r0), width, eps);
+    });
 }
 
 // llama.cpp runs one sequence's tokens as one batch; its matmul kernels round
@@ -229,15 +234,15 @@ void Transformer::attentionLayer(int32_t il, const Batch& batch, KvAccess& kv, T
     addBias(k_.data(), L.bk, n, kDim);
     addBias(v_.data(), L.bv, n, vDim);
 
-    // Per token: head norms, RoPE, query scaling, then K/V into the cache.
+    // Head norms: every head of every token is a row.
+    if (L.qNorm) normRows(q_.data(), L.qNorm, q_.data(), n * c.nHead, hd, pool);
+    if (L.kNorm) normRows(k_.data(), L.kNorm, k_.data(), n * c.nHeadKv, hd, pool);
+
+    // Per token: RoPE, query scaling, then K/V into the cache.
     forRows(pool, n, qDim + kDim + vDim, [&](int64_t i) {
         float* q = q_.data() + i * qDim;
         float* k = k_.data() + i * kDim;
         const float* v = v_.data() + i * vDim;
-        if (L.qNorm)
-            for (int64_t h = 0; h < c.nHead; ++h) kernels::rmsNorm(q + h * hd, L.qNorm, q + h * hd, hd, c.normEps);
-        if (L.kNorm)
-            for (int64_t h = 0; h < c.nHeadKv; ++h) kernels::rmsNorm(k + h * hd, L.kNorm, k + h * hd, hd, c.normEps);
         const float* angles = cs + i * c.nRot;
         kernels::ropeApply(q, c.nHead, hd, c.nRot, neox, angles);
         kernels::ropeApply(k, c.nHeadKv, hd, c.nRot, neox, angles);

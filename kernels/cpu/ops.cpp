@@ -29,6 +29,25 @@ void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps) {
     }
 }
 
+void rmsNormRows(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps) {
+    int64_t done = 0;
+    if (opsHaveAvx2() && rows > 1) {
+        double sums[ops_avx2::kSquareSumRows];
+        for (; rows - done >= ops_avx2::kSquareSumRows; done += ops_avx2::kSquareSumRows) {
+            const float* xr = x + done * n;
+            float* yr = y + done * n;
+            ops_avx2::squareSums(xr, n, sums);
+            for (int r = 0; r < ops_avx2::kSquareSumRows; ++r) {
+                // rmsNorm's steps from its sum on.
+                const float mean = float(sums[r] / double(n));
+                const float s = 1.0f / std::sqrt(mean + eps);
+                ops_avx2::scaleRow(xr + r * n, w, yr + r * n, n, s);
+            }
+        }
+    }
+    for (; done < rows; ++done) rmsNorm(x + done * n, w, y + done * n, n, eps);
+}
+
 void ropeAngles(const RopeParams& p, int32_t pos, float* cs) {
     // theta_i = pos * base^(-2i/nRot), stepped by repeated multiplication.
     const float step = std::pow(p.base, -2.0f / float(p.nRot));

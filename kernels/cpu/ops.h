@@ -14,6 +14,11 @@ namespace weir::kernels {
 // y = x / sqrt(mean(x²) + eps), then y *= w when w is not null. The sum of
 // squares is accumulated in double. x and y may alias.
 void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps);
+// rmsNorm of `rows` consecutive rows of n values (x and y at stride n; y may
+// be x): each row gets rmsNorm's bits. Its sum of squares is one sequential
+// chain of double additions (llama.cpp's order), which is slow alone; here
+// several rows' chains run side by side in vector lanes.
+void rmsNormRows(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps);
 
 // Rotary position embedding.
 struct RopeParams {

@@ -232,6 +232,34 @@ void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, cons
     }
 }
 
+void squareSums(const float* x, int64_t n, double* sums) {
+    // Lane r of `lo` is row r's chain, of `hi` row 4 + r's: one gathered
+    // column of 4 rows at a time, squared in float, widened, added in order.
+    const __m128i rows = _mm_setr_epi32(0, int(n), int(2 * n), int(3 * n));
+    const float* x4 = x + 4 * n;
+    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+    for (int64_t i = 0; i < n; ++i) {
+        const __m128 a = _mm_i32gather_ps(x + i, rows, 4), b = _mm_i32gather_ps(x4 + i, rows, 4);
+        lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm_mul_ps(a, a)));
+        hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm_mul_ps(b, b)));
+    }
+    _mm256_storeu_pd(sums, lo);
+    _mm256_storeu_pd(sums + 4, hi);
+}
+
+void scaleRow(const float* x, const float* w, float* y, int64_t n, float s) {
+    const __m256 sv = _mm256_set1_ps(s);
+    int64_t i = 0;
+    if (w) {
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), sv), _mm256_loadu_ps(w + i)));
+        for (; i < n; ++i) y[i] = (x[i] * s) * w[i];
+    } else {
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), sv));
+        for (; i < n; ++i) y[i] = x[i] * s;
+    }
+}
+
 float maxF32(const float* x, int64_t n) {
     // maxps returns its second operand when either is NaN: NaN inputs go first
     // and are dropped. Four accumulators so the loop is not one latency chain.

@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/ops_simd.h"
 #include "kernels/cpu/cpu_features.h"
 
 using namespace weir::kernels;
@@ -66,6 +68,41 @@ WEIR_TEST(Ops, rmsNormMatchesFormula) {
     std::vector<float> z = x;
     rmsNorm(z.data(), nullptr, z.data(), n, 1e-6f);
     for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(z[i] - x[i] * inv) < 1e-5 * (1 + std::fabs(x[i] * inv)));
+}
+
+// Rows normalised together get each row's own rmsNorm bits: any row count
+// (groups of 8 and the rest), with and without weights, in place, on both paths.
+WEIR_TEST(Ops, rmsNormRowsEqualsRmsNormPerRow) {
+    const ResetKernelPathOnExit restore;
+    for (KernelPath path : {KernelPath::Avx2, KernelPath::Scalar}) {
+        if (!forceKernelPath(path)) continue;
+        for (int64_t n : {64, 256, 640, 2048}) {
+            for (int64_t rows : {1, 3, 8, 11, 19}) {
+                // Rows of very different sizes, so the double sums round.
+                std::vector<float> x = randomVec(size_t(rows * n), uint32_t(n + rows), 1.0f), w = randomVec(size_t(n), 5);
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t i = 0; i < n; ++i) x[size_t(r * n + i)] *= std::ldexp(1.0f, int((r * 7 + i) % 41) - 20);
+                for (const float* weights : {static_cast<const float*>(w.data()), static_cast<const float*>(nullptr)}) {
+                    std::vector<float> want(x.size()), got = x;
+                    for (int64_t r = 0; r < rows; ++r) rmsNorm(x.data() + r * n, weights, want.data() + r * n, n, 1e-6f);
+                    rmsNormRows(got.data(), weights, got.data(), rows, n, 1e-6f);  // in place
+                    REQUIRE_MSG(std::memcmp(got.data(), want.data(), got.size() * 4) == 0,
+                                weirtest::str("rows ", rows, " of ", n, weights ? " with" : " without", " weights"));
+                }
+                // The float results hardly ever show a double sum's last bits:
+                // check the sums themselves against rmsNorm's sequential chain.
+                if (path == KernelPath::Avx2 && rows >= ops_avx2::kSquareSumRows) {
+                    double sums[ops_avx2::kSquareSumRows];
+                    ops_avx2::squareSums(x.data(), n, sums);
+                    for (int r = 0; r < ops_avx2::kSquareSumRows; ++r) {
+                        double chain = 0.0;
+                        for (int64_t i = 0; i < n; ++i) chain += double(x[size_t(r * n + i)] * x[size_t(r * n + i)]);
+                        REQUIRE_MSG(std::memcmp(&chain, &sums[r], sizeof chain) == 0, weirtest::str("sum of row ", r, " of ", n));
+                    }
+                }
+            }
+        }
+    }
 }
 
 WEIR_TEST(Ops, ropeNeoxAndNormal) {
