@@ -97,6 +97,11 @@ void avx512PackTiles(GgmlType type, const void* w, size_t rowStride, int64_t row
                      int64_t tileEnd, void* dst);
 void avx512TileDot(const uint8_t* tile, const uint8_t* act, size_t actStride, int nx, int64_t k, float* out,
                    size_t outStride, int cols);
+// The same on AMX-INT8 tiles (quant_tiles_amx.cpp; only when amxActive()),
+// for 2..kMaxTileDotRows activation rows, tiles [tileBegin, tileEnd) of a
+// matrix of n rows: y[r * n + c]. The same bits as avx512TileDot.
+void amxTileDotRange(const uint8_t* packed, int64_t tileBegin, int64_t tileEnd, int64_t n, const uint8_t* act,
+                     size_t actStride, int nx, int64_t k, float* y);
 
 // Tile GEMMs for many activation rows (amx_tiles.h says how), for
 // Q4_0/Q5_0/Q8_0 (quant_legacy_amx.cpp) and Q4_K/Q6_K (quant_k_amx.cpp), on

@@ -90,6 +90,13 @@ void matmulTiles(const WeightView& w, const detail::TypeOps& ops, const float* x
     };
     if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1) pool.parallelFor(M, convertRows);
     else convertRows(0, M, 0);
+    if (M >= 2 && M <= detail::kMaxTileDotRows && amxActive()) {
+        // A few decode rows: one tdpbusd per block for all of them.
+        pool.parallelFor(nTiles, [&](int64_t begin, int64_t end, int) {
+            detail::amxTileDotRange(w.tiles, begin, end, N, act, actStride, int(M), K, y);
+        });
+        return;
+    }
     pool.parallelFor(nTiles, [&](int64_t begin, int64_t end, int) {
         for (int64_t t = begin; t < end; ++t) {
             const int cols = int(std::min(kWeightTileRows, N - t * kWeightTileRows));
