@@ -371,6 +371,35 @@ WEIR_TEST(Matmul, matmul_packedTiles) {
     REQUIRE_EQ(weightTilesBytes(makeCase(GgmlType::Q8_0, 1, 640, 4, 1).view()), size_t(0));
 }
 
+// A few decode rows against packed weights take AMX tiles where the CPU has
+// them (quant_tiles_amx.cpp): every row must keep the bits the VNNI kernel
+// gives it alone, for each row count the AMX kernel takes.
+WEIR_TEST(Matmul, matmul_packedTilesOnAmx) {
+    if (!canUse(KernelPath::Avx2) || !forceVnni(true) || !forceTileGemm(true) || !forceAmx(true))
+        SKIP("no AMX-INT8 on this CPU");
+    REQUIRE(amxActive());
+    int compared = 0;
+    for (int64_t n : {int64_t(19), int64_t(48)}) {
+        for (int64_t m = 2; m <= 9; ++m) {  // 9: past the AMX kernel's rows, back on VNNI
+            Case c = makeCase(GgmlType::Q8_0, m, 640, n, 29 + int(m * n));
+            const WeightView plain = c.view();
+            PackedBuffer buffer(weightTilesBytes(plain));
+            packWeightTiles(plain, 0, (n + 15) / 16, buffer.data);
+            WeightView packed = plain;
+            packed.tiles = buffer.data;
+            std::vector<float> together(size_t(m * n)), alone(static_cast<size_t>(n));
+            matmul(packed, c.x.data(), m, together.data(), *pool3_);
+            for (int64_t i = 0; i < m; ++i) {
+                matmul(packed, c.x.data() + i * 640, 1, alone.data(), *pool3_);
+                REQUIRE_MSG(std::memcmp(alone.data(), together.data() + i * n, size_t(n) * 4) == 0,
+                            weirtest::str("n=", n, " m=", m, " row ", i, ": ", together[size_t(i * n)], " vs ", alone[0], " alone"));
+                compared += int(n);
+            }
+        }
+    }
+    std::printf("  %d outputs of AMX rows checked against the VNNI kernel row by row\n", compared);
+}
+
 // The same for the K-quant kernels in each of the float orders matmul picks
 // (llama.cpp's row dot, its Q4_K four-row and one-row kernels, its tiled
 // kernel): Q4_K with 16 weight rows takes the four-row/one-row pair (AVX2
