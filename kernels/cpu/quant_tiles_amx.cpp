@@ -12,14 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/amx_tiles.h"  // TileConfig (and GCC 12's 512-bit warnings off)
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/simd_avx2.h"
-
-// GCC 12's 512-bit intrinsics start from _mm512_undefined_*, which
-// -Wmaybe-uninitialized reports where they are inlined (GCC bug 105593).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace weir::kernels::detail {
 
@@ -30,14 +26,6 @@ using blocks::QK;
 
 // The packed block (quant_tiles_avx512.cpp): B tile, 16 int16 sums, 16 f16 scales.
 constexpr size_t kSumAt = 512, kScaleAt = 544, kBlockBytes = 576;
-
-struct alignas(64) TileConfig {
-    uint8_t palette = 1;
-    uint8_t startRow = 0;
-    uint8_t reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-};
 
 // tmm0: the sums (NX rows of 16 int32), tmm1: the activations (NX rows of 32
 // bytes), tmm2: the block's weights (8 rows of 64 bytes).
