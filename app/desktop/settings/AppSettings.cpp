@@ -6,6 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "weir/model_runner.h"
 #include "weir/types/engine_limits.h"
@@ -237,13 +240,17 @@ QString AppSettings::cpuFeatures() const {
     if (__builtin_cpu_supports("fma")) f << QStringLiteral("FMA");
     if (__builtin_cpu_supports("avx512f")) f << QStringLiteral("AVX-512");
     if (__builtin_cpu_supports("avx512vnni")) f << QStringLiteral("VNNI");
+    // AMX-INT8: CPUID leaf 7 EDX bit 25 (libgcc's check also wants the OS to
+    // have granted the tile state, which Linux does only on request).
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 25 & 1u)) f << QStringLiteral("AMX");
 #endif
     return f.join(QStringLiteral(", "));
 }
 
 QString AppSettings::cpuKernels() const {
     const QString k = QString::fromLatin1(weir::cpuKernelsInUse());
-    if (k == QLatin1String("avx512-vnni+amx")) return tr("AVX-512 VNNI, prompts on AMX tiles");
+    if (k == QLatin1String("avx512-vnni+amx")) return tr("AVX-512 VNNI, AMX tiles for prompts and several replies at once");
     if (k == QLatin1String("avx512-vnni+tiles")) return tr("AVX-512 VNNI, prompts in tiles");
     if (k == QLatin1String("avx512-vnni")) return tr("AVX-512 VNNI");
     if (k == QLatin1String("avx2")) return tr("AVX2");
