@@ -3,22 +3,14 @@
 #include <cstdint>
 
 #include "kernels/cpu/ggml_types.h"
+#include "weir/base/weight_view.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace weir::kernels {
 
-// A weight matrix used in place (e.g. straight from the GGUF mapping):
-// `rows` rows of `cols` elements of `type`, row r starting at data + r*rowStride.
-struct WeightView {
-    GgmlType type;
-    const void* data;
-    int64_t cols;       // K: contiguous length (GGUF ne[0])
-    int64_t rows;       // N: output features (GGUF ne[1])
-    size_t rowStride;   // bytes between rows
-    // Optional: the rows repacked for the tile kernel (weight_tiles.h), used
-    // for every call instead of `data` (which getRow still reads).
-    const uint8_t* tiles = nullptr;
-};
+// WeightView (weir/base/weight_view.h): a matrix used in place, e.g. straight
+// from the GGUF mapping.
+using weir::WeightView;
 
 // Whether matmul()/getRow() handle weights of this type with rows of `cols`
 // elements. Check at load time: matmul() throws weir::Error otherwise.
