@@ -17,6 +17,7 @@ namespace weir {
 struct ModelRunnerOptions {
     std::string modelPath;
     int32_t threads = 0;             // 0 = all hardware threads
+    std::string device;              // as EngineOptions::device
     int32_t contextTokens = 0;       // positions the sequence may reach; 0 = the model's context
     KvDtype kvDtype = KvDtype::F16;
     SamplingParams sampling;         // for sample()

@@ -12,6 +12,10 @@ namespace weir {
 struct EngineOptions {
     std::string modelPath;
     int32_t threads = 0;                 // 0 = all hardware threads
+    // --device: "cpu", "cuda" (the first GPU), "cuda:N", or "" = the first GPU
+    // when a CUDA device and the CUDA module are present, else the CPU. A
+    // device asked for by name that is absent is an error, never a fallback.
+    std::string device;
     int32_t maxRunningRequests = 4;      // --max-running-requests
     int32_t prefillChunk = 512;          // --prefill-chunk
     int32_t pageSize = 16;               // --page-size
