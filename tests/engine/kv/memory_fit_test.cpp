@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/kv/memory_fit.h"
+#include "weir/types/memory_fit.h"
 
 using namespace weir;
 using namespace weir::kv;
