@@ -1,0 +1,95 @@
+// The decode GEMV against the CPU's reference dot product (kernels::dotRowF32:
+// f32 dequantization, f32 products) for every weight type, on random blocks.
+// Tolerance: |gpu - cpu| <= 2e-5 * sum_k |w_k x_k| + 1e-6 (both sum f32
+// products of the same dequantized values, in different orders).
+#include "tests/gpu/gpu_test_util.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "kernels/cpu/ggml_types.h"
+#include "kernels/cuda/gemv.h"
+#include "tests/kernels/cpu/quant_test_util.h"
+
+using namespace weirtest;
+using weir::kernels::GgmlType;
+
+namespace {
+
+struct Case {
+    int64_t K, N;
+};
+
+// Runs W (N x K, random rows of type t) times M activation rows on the GPU and
+// checks each result; returns the worst error relative to its bound.
+double checkGemv(GgmlType t, int64_t K, int64_t N, int64_t M, uint32_t seed) {
+    std::mt19937 rng(seed);
+    const size_t rowBytes = weir::kernels::rowBytes(t, K);
+    std::vector<uint8_t> w;
+    for (int64_t n = 0; n < N; ++n) {
+        const auto row = randomRow(t, K, rng);
+        w.insert(w.end(), row.begin(), row.end());
+    }
+    const auto x = randomFloats(size_t(M * K), seed + 1);
+    DeviceBytes dw(w), dx(x), dy(size_t(M * N) * 4, 0xFF);  // NaN-filled: unwritten outputs show
+    weir::cuda::gemv(t, dw.as(), rowBytes, K, N, dx.as<float>(), M, dy.as<float>(), nullptr);
+    const auto y = dy.read<float>();
+    std::vector<float> deq(static_cast<size_t>(K));
+    double worst = 0.0;
+    for (int64_t n = 0; n < N; ++n) {
+        weir::kernels::dequantizeRow(t, w.data() + n * rowBytes, deq.data(), K);
+        for (int64_t m = 0; m < M; ++m) {
+            const float* xm = x.data() + m * K;
+            const float ref = weir::kernels::dotRowF32(t, w.data() + n * rowBytes, xm, K);
+            double mag = 0.0;
+            for (int64_t k = 0; k < K; ++k) mag += std::fabs(double(deq[size_t(k)]) * xm[k]);
+            const double bound = 2e-5 * mag + 1e-6;
+            const double err = std::fabs(double(y[size_t(m * N + n)]) - ref);
+            if (!(err <= bound)) {
+                FAIL(str(typeName(t), " K=", K, " N=", N, " M=", M, ": row ", n, " act ", m, ": gpu ", y[size_t(m * N + n)],
+                         " cpu ", ref, " (bound ", bound, ")"));
+            }
+            worst = std::max(worst, err / bound);
+        }
+    }
+    return worst;
+}
+
+} // namespace
+
+WEIR_TEST(CudaGemv, everyTypeMatchesTheCpuDot) {
+    REQUIRE_CUDA_DEVICE();
+    for (GgmlType t : allTypes()) {
+        const bool kQuant = weir::kernels::typeTraits(t)->blockElems == 256;
+        // K: one super-block, several, and (for 32-blocks) a width that is not
+        // a multiple of 256 (SmolLM2's 576); N: not a multiple of a block's rows.
+        const std::vector<Case> cases = kQuant ? std::vector<Case>{{256, 5}, {2048, 37}}
+                                               : std::vector<Case>{{64, 3}, {576, 37}, {2048, 19}};
+        for (const Case& c : cases) {
+            double worst = 0.0;
+            for (int64_t M : {1, 2, 3, 4, 5, 8, 11})  // 11: two passes of the 8-row kernel
+                worst = std::max(worst, checkGemv(t, c.K, c.N, M, uint32_t(c.K * 31 + c.N * 7 + M)));
+            std::printf("  %-5s K=%-5lld N=%-3lld worst error %.3f of the bound\n", typeName(t), (long long)c.K, (long long)c.N,
+                        worst);
+        }
+    }
+}
+
+WEIR_TEST(CudaGemv, zeroRowsLaunchesNothing) {
+    REQUIRE_CUDA_DEVICE();
+    DeviceBytes dw(size_t(64) * 4, 0), dx(size_t(64) * 4, 0), dy(16, 0x7F);
+    weir::cuda::gemv(GgmlType::F32, dw.as(), 256, 64, 1, dx.as<float>(), 0, dy.as<float>(), nullptr);
+    weir::cuda::gemv(GgmlType::F32, dw.as(), 256, 64, 0, dx.as<float>(), 1, dy.as<float>(), nullptr);
+    const auto y = dy.read<uint8_t>();
+    for (uint8_t b : y) CHECK_EQ(b, uint8_t(0x7F));
+    CHECK_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+WEIR_TEST(CudaGemv, supportedTypes) {
+    // Host-side facts, checked with the device tests.
+    REQUIRE_CUDA_DEVICE();
+    for (GgmlType t : allTypes()) CHECK(weir::cuda::weightTypeSupported(t, 4096));
+    CHECK(!weir::cuda::weightTypeSupported(GgmlType::Q4_K, 4000));
+    CHECK(!weir::cuda::weightTypeSupported(GgmlType::F32, 12));
+    CHECK(!weir::cuda::weightTypeSupported(GgmlType::Q2_K, 4096));
+}
