@@ -26,6 +26,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize)
 #pragma unroll
         for (int r = 0; r < NR; ++r) acc[m][r] = 0.0f;
 
+    // Two chunks in flight per lane: more loads outstanding per warp.
+#pragma unroll 2
     for (int i8 = lane; i8 < chunks; i8 += kWarpSize) {
         float wv[NR][8];
 #pragma unroll

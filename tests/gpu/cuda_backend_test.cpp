@@ -197,8 +197,10 @@ struct CpuModel {
 
 } // namespace
 
-// Tolerance against the CPU: 2e-3 of the largest logit (f32 vs double
-// attention, f32 sums in other orders through three layers of products).
+// Tolerance against the CPU: 1e-2 of the largest logit. The prefill step's
+// 26 rows take the cuBLAS path, whose f16 activations and weights (2^-11
+// relative each) reach the cached K/V rows that every later step reads;
+// decode steps multiply in f32.
 WEIR_TEST(CudaBackend, toyModelMatchesCpuAndGraphsReplayExactly) {
     REQUIRE_CUDA_DEVICE();
     Model m;
@@ -228,7 +230,7 @@ WEIR_TEST(CudaBackend, toyModelMatchesCpuAndGraphsReplayExactly) {
         CHECK_MSG(lg == le, str("step ", s, ": graph and eager logits differ"));
         float big = 0;
         for (float v : lc) big = std::max(big, std::fabs(v));
-        for (size_t i = 0; i < lc.size(); ++i) CHECK_NEAR(lg[i], lc[i], 2e-3 * big);
+        for (size_t i = 0; i < lc.size(); ++i) CHECK_NEAR(lg[i], lc[i], 1e-2 * big);
     }
     // Decode steps 1..5 share a key: 1 ran eagerly, 2 was captured, 3..5 replayed.
     CHECK_EQ(gb.graphCount(), size_t(1));

@@ -16,7 +16,7 @@ jobs="${JOBS:-$(nproc)}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_BUILD_FUZZERS=OFF \
   -DWEIR_CUDA=ON -DWEIR_CUDA_ARCHITECTURES="$arch" >/dev/null
 targets=(weir_cuda gpu_cuda_module_test gpu_gemv_kernels_test gpu_gemm_kernels_test gpu_row_kernels_test
-  gpu_rope_store_kernels_test gpu_paged_attention_kernels_test gpu_cuda_backend_test)
+  gpu_rope_store_kernels_test gpu_paged_attention_kernels_test gpu_cuda_backend_test gpu_kernels_bench)
 ninja -C "$build" -j "$jobs" "${targets[@]}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 # No skipping here: a run without a device is a failed run.
@@ -25,3 +25,5 @@ if grep -q "SKIPPED: .*no CUDA device" "$build"/Testing/Temporary/LastTest.log; 
   echo "run.sh: the GPU tests found no CUDA device" >&2
   exit 1
 fi
+# Throughput at an 8B model's shapes (figures only).
+"$build/tests/gpu_kernels_bench"

@@ -132,24 +132,25 @@ void CudaBackend::release(void* p) {
     cudaFree(p);
 }
 
-void CudaBackend::copyIn(void* dst, const void* hostSrc, size_t bytes) {
+void CudaBackend::copySync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
     bind();
-    waitIdle();
-    check(cudaMemcpy(dst, hostSrc, bytes, cudaMemcpyHostToDevice), "copying to the device");
-}
-
-void CudaBackend::copyOut(void* hostDst, const void* src, size_t bytes) {
-    bind();
-    waitIdle();
-    check(cudaMemcpy(hostDst, src, bytes, cudaMemcpyDeviceToHost), "copying from the device");
-}
-
-void CudaBackend::copyWithin(void* dst, const void* src, size_t bytes) {
-    bind();
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "copying within the device");
+    // Copies between a step's ops would run out of order with a deferred
+    // (replayed) step, and cannot join a capture: the KV owner prepares its
+    // pages before a step begins.
+    if (mode_ == Mode::Replaying) throw Error("CUDA backend: memory copied in the middle of a replayed step");
+    if (mode_ == Mode::Capturing) abandonCapture();
+    // On the stream, after everything queued, and waited for: a pageable
+    // host buffer may be reused as soon as this returns.
+    check(cudaMemcpyAsync(dst, src, bytes, kind, stream_), "copying memory");
     pending_ = true;
     waitIdle();
 }
+
+void CudaBackend::copyIn(void* dst, const void* hostSrc, size_t bytes) { copySync(dst, hostSrc, bytes, cudaMemcpyHostToDevice); }
+
+void CudaBackend::copyOut(void* hostDst, const void* src, size_t bytes) { copySync(hostDst, src, bytes, cudaMemcpyDeviceToHost); }
+
+void CudaBackend::copyWithin(void* dst, const void* src, size_t bytes) { copySync(dst, src, bytes, cudaMemcpyDeviceToDevice); }
 
 void CudaBackend::waitIdle() {
     if (!pending_) return;
@@ -205,7 +206,7 @@ WeightView CudaBackend::adoptWeight(const WeightView& host, WeightRole /*role*/,
                     " free");
     }
     adopted_.push_back(p);
-    check(cudaMemcpy(p, host.data, bytes, cudaMemcpyHostToDevice), "copying a weight to the device");
+    copySync(p, host.data, bytes, cudaMemcpyHostToDevice);
     WeightView view = host;
     view.data = p;
     view.tiles = nullptr;
@@ -221,7 +222,7 @@ const float* CudaBackend::adoptVector(const float* host, int64_t n, std::string_
         throw Error("not enough GPU memory for " + std::string(name) + ": " + mib(bytes) + " needed");
     }
     adopted_.push_back(p);
-    if (n > 0) check(cudaMemcpy(p, host, size_t(n) * sizeof(float), cudaMemcpyHostToDevice), "copying a vector to the device");
+    if (n > 0) copySync(p, host, size_t(n) * sizeof(float), cudaMemcpyHostToDevice);
     return static_cast<const float*>(p);
 }
 
@@ -238,8 +239,10 @@ void CudaBackend::setRopeKinds(std::span<const RopeKind> kinds) {
             void* p = nullptr;
             const size_t bytes = size_t(k.nRot / 2) * sizeof(float);
             check(cudaMalloc(&p, bytes), "allocating RoPE frequency factors");
-            check(cudaMemcpy(p, k.freqFactors, bytes, cudaMemcpyHostToDevice), "copying RoPE frequency factors");
             d.freqFactors = static_cast<const float*>(p);
+            ropeKinds_.push_back(d);  // owned (and freed) from here on
+            copySync(p, k.freqFactors, bytes, cudaMemcpyHostToDevice);
+            continue;
         }
         ropeKinds_.push_back(d);
     }

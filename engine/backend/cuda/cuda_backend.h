@@ -81,6 +81,7 @@ private:
     };
 
     void bind() const;
+    void copySync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
     void check(cudaError_t e, const char* what) const;
     // True when the op is only recorded (a replayed step); otherwise the
     // caller launches it.
