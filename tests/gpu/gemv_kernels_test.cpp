@@ -1,7 +1,8 @@
 // The decode GEMV against the CPU's reference dot product (kernels::dotRowF32:
 // f32 dequantization, f32 products) for every weight type, on random blocks.
-// Tolerance: |gpu - cpu| <= 2e-5 * sum_k |w_k x_k| + 1e-6 (both sum f32
-// products of the same dequantized values, in different orders).
+// Tolerance: |gpu - cpu| <= 5e-5 * sum_k |w_k x_k| + 1e-6 (both sum f32
+// products of the same dequantized values, in different orders: a few
+// hundred f32 additions each, 6e-8 relative apiece in the worst case).
 #include "tests/gpu/gpu_test_util.h"
 
 #include <cmath>
@@ -43,7 +44,7 @@ double checkGemv(GgmlType t, int64_t K, int64_t N, int64_t M, uint32_t seed) {
             const float ref = weir::kernels::dotRowF32(t, w.data() + n * rowBytes, xm, K);
             double mag = 0.0;
             for (int64_t k = 0; k < K; ++k) mag += std::fabs(double(deq[size_t(k)]) * xm[k]);
-            const double bound = 2e-5 * mag + 1e-6;
+            const double bound = 5e-5 * mag + 1e-6;
             const double err = std::fabs(double(y[size_t(m * N + n)]) - ref);
             if (!(err <= bound)) {
                 FAIL(str(typeName(t), " K=", K, " N=", N, " M=", M, ": row ", n, " act ", m, ": gpu ", y[size_t(m * N + n)],

@@ -40,7 +40,12 @@ StepLayout flattenStep(const StepInfo& step, std::vector<int32_t>& words) {
             continue;
         }
         if (!step.kv) throw Error("CUDA step: the model has KV layers but the step has no cache");
+        for (const BatchToken& t : tokens)
+            if (t.pos < 0) throw Error("CUDA step: negative position " + std::to_string(t.pos));
+        const int32_t pageSize = step.kv->pageSize();
+        if (pageSize <= 0) throw Error("CUDA step: KV page size must be positive");
         std::unordered_map<int32_t, int32_t> copied;  // sequence -> word offset of its table
+        std::unordered_map<int32_t, size_t> tableSize;
         for (int32_t i = 0; i < L.tokens; ++i) {
             const int32_t seq = tokens[size_t(i)].seq;
             auto it = copied.find(seq);
@@ -49,9 +54,14 @@ StepLayout flattenStep(const StepInfo& step, std::vector<int32_t>& words) {
                 if (table.empty())
                     throw Error("CUDA step: sequence " + std::to_string(seq) + " has no page table for layer " +
                                 std::to_string(poolLayer[pool]));
+                tableSize.emplace(seq, table.size());
                 it = copied.emplace(seq, int32_t(words.size())).first;
                 words.insert(words.end(), table.begin(), table.end());
             }
+            // The kernels index the table without bounds: every position must have its entry.
+            if (size_t(tokens[size_t(i)].pos) / size_t(pageSize) >= tableSize[seq])
+                throw Error("CUDA step: sequence " + std::to_string(seq) + " has no KV page for position " +
+                            std::to_string(tokens[size_t(i)].pos));
             words[size_t(sectionOf[pool] + i)] = it->second;
         }
     }

@@ -35,7 +35,8 @@ struct StepLayout {
 
 // Fills `words` (resized to the layout's size) and returns the layout.
 // Throws weir::Error when a token's sequence has no page table in a pool the
-// model has, or an output row is outside the batch.
+// model has or its table does not reach the token's position (the kernels
+// index tables without bounds), or an output row is outside the batch.
 StepLayout flattenStep(const StepInfo& step, std::vector<int32_t>& words);
 
 } // namespace weir::cudabackend

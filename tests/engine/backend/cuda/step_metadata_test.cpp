@@ -151,4 +151,12 @@ WEIR_TEST(CudaStepMetadata, refusesBadSteps) {
 
     StepInfo empty;
     CHECK_THROWS(weir::Error, flattenStep(empty, words));
+
+    // A position past the table's last page (16 positions a page).
+    step.outputRows = outputs;
+    CHECK_EQ(flattenStep(step, words).tokens, 2);
+    batch.tokens[0].pos = 16;
+    CHECK_THROWS(weir::Error, flattenStep(step, words));
+    batch.tokens[0].pos = -1;
+    CHECK_THROWS(weir::Error, flattenStep(step, words));
 }
