@@ -197,10 +197,12 @@ struct CpuModel {
 
 } // namespace
 
-// Tolerance against the CPU: 1e-2 of the largest logit. The prefill step's
-// 26 rows take the cuBLAS path, whose f16 activations and weights (2^-11
-// relative each) reach the cached K/V rows that every later step reads;
-// decode steps multiply in f32.
+// Tolerance against the CPU (f32 activations, double attention): 3e-2 of the
+// largest logit. The prefill step's 26 rows take the cuBLAS path (f16
+// activations and weights, 2^-11 relative each), decode steps the int8
+// activation GEMV (each activation within 1/254 of its block's largest),
+// and both reach the cached K/V rows every later step reads. A wrong row,
+// position or page would be off by the logits' own size.
 WEIR_TEST(CudaBackend, toyModelMatchesCpuAndGraphsReplayExactly) {
     REQUIRE_CUDA_DEVICE();
     Model m;
@@ -230,7 +232,7 @@ WEIR_TEST(CudaBackend, toyModelMatchesCpuAndGraphsReplayExactly) {
         CHECK_MSG(lg == le, str("step ", s, ": graph and eager logits differ"));
         float big = 0;
         for (float v : lc) big = std::max(big, std::fabs(v));
-        for (size_t i = 0; i < lc.size(); ++i) CHECK_NEAR(lg[i], lc[i], 1e-2 * big);
+        for (size_t i = 0; i < lc.size(); ++i) CHECK_NEAR(lg[i], lc[i], 3e-2 * big);
     }
     // Decode steps 1..5 share a key: 1 ran eagerly, 2 was captured, 3..5 replayed.
     CHECK_EQ(gb.graphCount(), size_t(1));

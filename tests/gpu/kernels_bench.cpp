@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cuda/gemv.h"
+#include "kernels/cuda/gemv_q8.h"
 #include "kernels/cuda/paged_attention.h"
 #include "weir/base/ggml_type.h"
 
@@ -85,13 +86,25 @@ int main() {
             cudaMalloc(&x, size_t(8 * s.K) * 4);
             cudaMemset(x, 0, size_t(8 * s.K) * 4);
             cudaMalloc(&y, size_t(8 * s.N) * 4);
-            std::printf("%s %-5s", s.name, weir::typeTraits(t)->name);
-            for (int64_t m : {1, 2, 4, 8}) {
-                const float ms = millisPerRun([&] { weir::cuda::gemv(t, w, rb, s.K, s.N, x, m, y, nullptr); }, 20);
-                const double gbs = double(wBytes) / (ms * 1e-3) / 1e9;
-                std::printf("  M=%lld %6.1f us %5.0f GB/s (%3.0f%%)", (long long)m, ms * 1e3, gbs, 100.0 * gbs / copyGBs);
+            void* xq = nullptr;
+            cudaMalloc(&xq, weir::cuda::q8ActivationBytes(8, s.K));
+            weir::cuda::quantizeActivations(x, 8, s.K, xq, nullptr);
+            for (bool int8 : {false, true}) {
+                if (int8 && !weir::cuda::gemvQ8Supported(t)) continue;
+                std::printf("%s %-5s %s", s.name, weir::typeTraits(t)->name, int8 ? "int8 x" : "f32 x ");
+                for (int64_t m : {1, 2, 4, 8}) {
+                    const float ms = millisPerRun(
+                        [&] {
+                            if (int8) weir::cuda::gemvQ8(t, w, rb, s.K, s.N, xq, m, y, nullptr);
+                            else weir::cuda::gemv(t, w, rb, s.K, s.N, x, m, y, nullptr);
+                        },
+                        20);
+                    const double gbs = double(wBytes) / (ms * 1e-3) / 1e9;
+                    std::printf("  M=%lld %6.1f us %5.0f GB/s (%3.0f%%)", (long long)m, ms * 1e3, gbs, 100.0 * gbs / copyGBs);
+                }
+                std::printf("\n");
             }
-            std::printf("\n");
+            cudaFree(xq);
             cudaFree(w);
             cudaFree(x);
             cudaFree(y);

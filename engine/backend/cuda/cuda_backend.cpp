@@ -9,6 +9,7 @@
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm_cublas.h"
 #include "kernels/cuda/gemv.h"
+#include "kernels/cuda/gemv_q8.h"
 #include "kernels/cuda/glu.h"
 #include "kernels/cuda/norm.h"
 #include "kernels/cuda/paged_attention.h"
@@ -21,6 +22,10 @@ namespace {
 constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;  // set on the handle so cuBLAS can run inside graph capture
 constexpr size_t kMinMetaWords = 16384;
 constexpr int32_t kEagerStepsBeforeCapture = 1;           // the first step of a key settles scratch sizes
+// Decode GEMVs of quantized weights take int8 activations (gemv_q8.h): far
+// fewer instructions per weight byte, which is what keeps 4-bit weights at
+// memory speed; false: f32 activations for every type (gemv.h).
+constexpr bool kInt8Activations = true;
 
 std::string mib(size_t bytes) { return std::to_string((bytes + (size_t(1) << 20) - 1) >> 20) + " MiB"; }
 
@@ -408,7 +413,13 @@ void CudaBackend::rmsNorm(const float* x, const float* w, float* y, int64_t rows
 void CudaBackend::matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows /*set*/) {
     if (recordOp(OpMatmul, {ptr(w.data), ptr(x), uint64_t(rows), ptr(y)})) return;
     if (rows <= cuda::kGemvMaxRows) {
-        cuda::gemv(w.type, w.data, w.rowStride, w.cols, w.rows, x, rows, y, stream_);
+        if (kInt8Activations && cuda::gemvQ8Supported(w.type)) {
+            void* xq = scratch(cuda::q8ActivationBytes(rows, w.cols));
+            cuda::quantizeActivations(x, rows, w.cols, xq, stream_);
+            cuda::gemvQ8(w.type, w.data, w.rowStride, w.cols, w.rows, xq, rows, y, stream_);
+        } else {
+            cuda::gemv(w.type, w.data, w.rowStride, w.cols, w.rows, x, rows, y, stream_);
+        }
         return;
     }
     void* s = scratch(cuda::gemmScratchBytes(w.type, w.cols, w.rows, rows));
