@@ -27,8 +27,6 @@ size_t gemmScratchBytes(GgmlType type, int64_t K, int64_t N, int64_t M) {
 cublasStatus_t gemmCublas(cublasHandle_t handle, GgmlType type, const void* w, size_t rowStride, int64_t K, int64_t N,
                           const float* x, int64_t M, float* y, void* scratch, cudaStream_t stream) {
     if (M <= 0 || N <= 0) return CUBLAS_STATUS_SUCCESS;
-    cublasStatus_t st = cublasSetStream(handle, stream);
-    if (st != CUBLAS_STATUS_SUCCESS) return st;
     auto* act = static_cast<uint16_t*>(scratch);
     auto* slice = reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(scratch) + roundUp(size_t(M) * size_t(K) * 2));
     const bool bf16 = type == GgmlType::BF16;
@@ -46,7 +44,7 @@ cublasStatus_t gemmCublas(cublasHandle_t handle, GgmlType type, const void* w, s
     for (int64_t n0 = 0; n0 < N; n0 += rows) {
         const int64_t nc = std::min(rows, N - n0);
         dequantizeRowsF16(type, w, rowStride, K, n0, nc, slice, stream);
-        st = cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, int(nc), int(M), int(K), &alpha, slice, CUDA_R_16F, int(K), act,
+        const cublasStatus_t st = cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, int(nc), int(M), int(K), &alpha, slice, CUDA_R_16F, int(K), act,
                           CUDA_R_16F, int(K), &beta, y + n0, CUDA_R_32F, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         if (st != CUBLAS_STATUS_SUCCESS) return st;
     }

@@ -20,8 +20,10 @@ inline constexpr size_t kGemmWeightSliceBytes = size_t(64) << 20;
 size_t gemmScratchBytes(GgmlType type, int64_t K, int64_t N, int64_t M);
 
 // y[m][n] = sum_k W[n][k] x[m][k] (shapes as gemv()). `scratch` holds
-// gemmScratchBytes(type, K, N, M) bytes of device memory. Runs on `stream`
-// (set on the handle). Returns cuBLAS's status.
+// gemmScratchBytes(type, K, N, M) bytes of device memory. The conversions run
+// on `stream`; the handle must already run there (cublasSetStream, which
+// also resets its workspace: set the workspace after it, as graph capture
+// needs one). Returns cuBLAS's status.
 cublasStatus_t gemmCublas(cublasHandle_t handle, GgmlType type, const void* w, size_t rowStride, int64_t K, int64_t N,
                           const float* x, int64_t M, float* y, void* scratch, cudaStream_t stream);
 

@@ -70,9 +70,10 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
         if (st != CUBLAS_STATUS_SUCCESS)
             throw Error(std::string("CUDA: cuBLAS could not start: ") + cublasGetStatusString(st));
         check(cudaMalloc(&blasWorkspace_, kBlasWorkspaceBytes), "allocating the cuBLAS workspace");
-        if (cublasSetWorkspace(blas_, blasWorkspace_, kBlasWorkspaceBytes) != CUBLAS_STATUS_SUCCESS ||
-            cublasSetStream(blas_, stream_) != CUBLAS_STATUS_SUCCESS)
-            throw Error("CUDA: cuBLAS refused its workspace or stream");
+        // Stream first: setting it resets the workspace to cuBLAS's own pool.
+        if (cublasSetStream(blas_, stream_) != CUBLAS_STATUS_SUCCESS ||
+            cublasSetWorkspace(blas_, blasWorkspace_, kBlasWorkspaceBytes) != CUBLAS_STATUS_SUCCESS)
+            throw Error("CUDA: cuBLAS refused its stream or workspace");
         ensureMetaCapacity(kMinMetaWords);
     } catch (...) {
         if (blas_) cublasDestroy(blas_);
