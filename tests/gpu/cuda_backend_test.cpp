@@ -264,5 +264,11 @@ WEIR_TEST(CudaBackend, refusesWhatItCannotHold) {
         CHECK(what.find("MiB") != std::string::npos);
     }
     CHECK(b.allocate(size_t(1) << 50, "too much") == nullptr);
+    // The same host rows adopted twice (a tied output head): one device copy.
+    const HostWeight table = makeWeight(GgmlType::Q8_0, 8, 64, 3, 1.0f);
+    const weir::WeightView a = b.adoptWeight(table.view(), weir::WeightRole::Embedding, "token_embd.weight", false);
+    const weir::WeightView o = b.adoptWeight(table.view(), weir::WeightRole::OutputHead, "output (tied)", false);
+    CHECK(a.data == o.data);
+    CHECK(a.data != table.view().data);
     CHECK_THROWS(weir::Error, CudaBackend(weir::CudaBackendOptions{999, true}));
 }

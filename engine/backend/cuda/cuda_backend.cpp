@@ -203,6 +203,11 @@ WeightView CudaBackend::adoptWeight(const WeightView& host, WeightRole /*role*/,
                     std::to_string(host.cols) + " columns)");
     }
     const size_t bytes = host.rowStride * size_t(host.rows);
+    // A tied output head is the embedding table again: one device copy.
+    for (const WeightView& seen : adoptedViews_)
+        if (seen.type == host.type && seen.cols == host.cols && seen.rows == host.rows && seen.rowStride == host.rowStride &&
+            adoptedFrom_[size_t(&seen - adoptedViews_.data())] == host.data)
+            return seen;
     void* p = nullptr;
     if (cudaMalloc(&p, bytes) != cudaSuccess) {
         cudaGetLastError();
@@ -216,6 +221,8 @@ WeightView CudaBackend::adoptWeight(const WeightView& host, WeightRole /*role*/,
     WeightView view = host;
     view.data = p;
     view.tiles = nullptr;
+    adoptedViews_.push_back(view);
+    adoptedFrom_.push_back(host.data);
     return view;
 }
 

@@ -113,6 +113,8 @@ private:
     std::vector<RopeKind> ropeKinds_;  // freqFactors in device memory
     std::unordered_set<void*> allocations_;
     std::vector<void*> adopted_;
+    std::vector<WeightView> adoptedViews_;     // weights adopted so far...
+    std::vector<const void*> adoptedFrom_;     // ...and the host rows each came from
 
     Mode mode_ = Mode::Eager;
     GraphKey key_;
