@@ -21,14 +21,14 @@ template <GgmlType T>
 struct Blocks;
 
 // Element j of the chunk is byte j of (lo, hi) shifted right by `shift`, a nibble.
-__device__ __forceinline__ uint32_t nibble(uint32_t lo, uint32_t hi, int j, int shift) {
+WEIR_HD uint32_t nibble(uint32_t lo, uint32_t hi, int j, int shift) {
     const uint32_t word = j < 4 ? lo : hi;
     return (word >> (8 * (j & 3) + shift)) & 0xFu;
 }
 
 template <>
 struct Blocks<GgmlType::F32> {
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const float4* p = reinterpret_cast<const float4*>(row) + 2 * i8;
         const float4 a = p[0], b = p[1];
         w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
@@ -37,26 +37,26 @@ struct Blocks<GgmlType::F32> {
 
 template <>
 struct Blocks<GgmlType::F16> {
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint4 u = reinterpret_cast<const uint4*>(row)[i8];
         const uint32_t v[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&v[j]));
-            w[2 * j] = f.x, w[2 * j + 1] = f.y;
+            w[2 * j] = halfBits(uint16_t(v[j]));
+            w[2 * j + 1] = halfBits(uint16_t(v[j] >> 16));
         }
     }
 };
 
 template <>
 struct Blocks<GgmlType::BF16> {
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint4 u = reinterpret_cast<const uint4*>(row)[i8];
         const uint32_t v[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            w[2 * j] = __uint_as_float(v[j] << 16);
-            w[2 * j + 1] = __uint_as_float(v[j] & 0xffff0000u);
+            w[2 * j] = bitsToFloat(v[j] << 16);
+            w[2 * j + 1] = bitsToFloat(v[j] & 0xffff0000u);
         }
     }
 };
@@ -66,7 +66,7 @@ struct Blocks<GgmlType::BF16> {
 // and their high nibbles for p = 2 / 3.
 template <>
 struct Blocks<GgmlType::Q4_0> {  // 18 bytes: d, qs[16]; y = (q - 8) d
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 2) * 18;
         const int part = i8 & 3;
         const float d = halfBits(loadU16(b));
@@ -80,7 +80,7 @@ struct Blocks<GgmlType::Q4_0> {  // 18 bytes: d, qs[16]; y = (q - 8) d
 
 template <>
 struct Blocks<GgmlType::Q4_1> {  // 20 bytes: d, m, qs[16]; y = q d + m
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 2) * 20;
         const int part = i8 & 3;
         const uint32_t dm = loadU32(b);
@@ -95,7 +95,7 @@ struct Blocks<GgmlType::Q4_1> {  // 20 bytes: d, m, qs[16]; y = q d + m
 
 template <>
 struct Blocks<GgmlType::Q5_0> {  // 22 bytes: d, qh[4], qs[16]; y = (q - 16) d
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 2) * 22;
         const int part = i8 & 3;
         const float d = halfBits(loadU16(b));
@@ -113,7 +113,7 @@ struct Blocks<GgmlType::Q5_0> {  // 22 bytes: d, qh[4], qs[16]; y = (q - 16) d
 
 template <>
 struct Blocks<GgmlType::Q5_1> {  // 24 bytes: d, m, qh[4], qs[16]; y = q d + m
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 2) * 24;
         const int part = i8 & 3;
         const uint32_t dm = loadU32(b);
@@ -132,7 +132,7 @@ struct Blocks<GgmlType::Q5_1> {  // 24 bytes: d, m, qh[4], qs[16]; y = q d + m
 
 template <>
 struct Blocks<GgmlType::Q8_0> {  // 34 bytes: d, int8 qs[32]; y = q d
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 2) * 34;
         const float d = halfBits(loadU16(b));
         const uint8_t* qs = b + 2 + (i8 & 3) * 8;
@@ -148,7 +148,7 @@ struct Blocks<GgmlType::Q8_0> {  // 34 bytes: d, int8 qs[32]; y = q d
 // K-quants: chunk l = i8 % 32 of super-block i8 / 32 holds elements 8l..8l+7.
 // Scale and min of sub-block s (32 elements) of a Q4_K/Q5_K block, 6 bits
 // each (quant_blocks.h kScaleMin).
-__device__ __forceinline__ void kScaleMin(const uint8_t* scales, int s, float& sc, float& m) {
+WEIR_HD void kScaleMin(const uint8_t* scales, int s, float& sc, float& m) {
     const uint32_t w0 = loadU32(scales), w1 = loadU32(scales + 4), w2 = loadU32(scales + 8);
     const uint32_t sh = 8 * (s & 3);
     uint32_t a, b;
@@ -165,7 +165,7 @@ __device__ __forceinline__ void kScaleMin(const uint8_t* scales, int s, float& s
 
 template <>
 struct Blocks<GgmlType::Q4_K> {  // 144 bytes: d, dmin, scales[12], qs[128]; y = d sc q - dmin m
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 5) * 144;
         const int l = i8 & 31;
         const uint32_t dm = loadU32(b);
@@ -182,7 +182,7 @@ struct Blocks<GgmlType::Q4_K> {  // 144 bytes: d, dmin, scales[12], qs[128]; y =
 
 template <>
 struct Blocks<GgmlType::Q5_K> {  // 176 bytes: d, dmin, scales[12], qh[32], qs[128]
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 5) * 176;
         const int l = i8 & 31;
         const uint32_t dm = loadU32(b);
@@ -204,7 +204,7 @@ struct Blocks<GgmlType::Q5_K> {  // 176 bytes: d, dmin, scales[12], qh[32], qs[1
 
 template <>
 struct Blocks<GgmlType::Q6_K> {  // 210 bytes: ql[128], qh[64], int8 scales[16], d; y = d sc (q - 32)
-    __device__ static void load8(const uint8_t* row, int i8, float w[8]) {
+    WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint8_t* b = row + (i8 >> 5) * 210;
         const int l = i8 & 31;
         const int half = l >> 4, quarter = (l & 15) >> 2, li = 8 * (l & 3);

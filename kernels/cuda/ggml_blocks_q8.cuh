@@ -16,7 +16,7 @@ struct Q8Chunk {
 };
 
 // Bits 0-3 of b moved to bit 4 of bytes 0-3 (the fifth bit of Q5 values).
-__device__ __forceinline__ int fifthBits(uint32_t b) { return int(((b & 0xFu) * 0x00204081u & 0x01010101u) << 4); }
+WEIR_HD int fifthBits(uint32_t b) { return int(((b & 0xFu) * 0x00204081u & 0x01010101u) << 4); }
 
 template <GgmlType T>
 struct Q8Dot;  // load(row, i8) -> Q8Chunk; kOffset: whether m can be non-zero
@@ -24,7 +24,7 @@ struct Q8Dot;  // load(row, i8) -> Q8Chunk; kOffset: whether m can be non-zero
 template <>
 struct Q8Dot<GgmlType::Q4_0> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 2) * 18;
         const int part = i8 & 3, shift = (part >> 1) * 4;
         const float d = halfBits(loadU16(b));
@@ -41,7 +41,7 @@ struct Q8Dot<GgmlType::Q4_0> {
 template <>
 struct Q8Dot<GgmlType::Q4_1> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 2) * 20;
         const int part = i8 & 3, shift = (part >> 1) * 4;
         const uint32_t dm = loadU32(b);
@@ -58,7 +58,7 @@ struct Q8Dot<GgmlType::Q4_1> {
 template <>
 struct Q8Dot<GgmlType::Q5_0> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 2) * 22;
         const int part = i8 & 3, shift = (part >> 1) * 4;
         const float d = halfBits(loadU16(b));
@@ -76,7 +76,7 @@ struct Q8Dot<GgmlType::Q5_0> {
 template <>
 struct Q8Dot<GgmlType::Q5_1> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 2) * 24;
         const int part = i8 & 3, shift = (part >> 1) * 4;
         const uint32_t dm = loadU32(b);
@@ -94,7 +94,7 @@ struct Q8Dot<GgmlType::Q5_1> {
 template <>
 struct Q8Dot<GgmlType::Q8_0> {
     static constexpr bool kOffset = false;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 2) * 34;
         const uint8_t* qs = b + 2 + (i8 & 3) * 8;
         Q8Chunk c;
@@ -109,7 +109,7 @@ struct Q8Dot<GgmlType::Q8_0> {
 template <>
 struct Q8Dot<GgmlType::Q4_K> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 5) * 144;
         const int l = i8 & 31, shift = ((l >> 2) & 1) * 4;
         const uint32_t dm = loadU32(b);
@@ -128,7 +128,7 @@ struct Q8Dot<GgmlType::Q4_K> {
 template <>
 struct Q8Dot<GgmlType::Q5_K> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 5) * 176;
         const int l = i8 & 31, s = l >> 2, shift = (s & 1) * 4;
         const uint32_t dm = loadU32(b);
@@ -148,7 +148,7 @@ struct Q8Dot<GgmlType::Q5_K> {
 template <>
 struct Q8Dot<GgmlType::Q6_K> {
     static constexpr bool kOffset = true;
-    __device__ static Q8Chunk load(const uint8_t* row, int i8) {
+    WEIR_HD static Q8Chunk load(const uint8_t* row, int i8) {
         const uint8_t* b = row + (i8 >> 5) * 210;
         const int l = i8 & 31;
         const int half = l >> 4, quarter = (l & 15) >> 2, li = 8 * (l & 3);

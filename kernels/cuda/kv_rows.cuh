@@ -23,7 +23,7 @@ __host__ __device__ inline size_t kvBytes(GgmlType t, int64_t elems) {
 
 // Element d of a row.
 template <GgmlType T>
-__device__ __forceinline__ float kvAt(const uint8_t* row, int d) {
+WEIR_HD float kvAt(const uint8_t* row, int d) {
     if constexpr (T == GgmlType::F32) {
         return reinterpret_cast<const float*>(row)[d];
     } else if constexpr (T == GgmlType::F16) {
@@ -32,12 +32,12 @@ __device__ __forceinline__ float kvAt(const uint8_t* row, int d) {
         const uint8_t* b = row + (d >> 5) * 34;
         return halfBits(loadU16(b)) * float(int8_t(b[2 + (d & 31)]));
     } else {
-        return __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(row[d]), __NV_E4M3)));
+        return halfBits(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(row[d]), __NV_E4M3).x);
     }
 }
 
 // Row `pos` of a sequence in a paged store (-1 when its page is released).
-__device__ __forceinline__ int64_t pagedRow(const int32_t* table, int32_t pos, int32_t pageSize) {
+WEIR_HD int64_t pagedRow(const int32_t* table, int32_t pos, int32_t pageSize) {
     const int32_t page = table[pos / pageSize];
     return page < 0 ? -1 : int64_t(page) * pageSize + pos % pageSize;
 }
