@@ -29,6 +29,12 @@ __device__ __forceinline__ float warpMax(float v) {
 // the host, where a plain test checks their bit twiddling against the CPU
 // kernels without a GPU (tests/gpu/block_decoders_test.cpp).
 #define WEIR_HD __host__ __device__ __forceinline__
+// `#pragma unroll` where nvcc reads it (host compilers would warn).
+#ifdef __CUDACC__
+#define WEIR_UNROLL _Pragma("unroll")
+#else
+#define WEIR_UNROLL
+#endif
 
 WEIR_HD float bitsToFloat(uint32_t u) {
 #ifdef __CUDA_ARCH__

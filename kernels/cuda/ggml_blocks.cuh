@@ -40,7 +40,7 @@ struct Blocks<GgmlType::F16> {
     WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint4 u = reinterpret_cast<const uint4*>(row)[i8];
         const uint32_t v[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 4; ++j) {
             w[2 * j] = halfBits(uint16_t(v[j]));
             w[2 * j + 1] = halfBits(uint16_t(v[j] >> 16));
@@ -53,7 +53,7 @@ struct Blocks<GgmlType::BF16> {
     WEIR_HD static void load8(const uint8_t* row, int i8, float w[8]) {
         const uint4 u = reinterpret_cast<const uint4*>(row)[i8];
         const uint32_t v[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 4; ++j) {
             w[2 * j] = bitsToFloat(v[j] << 16);
             w[2 * j + 1] = bitsToFloat(v[j] & 0xffff0000u);
@@ -73,7 +73,7 @@ struct Blocks<GgmlType::Q4_0> {  // 18 bytes: d, qs[16]; y = (q - 8) d
         const uint8_t* qs = b + 2 + (part & 1) * 8;
         const uint32_t lo = loadU32Align2(qs), hi = loadU32Align2(qs + 4);
         const int shift = (part >> 1) * 4;
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) w[j] = smallToFloatMinus(nibble(lo, hi, j, shift), 8.0f) * d;
     }
 };
@@ -88,7 +88,7 @@ struct Blocks<GgmlType::Q4_1> {  // 20 bytes: d, m, qs[16]; y = q d + m
         const uint8_t* qs = b + 4 + (part & 1) * 8;
         const uint32_t lo = loadU32(qs), hi = loadU32(qs + 4);
         const int shift = (part >> 1) * 4;
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) w[j] = fmaf(smallToFloat(nibble(lo, hi, j, shift)), d, m);
     }
 };
@@ -103,7 +103,7 @@ struct Blocks<GgmlType::Q5_0> {  // 22 bytes: d, qh[4], qs[16]; y = (q - 16) d
         const uint8_t* qs = b + 6 + (part & 1) * 8;
         const uint32_t lo = loadU32Align2(qs), hi = loadU32Align2(qs + 4);
         const int shift = (part >> 1) * 4;
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) {
             const uint32_t q = nibble(lo, hi, j, shift) | (((qh >> j) & 1u) << 4);
             w[j] = smallToFloatMinus(q, 16.0f) * d;
@@ -122,7 +122,7 @@ struct Blocks<GgmlType::Q5_1> {  // 24 bytes: d, m, qh[4], qs[16]; y = q d + m
         const uint8_t* qs = b + 8 + (part & 1) * 8;
         const uint32_t lo = loadU32(qs), hi = loadU32(qs + 4);
         const int shift = (part >> 1) * 4;
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) {
             const uint32_t q = nibble(lo, hi, j, shift) | (((qh >> j) & 1u) << 4);
             w[j] = fmaf(smallToFloat(q), d, m);
@@ -137,7 +137,7 @@ struct Blocks<GgmlType::Q8_0> {  // 34 bytes: d, int8 qs[32]; y = q d
         const float d = halfBits(loadU16(b));
         const uint8_t* qs = b + 2 + (i8 & 3) * 8;
         const uint32_t lo = loadU32Align2(qs) ^ 0x80808080u, hi = loadU32Align2(qs + 4) ^ 0x80808080u;  // q + 128
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) {
             const uint32_t word = j < 4 ? lo : hi;
             w[j] = smallToFloatMinus((word >> (8 * (j & 3))) & 0xFFu, 128.0f) * d;
@@ -175,7 +175,7 @@ struct Blocks<GgmlType::Q4_K> {  // 144 bytes: d, dmin, scales[12], qs[128]; y =
         // Element 64c + j: low nibble of qs[32c + j] (j < 32) or high nibble of qs[32c + j - 32].
         const uint2 q = *reinterpret_cast<const uint2*>(b + 16 + 32 * (l >> 3) + 8 * (l & 3));
         const int shift = ((l >> 2) & 1) * 4;
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) w[j] = fmaf(smallToFloat(nibble(q.x, q.y, j, shift)), d, -dmin);
     }
 };
@@ -194,7 +194,7 @@ struct Blocks<GgmlType::Q5_K> {  // 176 bytes: d, dmin, scales[12], qh[32], qs[1
         const uint2 h = *reinterpret_cast<const uint2*>(b + 16 + 8 * (l & 3));
         const uint2 q = *reinterpret_cast<const uint2*>(b + 48 + 32 * (l >> 3) + 8 * (l & 3));
         const int shift = ((l >> 2) & 1) * 4;
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) {
             const uint32_t hb = (((j < 4 ? h.x : h.y) >> (8 * (j & 3) + s)) & 1u) << 4;
             w[j] = fmaf(smallToFloat(nibble(q.x, q.y, j, shift) | hb), d, -dmin);
@@ -216,7 +216,7 @@ struct Blocks<GgmlType::Q6_K> {  // 210 bytes: ql[128], qh[64], int8 scales[16],
         const uint32_t h0 = loadU32Align2(qh), h1 = loadU32Align2(qh + 4);
         const int lowShift = (quarter >> 1) * 4, highShift = 2 * quarter;
         const float d = halfBits(loadU16(b + 208)) * float(int8_t(b[192 + (l >> 1)]));
-#pragma unroll
+WEIR_UNROLL
         for (int j = 0; j < 8; ++j) {
             const uint32_t hw = j < 4 ? h0 : h1;
             const uint32_t q = nibble(l0, l1, j, lowShift) | (((hw >> (8 * (j & 3) + highShift)) & 3u) << 4);
