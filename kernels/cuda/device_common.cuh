@@ -29,8 +29,9 @@ __device__ __forceinline__ float warpMax(float v) {
 // the host, where a plain test checks their bit twiddling against the CPU
 // kernels without a GPU (tests/gpu/block_decoders_test.cpp).
 #define WEIR_HD __host__ __device__ __forceinline__
-// `#pragma unroll` where nvcc reads it (host compilers would warn).
-#ifdef __CUDACC__
+// `#pragma unroll` in device code only (host compilers, nvcc's host pass
+// included, would warn).
+#ifdef __CUDA_ARCH__
 #define WEIR_UNROLL _Pragma("unroll")
 #else
 #define WEIR_UNROLL
