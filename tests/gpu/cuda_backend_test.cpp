@@ -104,7 +104,9 @@ struct DeviceModel {
         layer.scoreScale = 1.0f / std::sqrt(float(kHd));
     }
 
-    std::vector<float> step(const weir::Batch& batch, const Kv& kv) {
+    // `doubled`: an extra op (x += x after the lookup), so the step's ops
+    // differ from those of other steps of its shape.
+    std::vector<float> step(const weir::Batch& batch, const Kv& kv, bool doubled = false) {
         std::vector<int32_t> outRows;
         for (size_t i = 0; i < batch.tokens.size(); ++i)
             if (batch.tokens[i].wantLogits) outRows.push_back(int32_t(i));
@@ -116,6 +118,7 @@ struct DeviceModel {
         const int64_t n = int64_t(batch.tokens.size()), nOut = int64_t(outRows.size());
         b.beginStep(s);
         b.embed(embd, 0.0f, x, kEmbd);
+        if (doubled) b.add(x, x, n * kEmbd);
         b.rmsNorm(x, norm, x, n, kEmbd, 1e-6f);
         b.matmul(wq, x, n, q, weir::StepRows::All);
         b.matmul(wk, x, n, k, weir::StepRows::All);
@@ -239,13 +242,33 @@ WEIR_TEST(CudaBackend, toyModelMatchesCpuAndGraphsReplayExactly) {
     CHECK_EQ(gb.replayedSteps(), uint64_t(3));
     CHECK_EQ(eb.graphCount(), size_t(0));
 
+    // A step of the captured shape whose ops differ (one more op): it runs as
+    // it came, not as the graph, and the key is captured again.
+    {
+        weir::Batch d;
+        d.add(3, 1, 25, true);
+        d.add(4, 0, 11, true);
+        CHECK(g.step(d, gkv, true) == e.step(d, ekv, true));
+        CHECK_EQ(gb.mismatchedSteps(), uint64_t(1));
+        CHECK_EQ(gb.replayedSteps(), uint64_t(3));
+        CHECK_EQ(gb.graphCount(), size_t(0));
+        for (int32_t s = 0; s < 3; ++s) {  // eager, captured, replayed
+            weir::Batch more;
+            more.add(5 + s, 1, 26 + s, true);
+            more.add(6 + s, 0, 12 + s, true);
+            CHECK(g.step(more, gkv) == e.step(more, ekv));
+        }
+        CHECK_EQ(gb.replayedSteps(), uint64_t(4));
+        CHECK_EQ(gb.graphCount(), size_t(1));
+    }
+
     // Releasing memory drops the graphs (they may hold its pointer); steps go on.
     void* spare = gb.allocate(4096, "spare");
     gb.release(spare);
     CHECK_EQ(gb.graphCount(), size_t(0));
     weir::Batch d;
-    d.add(9, 1, 25, true);
-    d.add(8, 0, 11, true);
+    d.add(9, 1, 29, true);
+    d.add(8, 0, 15, true);
     CHECK(g.step(d, gkv) == e.step(d, ekv));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "kernels/cuda/dequantize.h"
@@ -308,15 +309,6 @@ void CudaBackend::dropGraphs() {
     seen_.clear();
 }
 
-bool CudaBackend::recordOp(uint64_t op, std::initializer_list<uint64_t> args) {
-    if (mode_ == Mode::Eager) {
-        pending_ = true;
-        return false;
-    }
-    opsHash_ = mix(opsHash_, op);
-    for (uint64_t a : args) opsHash_ = mix(opsHash_, a);
-    return mode_ == Mode::Replaying;
-}
 
 void CudaBackend::finishCapture(bool launch) {
     cudaGraph_t graph = nullptr;
@@ -359,19 +351,44 @@ void CudaBackend::launchStepGraph() {
     }
     if (mode_ != Mode::Replaying) return;
     mode_ = Mode::Eager;
-    const auto it = graphs_.find(key_);
-    if (it == graphs_.end() || it->second.opsHash != opsHash_) {
-        // The step asked for other ops than the captured step of its shape:
-        // nothing of it has run, and it cannot be rebuilt from here.
-        dropGraphs();
-        throw Error("CUDA graph replay: the step's ops differ from those captured for its shape (turn graphs off)");
-    }
+    std::vector<std::function<void()>> ops;
+    ops.swap(deferred_);
     pending_ = true;
-    check(cudaGraphLaunch(it->second.exec, stream_), "replaying a step");
-    ++replayed_;
+    const auto it = graphs_.find(key_);
+    if (it != graphs_.end() && it->second.opsHash == opsHash_) {
+        check(cudaGraphLaunch(it->second.exec, stream_), "replaying a step");
+        ++replayed_;
+        return;
+    }
+    // The step asked for other ops (or pointers) than the captured step of
+    // its shape: run it as it came, and capture the key again later.
+    if (it != graphs_.end()) {
+        waitIdle();
+        cudaGraphExecDestroy(it->second.exec);
+        graphs_.erase(it);
+    }
+    seen_.erase(key_);
+    ++mismatched_;
+    check(cudaMemcpyAsync(metaDevice_, metaHost_, words_.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
+          "uploading step metadata");
+    for (auto& op : ops) op();
 }
 
 // ---- a step ----
+
+template <class Launch>
+void CudaBackend::run(uint64_t op, std::initializer_list<uint64_t> args, Launch&& launch) {
+    if (mode_ == Mode::Eager) {
+        pending_ = true;
+        launch();
+        return;
+    }
+    opsHash_ = mix(opsHash_, op);
+    for (uint64_t a : args) opsHash_ = mix(opsHash_, a);
+    if (mode_ == Mode::Replaying) deferred_.emplace_back(std::forward<Launch>(launch));  // for a step that turns out different
+    else launch();                                                                        // captured
+}
+
 
 void CudaBackend::beginStep(const StepInfo& step) {
     bind();
@@ -408,89 +425,94 @@ void CudaBackend::beginStep(const StepInfo& step) {
 }
 
 void CudaBackend::embed(const WeightView& table, float scale, float* x, int64_t width) {
-    if (recordOp(OpEmbed, {ptr(table.data), uint64_t(width), ptr(x), uint64_t(std::bit_cast<uint32_t>(scale))})) return;
-    cuda::embedRows(table.type, table.data, table.rowStride, width, metaAt(layout_.tokenIds), layout_.tokens, scale, x,
-                    stream_);
+    run(OpEmbed, {ptr(table.data), uint64_t(width), ptr(x), uint64_t(std::bit_cast<uint32_t>(scale))}, [=, this] {
+        cuda::embedRows(table.type, table.data, table.rowStride, width, metaAt(layout_.tokenIds), layout_.tokens, scale, x,
+                        stream_);
+    });
 }
 
 void CudaBackend::rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) {
-    if (recordOp(OpNorm, {ptr(x), ptr(w), ptr(y), uint64_t(rows), uint64_t(width)})) return;
-    cuda::rmsNormRows(x, w, y, rows, width, eps, stream_);
+    run(OpNorm, {ptr(x), ptr(w), ptr(y), uint64_t(rows), uint64_t(width)},
+        [=, this] { cuda::rmsNormRows(x, w, y, rows, width, eps, stream_); });
 }
 
 void CudaBackend::matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows /*set*/) {
-    if (recordOp(OpMatmul, {ptr(w.data), ptr(x), uint64_t(rows), ptr(y)})) return;
-    if (rows <= cuda::kGemvMaxRows) {
-        if (kInt8Activations && cuda::gemvQ8Supported(w.type)) {
-            void* xq = scratch(cuda::q8ActivationBytes(rows, w.cols));
-            cuda::quantizeActivations(x, rows, w.cols, xq, stream_);
-            cuda::gemvQ8(w.type, w.data, w.rowStride, w.cols, w.rows, xq, rows, y, stream_);
-        } else {
-            cuda::gemv(w.type, w.data, w.rowStride, w.cols, w.rows, x, rows, y, stream_);
+    run(OpMatmul, {ptr(w.data), ptr(x), uint64_t(rows), ptr(y)}, [=, this] {
+        if (rows <= cuda::kGemvMaxRows) {
+            if (kInt8Activations && cuda::gemvQ8Supported(w.type)) {
+                void* xq = scratch(cuda::q8ActivationBytes(rows, w.cols));
+                cuda::quantizeActivations(x, rows, w.cols, xq, stream_);
+                cuda::gemvQ8(w.type, w.data, w.rowStride, w.cols, w.rows, xq, rows, y, stream_);
+            } else {
+                cuda::gemv(w.type, w.data, w.rowStride, w.cols, w.rows, x, rows, y, stream_);
+            }
+            return;
         }
-        return;
-    }
-    void* s = scratch(cuda::gemmScratchBytes(w.type, w.cols, w.rows, rows));
-    const cublasStatus_t st = cuda::gemmCublas(blas_, w.type, w.data, w.rowStride, w.cols, w.rows, x, rows, y, s, stream_);
-    if (st != CUBLAS_STATUS_SUCCESS) throw Error(std::string("cuBLAS GEMM failed: ") + cublasGetStatusString(st));
+        void* s = scratch(cuda::gemmScratchBytes(w.type, w.cols, w.rows, rows));
+        const cublasStatus_t st = cuda::gemmCublas(blas_, w.type, w.data, w.rowStride, w.cols, w.rows, x, rows, y, s, stream_);
+        if (st != CUBLAS_STATUS_SUCCESS) throw Error(std::string("cuBLAS GEMM failed: ") + cublasGetStatusString(st));
+    });
 }
 
 void CudaBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
     if (!bias) return;
-    if (recordOp(OpBias, {ptr(y), ptr(bias), uint64_t(rows), uint64_t(width)})) return;
-    cuda::addBiasRows(y, bias, rows, width, stream_);
+    run(OpBias, {ptr(y), ptr(bias), uint64_t(rows), uint64_t(width)},
+        [=, this] { cuda::addBiasRows(y, bias, rows, width, stream_); });
 }
 
 void CudaBackend::add(float* y, const float* x, int64_t n) {
-    if (recordOp(OpAdd, {ptr(y), ptr(x), uint64_t(n)})) return;
-    cuda::addInPlace(y, x, n, stream_);
+    run(OpAdd, {ptr(y), ptr(x), uint64_t(n)}, [=, this] { cuda::addInPlace(y, x, n, stream_); });
 }
 
 void CudaBackend::glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t width) {
-    if (recordOp(OpGlu, {uint64_t(act), ptr(gate), ptr(up), ptr(y), uint64_t(rows), uint64_t(width)})) return;
-    if (act == GluActivation::GeluTanh) cuda::gegluTanh(gate, up, y, rows * width, stream_);
-    else cuda::swiglu(gate, up, y, rows * width, stream_);
+    run(OpGlu, {uint64_t(act), ptr(gate), ptr(up), ptr(y), uint64_t(rows), uint64_t(width)}, [=, this] {
+        if (act == GluActivation::GeluTanh) cuda::gegluTanh(gate, up, y, rows * width, stream_);
+        else cuda::swiglu(gate, up, y, rows * width, stream_);
+    });
 }
 
 void CudaBackend::ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) {
-    if (recordOp(OpRope, {uint64_t(a.layer), ptr(a.kv.k), ptr(q), ptr(k), ptr(v)})) return;
     if (a.ropeKind < 0 || size_t(a.ropeKind) >= ropeKinds_.size())
         throw Error("CUDA backend: layer " + std::to_string(a.layer) + " uses RoPE setting " + std::to_string(a.ropeKind) +
                     " of " + std::to_string(ropeKinds_.size()));
-    const RopeKind& r = ropeKinds_[size_t(a.ropeKind)];
-    cuda::RopeSpec rope{r.neox, r.nRot, r.base, r.freqScale, r.freqFactors};
-    cuda::PagedKvStore kv{a.kv.k, a.kv.v, kvType(a.kv.dtype), a.kv.rowBytes, pageSize_};
-    const cuda::TokenTables tables{metaDevice_, metaAt(a.slides ? layout_.windowTables : layout_.fullTables)};
-    cuda::ropeAndStore(q, k, v, layout_.tokens, int32_t(a.nHead), int32_t(a.nHeadKv), int32_t(a.headDimK),
-                       int32_t(a.headDimV), rope, a.queryScale, metaAt(layout_.positions), tables, kv, stream_);
+    run(OpRope, {uint64_t(a.layer), ptr(a.kv.k), ptr(q), ptr(k), ptr(v)}, [=, this] {
+        const RopeKind& r = ropeKinds_[size_t(a.ropeKind)];
+        const cuda::RopeSpec rope{r.neox, r.nRot, r.base, r.freqScale, r.freqFactors};
+        const cuda::PagedKvStore kv{a.kv.k, a.kv.v, kvType(a.kv.dtype), a.kv.rowBytes, pageSize_};
+        const cuda::TokenTables tables{metaDevice_, metaAt(a.slides ? layout_.windowTables : layout_.fullTables)};
+        cuda::ropeAndStore(q, k, v, layout_.tokens, int32_t(a.nHead), int32_t(a.nHeadKv), int32_t(a.headDimK),
+                           int32_t(a.headDimV), rope, a.queryScale, metaAt(layout_.positions), tables, kv, stream_);
+    });
 }
 
 void CudaBackend::attend(const AttentionLayer& a, const float* q, float* out) {
-    if (recordOp(OpAttend, {uint64_t(a.layer), ptr(a.kv.k), ptr(q), ptr(out)})) return;
     if (a.headDimK > cuda::kMaxAttendHeadDim || a.headDimV > cuda::kMaxAttendHeadDim || a.nHeadKv <= 0 ||
         a.nHead % a.nHeadKv != 0)
         throw Error("CUDA attention: unsupported head shape (" + std::to_string(a.nHead) + " heads, " +
                     std::to_string(a.nHeadKv) + " KV heads, dims " + std::to_string(a.headDimK) + "/" +
                     std::to_string(a.headDimV) + ")");
-    cuda::AttendShape shape;
-    shape.nHead = int32_t(a.nHead);
-    shape.nHeadKv = int32_t(a.nHeadKv);
-    shape.headDimK = int32_t(a.headDimK);
-    shape.headDimV = int32_t(a.headDimV);
-    shape.window = a.slides && a.window > 0 ? a.window : 0;
-    shape.scale = a.scoreScale;
-    const size_t need = cuda::attendScratchBytes(layout_.tokens, shape);
-    float* s = need ? static_cast<float*>(scratch(need)) : nullptr;
-    const cuda::PagedKvRead kv{a.kv.k, a.kv.v, kvType(a.kv.dtype), a.kv.rowBytes, pageSize_};
-    const cuda::TokenTables tables{metaDevice_, metaAt(a.slides ? layout_.windowTables : layout_.fullTables)};
-    cuda::pagedAttention(q, out, layout_.tokens, metaAt(layout_.positions), tables, kv, shape, s, stream_);
+    run(OpAttend, {uint64_t(a.layer), ptr(a.kv.k), ptr(q), ptr(out)}, [=, this] {
+        cuda::AttendShape shape;
+        shape.nHead = int32_t(a.nHead);
+        shape.nHeadKv = int32_t(a.nHeadKv);
+        shape.headDimK = int32_t(a.headDimK);
+        shape.headDimV = int32_t(a.headDimV);
+        shape.window = a.slides && a.window > 0 ? a.window : 0;
+        shape.scale = a.scoreScale;
+        const size_t need = cuda::attendScratchBytes(layout_.tokens, shape);
+        float* s = need ? static_cast<float*>(scratch(need)) : nullptr;
+        const cuda::PagedKvRead kv{a.kv.k, a.kv.v, kvType(a.kv.dtype), a.kv.rowBytes, pageSize_};
+        const cuda::TokenTables tables{metaDevice_, metaAt(a.slides ? layout_.windowTables : layout_.fullTables)};
+        cuda::pagedAttention(q, out, layout_.tokens, metaAt(layout_.positions), tables, kv, shape, s, stream_);
+    });
 }
 
 void CudaBackend::gatherOutputs(float* rows, int64_t width) {
-    if (recordOp(OpGather, {ptr(rows), uint64_t(width)})) return;
-    if (layout_.outputs == 0) return;
-    float* tmp = static_cast<float*>(scratch(size_t(layout_.outputs) * size_t(width) * sizeof(float)));
-    cuda::gatherRows(rows, width, metaAt(layout_.outputRows), layout_.outputs, tmp, stream_);
+    run(OpGather, {ptr(rows), uint64_t(width)}, [=, this] {
+        if (layout_.outputs == 0) return;
+        float* tmp = static_cast<float*>(scratch(size_t(layout_.outputs) * size_t(width) * sizeof(float)));
+        cuda::gatherRows(rows, width, metaAt(layout_.outputRows), layout_.outputs, tmp, stream_);
+    });
 }
 
 void CudaBackend::readRows(const float* src, float* hostDst, size_t count) {

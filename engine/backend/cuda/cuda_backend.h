@@ -10,13 +10,17 @@
 // shape (graph_key.h): the second step of a key is captured from beginStep
 // to the first readRows (or endStep), later ones only fill the pinned
 // metadata and launch the graph, whose first node is the upload. The ops of
-// a replayed step only record a hash of their arguments, checked against the
-// captured one before the launch. Pointers baked into graphs stay valid:
-// releasing memory or growing the scratch or metadata buffers drops them.
+// a replayed step are kept (not launched) with a hash of their arguments;
+// at readRows the graph is launched when the hash is the captured one, and
+// otherwise the kept ops run as they came and the key is captured again, so
+// results never depend on the transformer repeating itself. Pointers baked
+// into graphs stay valid: releasing memory or growing the scratch or
+// metadata buffers drops the graphs.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -72,6 +76,8 @@ public:
     // Graphs held now and steps replayed so far (for tests and diagnostics).
     size_t graphCount() const { return graphs_.size(); }
     uint64_t replayedSteps() const { return replayed_; }
+    // Steps of a captured shape whose ops differed from the capture (run eagerly).
+    uint64_t mismatchedSteps() const { return mismatched_; }
 
 private:
     enum class Mode { Eager, Capturing, Replaying };
@@ -83,9 +89,10 @@ private:
     void bind() const;
     void copySync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
     void check(cudaError_t e, const char* what) const;
-    // True when the op is only recorded (a replayed step); otherwise the
-    // caller launches it.
-    bool recordOp(uint64_t op, std::initializer_list<uint64_t> args);
+    // Launches an op, or (in a replayed step) keeps it for the case that the
+    // step's ops, hashed with `args`, differ from the captured ones.
+    template <class Launch>
+    void run(uint64_t op, std::initializer_list<uint64_t> args, Launch&& launch);
     void* scratch(size_t bytes);
     void ensureMetaCapacity(size_t words);
     void launchStepGraph();
@@ -122,6 +129,8 @@ private:
     std::unordered_map<GraphKey, Graph, GraphKeyHash> graphs_;
     std::unordered_map<GraphKey, int32_t, GraphKeyHash> seen_;  // eager steps per key before capturing
     uint64_t replayed_ = 0;
+    uint64_t mismatched_ = 0;
+    std::vector<std::function<void()>> deferred_;  // ops of the replayed step, in order
 };
 
 } // namespace weir::cudabackend
