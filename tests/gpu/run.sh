@@ -15,7 +15,7 @@ jobs="${JOBS:-$(nproc)}"
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_BUILD_FUZZERS=OFF \
   -DWEIR_CUDA=ON -DWEIR_CUDA_ARCHITECTURES="$arch" >/dev/null
-targets=(weir_cuda gpu_cuda_module_test gpu_gemv_kernels_test gpu_gemm_kernels_test gpu_row_kernels_test
+targets=(weir_cuda gpu_cuda_module_test gpu_block_decoders_test gpu_gemv_kernels_test gpu_gemm_kernels_test gpu_row_kernels_test
   gpu_rope_store_kernels_test gpu_paged_attention_kernels_test gpu_cuda_backend_test gpu_kernels_bench)
 ninja -C "$build" -j "$jobs" "${targets[@]}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
