@@ -16,7 +16,10 @@
 // are marked ("oversubscribed": true) and mostly measure the scheduler.
 //
 //   build/bin/pool_handoff_bench [--threads 2,4,8,16] [--seconds 1]
-// prints one JSON object.
+//                                [--figures static,chunked,barrier]
+// prints one JSON object (a figure not asked for has 0 samples). One figure
+// at a time under `perf stat -e syscalls:sys_enter_futex,...` gives the
+// system calls per hand-off (divide by its samples).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -167,6 +170,7 @@ std::vector<int> parseList(const char* s) {
 int main(int argc, char** argv) {
     std::vector<int> threadCounts{2, 4, 8, 16};
     double seconds = 1.0;
+    std::string figures = "static,chunked,barrier";
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
             threadCounts = parseList(argv[++i]);
@@ -176,8 +180,10 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "pool_handoff_bench: --seconds must be from 0 to 600\n");
                 return 2;
             }
+        } else if (!std::strcmp(argv[i], "--figures") && i + 1 < argc) {
+            figures = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: pool_handoff_bench [--threads 2,4,8,16] [--seconds 1]\n");
+            std::fprintf(stderr, "usage: pool_handoff_bench [--threads 2,4,8,16] [--seconds 1] [--figures static,chunked,barrier]\n");
             return 2;
         }
     }
@@ -187,9 +193,10 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < threadCounts.size(); ++k) {
         const int t = threadCounts[k];
         ThreadPool pool(t);
-        const Summary stat = roundTrips(pool, t, seconds);
-        const Summary chunked = roundTrips(pool, 64 * int64_t(t), seconds);
-        const Summary bar = t > 1 ? barriers(t, seconds) : Summary{};
+        auto wanted = [&](const char* name) { return figures.find(name) != std::string::npos; };
+        const Summary stat = wanted("static") ? roundTrips(pool, t, seconds) : Summary{};
+        const Summary chunked = wanted("chunked") ? roundTrips(pool, 64 * int64_t(t), seconds) : Summary{};
+        const Summary bar = t > 1 && wanted("barrier") ? barriers(t, seconds) : Summary{};
         std::printf("%s\n{\"threads\":%d,\"oversubscribed\":%s,\"round_trip_static\":%s,\"round_trip_chunked\":%s,\"barrier\":%s}",
                     k ? "," : "", t, t > cores ? "true" : "false", json(stat).c_str(), json(chunked).c_str(),
                     json(bar).c_str());
