@@ -23,9 +23,15 @@ namespace {
 // waits for a wake-up: with 50 us on a 2-core VM, once a caller blocked while
 // its worker slept, each waited out the other's wake-up from then on, and a
 // 2-thread decode through the Engine ran at 31.8 tok/s instead of 100.5.
-// Spinning yields now and then, so on a busy machine the spin gives its core
-// to whoever is runnable (often the very thread it waits for).
+// After the first kSpinNoYield, spinning yields now and then, so on a busy
+// machine the spin gives its core to whoever is runnable (often the very
+// thread it waits for). Not before: a yield is a system call, during which
+// the thread does not see the job it waits for, and a hand-off waits for the
+// last of its threads to see it: with a yield every 64 pauses, one of 16
+// threads is nearly always inside one. The gaps between a decode step's jobs
+// are a few microseconds.
 constexpr auto kSpin = std::chrono::microseconds(1000);
+constexpr auto kSpinNoYield = std::chrono::microseconds(20);
 
 // Chunks per thread when a job has many items (see parallelFor).
 constexpr int64_t kChunksPerThread = 8;
@@ -47,13 +53,15 @@ inline void cpuRelax() {
 // Spins until done() or the budget is spent; true if done() held.
 template <class Done>
 bool spinUntil(Done done) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
+    const auto start = std::chrono::steady_clock::now();
+    const auto yieldFrom = start + kSpinNoYield, until = start + kSpin;
     for (int i = 0;; ++i) {
         if (done()) return true;
         cpuRelax();
         if ((i & 63) == 63) {
-            if (std::chrono::steady_clock::now() >= until) return done();
-            std::this_thread::yield();
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= until) return done();
+            if (now >= yieldFrom) std::this_thread::yield();
         }
     }
 }
@@ -61,10 +69,10 @@ bool spinUntil(Done done) {
 // The process-wide counters (ThreadPool::Counters). The caller's three share
 // a line (one writer per pool, pools rarely run at once); steals, written by
 // any thread, get their own.
-struct alignas(64) CallerCounters {
+struct alignas(128) CallerCounters {
     std::atomic<uint64_t> roundTrips{0}, inlineCalls{0}, chunks{0};
 };
-struct alignas(64) StealCounter {
+struct alignas(128) StealCounter {
     std::atomic<uint64_t> stolen{0};
 };
 CallerCounters gCaller;
