@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -23,15 +24,29 @@ namespace {
 // waits for a wake-up: with 50 us on a 2-core VM, once a caller blocked while
 // its worker slept, each waited out the other's wake-up from then on, and a
 // 2-thread decode through the Engine ran at 31.8 tok/s instead of 100.5.
-// After the first kSpinNoYield, spinning yields now and then, so on a busy
-// machine the spin gives its core to whoever is runnable (often the very
-// thread it waits for). Not before: a yield is a system call, during which
-// the thread does not see the job it waits for, and a hand-off waits for the
-// last of its threads to see it: with a yield every 64 pauses, one of 16
-// threads is nearly always inside one. The gaps between a decode step's jobs
-// are a few microseconds.
+// Spinning yields now and then, so on a busy machine the spin gives its core
+// to whoever is runnable (often the very thread it waits for). That costs
+// on an idle many-core machine: a yield is a system call, during which the
+// thread does not see the job it waits for, and a hand-off waits for the
+// last of its threads to see it. Not yielding for the first 20 us of a spin
+// made 2-thread decode on a 2-core VM shared with compilers 22% slower (one
+// series of 12 alternating pairs, medians), so yields start at once unless
+// WEIR_POOL_YIELD_AFTER_US says otherwise (for measuring on many cores).
 constexpr auto kSpin = std::chrono::microseconds(1000);
-constexpr auto kSpinNoYield = std::chrono::microseconds(20);
+
+// WEIR_POOL_YIELD_AFTER_US: microseconds of a spin without yields (0 to
+// 1000, default 0); read once.
+std::chrono::microseconds yieldAfter() {
+    static const std::chrono::microseconds after = [] {
+        const char* v = std::getenv("WEIR_POOL_YIELD_AFTER_US");
+        if (!v || !*v) return std::chrono::microseconds(0);
+        char* end = nullptr;
+        const long us = std::strtol(v, &end, 10);
+        if (*end || us < 0 || us > 1000) return std::chrono::microseconds(0);
+        return std::chrono::microseconds(us);
+    }();
+    return after;
+}
 
 // Chunks per thread when a job has many items (see parallelFor).
 constexpr int64_t kChunksPerThread = 8;
@@ -54,7 +69,7 @@ inline void cpuRelax() {
 template <class Done>
 bool spinUntil(Done done) {
     const auto start = std::chrono::steady_clock::now();
-    const auto yieldFrom = start + kSpinNoYield, until = start + kSpin;
+    const auto yieldFrom = start + yieldAfter(), until = start + kSpin;
     for (int i = 0;; ++i) {
         if (done()) return true;
         cpuRelax();
