@@ -79,7 +79,7 @@ private slots:
             QCOMPARE(r.err, QString());
         }
         const bool engineFlags = command == "serve" || command == "soak" || command == "bench-concurrency";
-        QCOMPARE(run(binary("weir-cli"), {command, "--help"}).out.contains("engine flags:\n  [-m FILE] [--threads N]"), engineFlags);
+        QCOMPARE(run(binary("weir-cli"), {command, "--help"}).out.contains("engine flags:\n  [-m FILE] [--device cpu|cuda|cuda:N] [--threads N]"), engineFlags);
     }
 
     void helpAfterOtherOptionsRunsNothing() {
