@@ -73,6 +73,7 @@ void PromptComparison::add(const LogitStep& s) {
         divergences_.push_back(d);
     }
     maxRelError_ = std::max(maxRelError_, s.relError);
+    if (s.refFinite) minRelMargin_ = std::min(minRelMargin_, s.relMargin());
     allFinite_ = allFinite_ && s.refFinite && s.otherFinite;
     allIdentical_ = allIdentical_ && s.identical;
     ++steps_;
@@ -84,7 +85,8 @@ int32_t PromptComparison::hardDivergences() const {
 
 std::string PromptComparison::toJson() const {
     std::string out = "{\"steps\":" + std::to_string(steps_) + ",\"first_divergence\":" + std::to_string(firstDivergence()) +
-                      ",\"max_rel_logit_error\":" + number(maxRelError_) + ",\"finite\":" + (allFinite_ ? "true" : "false") +
+                      ",\"max_rel_logit_error\":" + number(maxRelError_) +
+                      ",\"min_reference_rel_margin\":" + number(steps_ ? minRelMargin_ : 0.0) + ",\"finite\":" + (allFinite_ ? "true" : "false") +
                       ",\"bit_identical\":" + (allIdentical_ ? "true" : "false") + ",\"divergences\":[";
     for (size_t i = 0; i < divergences_.size(); ++i) {
         const Divergence& d = divergences_[i];

@@ -42,6 +42,8 @@ public:
     const std::vector<Divergence>& divergences() const { return divergences_; }
     int32_t hardDivergences() const;   // divergences that are not near-ties
     double maxRelError() const { return maxRelError_; }
+    double minRelMargin() const { return minRelMargin_; }  // the reference's closest top two
+
     bool allFinite() const { return allFinite_; }
     bool allIdentical() const { return allIdentical_; }
     // Same greedy choice at every step but near-ties, and finite logits on both.
@@ -53,6 +55,7 @@ private:
     int32_t steps_ = 0;
     std::vector<Divergence> divergences_;
     double maxRelError_ = 0;
+    double minRelMargin_ = 1e300;
     bool allFinite_ = true, allIdentical_ = true;
 };
 

@@ -96,11 +96,14 @@ struct Shape {
     int64_t nEmbd = 0, nFf = 0, nHead = 0, nHeadKv = 0, headDim = 0, nVocab = 0;
     bool tiedOutput = false;   // no output.weight: the logits use token_embd
     bool gemmaNorms = false;   // Q/K norms and post-attention/post-FFN norms
+    // Standard deviation of the embedding and output matrices, times
+    // sqrt(nEmbd): 2 puts the logits' spread at about 2.
+    double embeddingSpread = 2.0;
 };
 
 // The tensors of a llama-style decoder. Matrices get values of standard
 // deviation 1/sqrt(row length), so a product keeps the scale of its input;
-// the embedding and output matrix twice that, so the top logits stand apart.
+// the embedding and output matrix Shape::embeddingSpread times that.
 std::vector<SyntheticPresetTensor> decoderTensors(const Shape& s, const TypeRule& typeOf) {
     std::vector<SyntheticPresetTensor> out;
     const int64_t qd = s.nHead * s.headDim, kvd = s.nHeadKv * s.headDim;
@@ -108,7 +111,7 @@ std::vector<SyntheticPresetTensor> decoderTensors(const Shape& s, const TypeRule
         out.push_back({std::move(name), typeOf(role, layer, cols), {cols, rows}, scale});
     };
     auto norm = [&](std::string name, int64_t n) { out.push_back({std::move(name), GgmlType::F32, {n}, 1.0}); };
-    const double embScale = 2.0 / std::sqrt(double(s.nEmbd));
+    const double embScale = s.embeddingSpread / std::sqrt(double(s.nEmbd));
     matrix("token_embd.weight", Role::TokenEmbd, -1, s.nEmbd, s.nVocab, embScale);
     norm("output_norm.weight", s.nEmbd);
     if (!s.tiedOutput) matrix("output.weight", Role::Output, -1, s.nEmbd, s.nVocab, embScale);
@@ -205,7 +208,11 @@ SyntheticPreset gemma3_270m() {
     v.bos = 2, v.eos = 1, v.unk = 3, v.pad = 0, v.addBos = true, v.pre = "default";
     addVocabulary(m, v);
     p.metadata = std::move(m.kv);
-    Shape s{18, 640, 2048, 4, 1, 256, 262144, true, true};
+    // Gemma scales the embedding by sqrt(nEmbd) on the way in, and the output
+    // is the same matrix: at the usual spread the input token's own row would
+    // outweigh every layer and each step would repeat it. A quarter of that
+    // lets the layers choose (and makes a wrong layer show in the choices).
+    Shape s{18, 640, 2048, 4, 1, 256, 262144, true, true, 0.5};
     p.tensors = decoderTensors(s, q4KMedium(s.nLayer, true));
     return p;
 }
