@@ -102,9 +102,10 @@ gguf::GgufWriter syntheticPresetWriter(const SyntheticPreset& preset, uint64_t s
     for (const SyntheticPresetTensor& t : preset.tensors) {
         const uint64_t rowBytes = kernels::rowBytes(t.type, t.ne[0]);
         const uint64_t tensorSeed = seed * 0x100000001b3ull + ++index;  // every tensor its own stream
-        w.addTensor(t.name, t.type, t.ne, [type = t.type, scale = t.scale, tensorSeed, rowBytes](uint64_t offset, uint8_t* out, uint64_t size) {
-            fillTameRows(type, scale, tensorSeed, rowBytes, offset, out, size);
-        });
+        w.addTensor(t.name, t.type, t.ne,
+                    [type = t.type, scale = t.scale, tensorSeed, rowBytes](uint64_t offset, uint8_t* out, uint64_t size) {
+                        fillTameRows(type, scale, tensorSeed, rowBytes, offset, out, size);
+                    });
     }
     return w;
 }

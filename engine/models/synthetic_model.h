@@ -1,9 +1,10 @@
 #pragma once
 // A small random model GGUF (llama, qwen2 or gemma3 architecture) for tests and
-// reference runs, or a full-size preset (synthetic_presets.h). The small one: random weights in several quantized types (Q8_0, Q4_K, Q6_K,
-// F16) and a tiny SentencePiece-style vocabulary, so llama.cpp loads it too. The bytes depend
-// only on the spec (own PRNG, no std distributions), so every build writes the
-// same file.
+// reference runs, or a full-size preset (synthetic_presets.h). The small one
+// has random weights in several quantized types (Q8_0, Q4_K, Q6_K, F16) and a
+// tiny SentencePiece-style vocabulary, so llama.cpp loads it too. The bytes
+// depend only on the spec (own PRNG, no std distributions), so every build
+// writes the same file.
 #include <cstdint>
 #include <string>
 #include <vector>
