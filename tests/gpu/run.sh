@@ -26,8 +26,9 @@
 #      llama.cpp ratios), run.log, build.log; prints the summary last.
 #
 # Every step runs under `timeout`; a failure is recorded and the next step
-# runs. Steps that would start after --budget seconds (default 420) are
-# SKIPPED, so the summary always comes back inside the call.
+# runs. Steps that would start after --budget seconds (default 420, with
+# --with-llamacpp 540; or $WEIR_GPU_BUDGET_S) are SKIPPED, so the summary
+# always comes back inside the call.
 # --quick: fewer steps and tokens. --cpu-rehearsal: for a machine without
 # CUDA (the 2-core ones): CUDA off, -j2, the SmolLM2 preset only, tiny token
 # counts; the GPU-only steps print SKIPPED and the engine steps run on the CPU.
@@ -35,19 +36,22 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-WITH_LLAMA=0 QUICK=0 REHEARSAL=0 BUDGET="${WEIR_GPU_BUDGET_S:-420}"
+WITH_LLAMA=0 QUICK=0 REHEARSAL=0 BUDGET="${WEIR_GPU_BUDGET_S:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --with-llamacpp) WITH_LLAMA=1 ;;
     --quick) QUICK=1 ;;
     --cpu-rehearsal) REHEARSAL=1 ;;
     --budget) BUDGET="$2"; shift ;;
-    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "tests/gpu/run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 
+# About 6 minutes of work without llama.cpp; its CUDA build alone takes
+# over 4 minutes of the 16 cores, so with it about 9 (call with timeout_s 600).
+[ -z "$BUDGET" ] && { [ "$WITH_LLAMA" = 1 ] && BUDGET=540 || BUDGET=420; }
 T0=$SECONDS
 RESERVE=20                       # seconds kept for the summary
 OUT="${OUT:-$ROOT/gpu-out}"
@@ -327,7 +331,7 @@ if [ "$LLAMA_OK" = 1 ] && [ "$REHEARSAL" = 0 ]; then
   for label in gemma3 llama3-8b; do
     f="$G3"; [ $label = llama3-8b ] && f="$L8"
     pp="512,8192"; [ "$QUICK" = 1 ] && pp="512"
-    run_step "llama-bench $label gpu" 180 "$RAW/llama-gpu-bench-$label.json" "$LB" -m "$f" -ngl 99 -p "$pp" -n 128 -r 3 -o json
+    run_step "llama-bench $label gpu" 180 "$RAW/llama-gpu-bench-$label.json" "$LB" -m "$f" -ngl 99 -p "$pp" -n 128 -r 2 -o json
     run_step "llama-batched-bench $label gpu" 180 "$RAW/llama-gpu-batched-$label.jsonl" "$LBB" -m "$f" -ngl 99 \
       -npp 128 -ntg 128 -npl 1,8,64 -c 16384 --output-format jsonl
   done
