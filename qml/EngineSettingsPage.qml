@@ -74,9 +74,27 @@ Rectangle {
                         spacing: 12
                         Label { text: qsTr("Compute"); font.weight: Font.DemiBold; color: Theme.text }
                         SettingRow {
+                            id: deviceRow
                             label: qsTr("Device")
-                            help: qsTr("CPU features: %1 \u00b7 kernels: %2").arg(App.settings.cpuFeatures || qsTr("baseline")).arg(App.settings.cpuKernels)
-                            ComboBox { model: [qsTr("CPU")]; enabled: false; implicitWidth: 160 }
+                            readonly property var devices: App.settings.devices
+                            readonly property int chosen: {
+                                for (let i = 0; i < devices.length; ++i)
+                                    if (devices[i].id === (page.draft.device || "")) return i
+                                return 0
+                            }
+                            readonly property var entry: devices[chosen] || ({})
+                            help: entry.gpu
+                                  ? qsTr("%1 \u00b7 %2 of %3 free \u00b7 weights and both KV pools in GPU memory").arg(entry.detail || "").arg(App.formatBytes(entry.freeBytes || 0)).arg(App.formatBytes(entry.totalBytes || 0))
+                                  : qsTr("CPU features: %1 \u00b7 kernels: %2").arg(App.settings.cpuFeatures || qsTr("baseline")).arg(App.settings.cpuKernels)
+                                    + (App.settings.gpuProblem ? "\n" + qsTr("No GPU: %1").arg(App.settings.gpuProblem) : "")
+                            ComboBox {
+                                objectName: "deviceBox"
+                                implicitWidth: 260
+                                model: deviceRow.devices
+                                textRole: "label"
+                                currentIndex: deviceRow.chosen
+                                onActivated: function(index) { page.set("device", deviceRow.devices[index].id) }
+                            }
                         }
                         SettingRow {
                             label: qsTr("Threads")

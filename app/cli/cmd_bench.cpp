@@ -40,6 +40,7 @@ int run(const std::vector<std::string>& argv) {
     const long long pp = args.intValue("--pp", 256, 1, INT32_MAX);
     const long long tg = args.intValue("--tg", 64, 0, INT32_MAX);
     const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    const std::string device = readDeviceFlag(args);
     const long long batchSize = args.intValue("--batch", 512, 1, EngineLimits::kMaxPrefillChunk);
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     const bool bandwidth = !args.flag("--no-bandwidth");
@@ -54,6 +55,7 @@ int run(const std::vector<std::string>& argv) {
     ModelRunnerOptions ro;
     ro.modelPath = modelPath;
     ro.threads = threads;
+    ro.device = device;
     ro.kvDtype = kvType;
     ro.repackWeights = repack;
     ro.sampling.temperature = 0.0f;  // greedy: the engine's own argmax, as a served greedy request
@@ -92,7 +94,9 @@ int run(const std::vector<std::string>& argv) {
     const DecodeTraffic traffic = runner.decodeTraffic();
     const double bytesPerToken = double(traffic.bytesAt(pp + tg / 2));
     std::string limits;
-    if (bandwidth) {
+    const ComputeDevice ran = runner.device();
+    // The host's read bandwidth bounds a CPU decode only; a GPU's is its own.
+    if (bandwidth && !ran.gpu) {
         const double bytesPerS = measureReadBandwidth(runner.threads());
         limits = ",\"read_bandwidth_gb_per_s\":" + jsonNumber(bytesPerS / 1e9) +
                  ",\"decode_limit_tokens_per_s\":" + jsonNumber(bytesPerS / bytesPerToken) +
@@ -102,6 +106,7 @@ int run(const std::vector<std::string>& argv) {
         limits += ",\"speculative\":" +
                   runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
                                       specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
+    limits += ",\"device\":" + jsonString(ran.id) + ",\"device_name\":" + jsonString(ran.name);
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"cpu_kernels\":\"%s\",\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"repack_weights\":%s,\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
                 "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s}\n",
@@ -112,7 +117,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--device cpu|cuda|cuda:N] [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
 
 } // namespace
 } // namespace weir::cli

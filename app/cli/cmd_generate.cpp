@@ -34,6 +34,7 @@ int run(const std::vector<std::string>& argv) {
     sp.topK = int32_t(args.intValue("--top-k", sp.topK, 0, INT32_MAX));
     sp.topP = float(args.floatValue("--top-p", sp.topP, 0.0, 1.0));
     const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    const std::string device = readDeviceFlag(args);
     const bool json = args.flag("--json");
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     const std::string schemaFile = args.value("--json-schema", "");
@@ -53,6 +54,7 @@ int run(const std::vector<std::string>& argv) {
     ModelRunnerOptions ro;
     ro.modelPath = modelPath;
     ro.threads = threads;
+    ro.device = device;
     ro.kvDtype = kvType;
     ro.sampling = sp;
     ro.constraint = constraint;
@@ -111,7 +113,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"generate", "generate text from a prompt: -p TEXT [-m FILE] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] [--threads T] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--json-schema FILE | --json-object] [--json]", &run};
+Command reg{"generate", "generate text from a prompt: -p TEXT [-m FILE] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] [--device cpu|cuda|cuda:N] [--threads T] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--json-schema FILE | --json-object] [--json]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "weir/base/error.h"
+#include "weir/devices.h"
 #include "weir/types/engine_limits.h"
 
 namespace weir::cli {
@@ -18,6 +19,12 @@ KvDtype readKvDtypeFlag(Args& args, KvDtype def) {
     if (!kvDtypeFromName(name, t))
         throw Error("--kv-cache-dtype must be f16, q8_0, fp8_e4m3 or f32, got '" + name + "'");
     return t;
+}
+
+std::string readDeviceFlag(Args& args, const std::string& def) {
+    const std::string device = args.value("--device", def);
+    checkDeviceName(device);
+    return device;
 }
 
 bool readOnOffFlag(Args& args, const char* name, bool def) {
@@ -44,6 +51,7 @@ int64_t int64Flag(Args& args, const char* name, int64_t def) {
 void readEngineFlags(Args& args, EngineOptions& o) {
     o.modelPath = args.value("-m", o.modelPath.empty() ? defaultModelPath() : o.modelPath);
     o.threads = int32Flag(args, "--threads", o.threads);
+    o.device = readDeviceFlag(args, o.device);
     o.maxRunningRequests = int32Flag(args, "--max-running-requests", o.maxRunningRequests);
     o.prefillChunk = int32Flag(args, "--prefill-chunk", o.prefillChunk);
     o.pageSize = int32Flag(args, "--page-size", o.pageSize);

@@ -1,7 +1,7 @@
 #pragma once
 // The engine options every weir-cli subcommand that runs the Engine accepts,
 // named like the peers' flags (see README "KV pools and their floors"):
-//   -m FILE  --threads N  --max-running-requests N  --prefill-chunk N
+//   -m FILE  --device cpu|cuda|cuda:N  --threads N  --max-running-requests N  --prefill-chunk N
 //   --page-size N  --kv-reserve-tokens N  --swa-full-tokens-ratio R
 //   --swa-tokens N  --kv-cache-dtype f16|q8_0|fp8_e4m3|f32  --max-context N
 //   --retain-gap N  --max-waiting N
@@ -18,7 +18,7 @@
 namespace weir::cli {
 
 inline constexpr const char* kEngineFlagsHelp =
-    "[-m FILE] [--threads N] [--max-running-requests N] [--prefill-chunk N] [--page-size N] "
+    "[-m FILE] [--device cpu|cuda|cuda:N] [--threads N] [--max-running-requests N] [--prefill-chunk N] [--page-size N] "
     "[--kv-reserve-tokens N] [--swa-full-tokens-ratio R | --swa-tokens N] "
     "[--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--max-context N] [--retain-gap N] [--max-waiting N] "
     "[--repack-weights on|off] [--speculative on|off] [--draft-tokens N] [--draft-step-rows N] [--draft-ngram-max N] [--draft-ngram-min N]";
@@ -30,6 +30,9 @@ bool takesEngineFlags(std::string_view command);
 void readEngineFlags(Args& args, EngineOptions& options);
 // --kv-cache-dtype alone (for subcommands that use the model directly).
 KvDtype readKvDtypeFlag(Args& args, KvDtype def);
+// --device: cpu, cuda, cuda:N; not given = `def` ("" = the first GPU if
+// present, else the CPU). A malformed value is a weir::Error naming it.
+std::string readDeviceFlag(Args& args, const std::string& def = "");
 // A flag that is `on` or `off` (anything else is a weir::Error naming it).
 bool readOnOffFlag(Args& args, const char* name, bool def);
 

@@ -248,6 +248,8 @@ QJsonObject cacheStatusJson(const CacheStatus& s) {
     o.insert(QStringLiteral("requests"), requests);
     o.insert(QStringLiteral("running"), s.running);
     o.insert(QStringLiteral("waiting"), s.waiting);
+    o.insert(QStringLiteral("device"), qs(s.device));  // where both pools live: "cpu" or "cuda:N"
+    o.insert(QStringLiteral("device_name"), qs(s.deviceName));
     o.insert(QStringLiteral("deferrals"), qint64(s.deferrals));
     o.insert(QStringLiteral("preemptions"), qint64(s.preemptions));
     o.insert(QStringLiteral("refusals"), qint64(s.refusals));

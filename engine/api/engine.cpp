@@ -17,26 +17,29 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"
+#include "engine/kv/memory_fit.h"
 #include "engine/models/model.h"
+#include "engine/models/model_assembly.h"
+#include "engine/api/device_description.h"
 #include "engine/scheduler/scheduler.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/util/log.h"
 #include "weir/base/error.h"
 #include "weir/types/engine_limits.h"
-#include "kernels/cpu/thread_pool.h"
 
 namespace weir {
 
 struct Engine::Impl {
+    AssembledModel parts;  // backend, file, model: first, so it goes last
+    std::string deviceId, deviceLabel;  // where the model and pools live (cacheStatus)
     EngineOptions options;
     std::shared_ptr<const gguf::GgufFile> file;
-    std::unique_ptr<Model> model;
+    Model* model = nullptr;
     std::unique_ptr<Tokenizer> tokenizer;
     std::unique_ptr<ChatTemplate> chat;
     std::optional<ToolFormat> tools;  // the template's tool convention
     kv::PoolPlan plan;
     std::unique_ptr<kv::HybridKvCache> cache;
-    std::unique_ptr<kernels::ThreadPool> threads;
     std::unique_ptr<Scheduler> scheduler;
     std::atomic<bool> stop{false};
     std::thread thread;
@@ -48,8 +51,18 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     if (options.modelPath.empty()) throw Error("no model file given");
     if (const std::string bad = validateEngineOptions(options); !bad.empty()) throw Error(bad);
     const auto loadStart = std::chrono::steady_clock::now();
-    m.file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
-    m.model = loadModel(m.file);
+    BackendRequest device;
+    device.device = options.device;
+    device.threads = options.threads;
+    device.repackWeights = options.repackWeights;
+    m.parts = assembleModel(options.modelPath, device);
+    m.file = m.parts.file;
+    m.model = m.parts.model.get();
+    {
+        const DeviceInfo dev = m.model->backend().device();
+        m.deviceId = deviceName(dev);
+        m.deviceLabel = dev.name;
+    }
     m.tokenizer = Tokenizer::fromGguf(*m.file);
     // A token id past the embedding rows would read outside the weights.
     if (m.tokenizer->vocabSize() > m.model->config().nVocab)
@@ -70,9 +83,21 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     }
     // Sizing: throws weir::Error with every term of the floor when the pools are too small.
     m.plan = kv::planPoolsOrThrow(options, m.model->config());
-    m.cache = std::make_unique<kv::HybridKvCache>(kv::KvCacheConfig::fromPlan(m.plan, m.model->config()));
-    m.threads = std::make_unique<kernels::ThreadPool>(options.threads);
-    if (options.repackWeights) m.model->packWeights(*m.threads);
+    {
+        // The pools and the step's scratch must fit where they live: free
+        // device memory after the weights on a GPU, available RAM on the CPU.
+        const DeviceInfo dev = m.model->backend().device();
+        const bool gpu = dev.kind != DeviceKind::Cpu;
+        const int64_t rows = int64_t(options.prefillChunk) + int64_t(options.maxRunningRequests) * (1 + options.draftTokens);
+        const uint64_t scratch = kv::forwardScratchBytes(m.model->config(), rows, int64_t(options.maxRunningRequests) * (1 + options.draftTokens), gpu);
+        const uint64_t keepFree = gpu ? (256ull << 20) : (512ull << 20);
+        const std::string where = gpu ? deviceName(dev) + " (" + dev.name + ")" : std::string("this machine's RAM");
+        const kv::MemoryFit fit = kv::fitPoolsToMemory(m.plan, options.kvReserveTokens == 0, dev.freeBytes, scratch, keepFree, where);
+        if (!fit.fits) throw Error(fit.message);
+        if (fit.shrunk && logEnabled())
+            logLine(LogLevel::Info, "kv", "full pool sized to the free memory of " + where + ": " + std::to_string(m.plan.fullTokens) + " tokens");
+    }
+    m.cache = assembleCache(kv::KvCacheConfig::fromPlan(m.plan, m.model->config()), *m.model);
 
     SchedulerOptions so;
     so.maxRunning = options.maxRunningRequests;
@@ -86,7 +111,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     so.draftStepRows = options.draftStepRows;
     so.draftNgramMax = options.draftNgramMax;
     so.draftNgramMin = options.draftNgramMin;
-    m.scheduler = std::make_unique<Scheduler>(*m.model, *m.cache, *m.threads, m.tokenizer.get(), so);
+    m.scheduler = std::make_unique<Scheduler>(*m.model, *m.cache, m.tokenizer.get(), so);
     m.thread = std::thread([&m] { m.scheduler->run(m.stop); });
     if (logEnabled()) {
         const ModelConfig& c = m.model->config();
@@ -113,6 +138,7 @@ Engine::~Engine() {
 
 const ModelConfig& Engine::modelConfig() const { return impl_->model->config(); }
 const EngineOptions& Engine::options() const { return impl_->options; }
+ComputeDevice Engine::device() const { return toComputeDevice(impl_->model->backend().device()); }
 
 namespace {
 // The public Message as the template sees it: extra fields parsed from JSON.
@@ -230,7 +256,12 @@ uint64_t Engine::submit(GenerateRequest request, EventSink sink) {
 
 void Engine::cancel(uint64_t id) { impl_->scheduler->cancel(id); }
 
-CacheStatus Engine::cacheStatus() const { return impl_->scheduler->status(); }
+CacheStatus Engine::cacheStatus() const {
+    CacheStatus s = impl_->scheduler->status();
+    s.device = impl_->deviceId;
+    s.deviceName = impl_->deviceLabel;
+    return s;
+}
 
 std::string Engine::clearPrefixCache() {
     std::string refused = impl_->scheduler->clearPrefixCache();

@@ -11,7 +11,7 @@
 #include "engine/models/simple_kv_cache.h"
 #include "engine/sampling/sampler.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "kernels/cpu/thread_pool.h"
+#include "engine/models/model_assembly.h"
 #include "weir/base/error.h"
 
 namespace weir {
@@ -69,10 +69,13 @@ double percentile(std::vector<double> v, double p) {
 } // namespace
 
 GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
-    const auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
-    const auto model = loadModel(file);
+    BackendRequest device;
+    device.device = "cpu";
+    device.threads = options.threads;
+    AssembledModel parts = assembleModel(options.modelPath, device);
+    const auto& file = parts.file;
+    Model* model = parts.model.get();
     const auto tokenizer = Tokenizer::fromGguf(*file);
-    kernels::ThreadPool threads(options.threads);
     grammar::ConstraintFactory factory(*tokenizer);
     const int32_t nVocab = model->config().nVocab;
 
@@ -81,7 +84,7 @@ GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
     report.vocabSize = tokenizer->vocabSize();
     report.trieNodes = factory.trie()->nodeCount();
     report.trieBuildMs = factory.trieBuildMs();
-    report.threads = threads.size();
+    report.threads = model->backend().threads();
 
     double decodeSum = 0, grammarSum = 0, warmDecodeSum = 0, warmGrammarSum = 0;
     int64_t steps = 0, warmSteps = 0;
@@ -103,12 +106,12 @@ GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
             sp.seed = options.seed + uint64_t(pass);
             Sampler sampler(sp);
             std::vector<int32_t> history = tokenizer->encode(bc.prompt, tokenizer->addBosDefault(), false);
-            SimpleKvCache kv(model->config(), 1, int32_t(history.size()) + options.maxTokens + 1, 16);
+            SimpleKvCache kv(model->config(), 1, int32_t(history.size()) + options.maxTokens + 1, 16, KvDtype::F16, model->backend());
             std::vector<float> logits;
             Batch batch;
             for (size_t i = 0; i < history.size(); ++i)
                 batch.add(history[i], 0, int32_t(i), i + 1 == history.size());
-            model->forward(batch, kv, logits, threads);
+            model->forward(batch, kv, logits);
             std::vector<double> grammarMs, decodeMs;
             std::vector<int32_t> generated;
             for (int32_t i = 0; i < options.maxTokens; ++i) {
@@ -132,7 +135,7 @@ GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
                 const auto td = Clock::now();
                 batch.tokens.clear();
                 batch.add(token, 0, int32_t(history.size()) - 1, true);
-                model->forward(batch, kv, logits, threads);
+                model->forward(batch, kv, logits);
                 decodeMs.push_back(msSince(td));
             }
             run.tokens = int32_t(generated.size());

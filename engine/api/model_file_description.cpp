@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/backend/cpu_backend.h"
 #include "engine/models/model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/ggml_types.h"
@@ -158,7 +159,8 @@ std::string describeModelFile(const std::string& path, ModelFileFormat format, s
 void checkModelFile(const std::string& path) {
     const std::shared_ptr<const GgufFile> f = GgufFile::open(path);
     if (!f->find("general.architecture") || !f->findTensor("token_embd.weight")) return;
-    loadModel(f);
+    CpuBackend checker({1, false});  // the checks, not the speed: one thread, weights in place
+    loadModel(f, checker);
     if (f->find("tokenizer.ggml.model")) Tokenizer::fromGguf(*f);
 }
 
@@ -167,7 +169,8 @@ ModelFileSummary summarizeModelFile(const std::string& path) {
     if (!f->find("general.architecture") || !f->findTensor("token_embd.weight"))
         throw Error(path + ": not a model (a GGUF without general.architecture or token_embd.weight)");
     ModelFileSummary s;
-    s.config = loadModel(f)->config();
+    CpuBackend checker({1, false});
+    s.config = loadModel(f, checker)->config();
     if (f->find("tokenizer.ggml.model")) Tokenizer::fromGguf(*f);
     s.hasChatTemplate = f->find("tokenizer.chat_template") != nullptr;
     s.fileBytes = f->fileSize();

@@ -6,6 +6,8 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/grammar/constraint_factory.h"
 #include "engine/models/model.h"
+#include "engine/models/model_assembly.h"
+#include "engine/api/device_description.h"
 #include "engine/models/simple_kv_cache.h"
 #include "engine/sampling/sampler.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -18,17 +20,16 @@ namespace weir {
 
 struct ModelRunner::Impl {
     ModelRunnerOptions options;
+    AssembledModel parts;  // backend, file, model: first, so it goes last
     std::shared_ptr<const gguf::GgufFile> file;
-    std::unique_ptr<Model> model;
+    Model* model = nullptr;
     std::unique_ptr<Tokenizer> tokenizer;
     std::unique_ptr<StreamingDetokenizer> detokenizer;
-    std::unique_ptr<kernels::ThreadPool> pool;
     std::unique_ptr<SimpleKvCache> kv;
     Sampler sampler;
     std::vector<int32_t> history;   // every token fed, for the penalties
     std::vector<float> logits;
     int32_t context = 0;
-    uint64_t packedExtraBytes = 0;  // Model::packWeights
     std::unique_ptr<grammar::ConstraintFactory> constraints;
     std::unique_ptr<grammar::GrammarConstraint> constraint;
 
@@ -45,11 +46,14 @@ struct ModelRunner::Impl {
 
 ModelRunner::ModelRunner(const ModelRunnerOptions& options) : impl_(std::make_unique<Impl>(options)) {
     Impl& m = *impl_;
-    m.file = gguf::GgufFile::open(options.modelPath);
-    m.model = loadModel(m.file);
+    BackendRequest device;
+    device.device = options.device;
+    device.threads = options.threads;
+    device.repackWeights = options.repackWeights;
+    m.parts = assembleModel(options.modelPath, device);
+    m.file = m.parts.file;
+    m.model = m.parts.model.get();
     const ModelConfig& cfg = m.model->config();
-    m.pool = std::make_unique<kernels::ThreadPool>(options.threads);
-    if (options.repackWeights) m.packedExtraBytes = m.model->packWeights(*m.pool);
     setContext(options.contextTokens > 0 ? options.contextTokens : cfg.nCtxTrain);
 }
 
@@ -66,7 +70,8 @@ void ModelRunner::setContext(int32_t tokens) {
 ModelRunner::~ModelRunner() = default;
 
 const ModelConfig& ModelRunner::config() const { return impl_->model->config(); }
-int32_t ModelRunner::threads() const { return impl_->pool->size(); }
+int32_t ModelRunner::threads() const { return impl_->model->backend().threads(); }
+ComputeDevice ModelRunner::device() const { return toComputeDevice(impl_->model->backend().device()); }
 int32_t ModelRunner::position() const { return int32_t(impl_->history.size()); }
 
 DecodeTraffic ModelRunner::decodeTraffic() const {
@@ -86,7 +91,7 @@ DecodeTraffic ModelRunner::decodeTraffic() const {
         const bool slides = size_t(l) < c.layerSlides.size() && c.layerSlides[size_t(l)];
         (slides ? t.kvBytesPerWindowPosition : t.kvBytesPerPosition) += perLayer;
     }
-    t.weightBytes += m.packedExtraBytes;  // repacked copies are read instead of (a little more than) the rows
+    t.weightBytes += m.model->backend().adoptedExtraBytes();  // repacked copies are read instead of (a little more than) the rows
     t.slidingWindow = c.slidingWindow;
     return t;
 }
@@ -127,7 +132,7 @@ const std::vector<float>& ModelRunner::feed(const std::vector<int32_t>& tokens, 
         throw Error(std::to_string(m.history.size() + tokens.size()) + " tokens exceed the runner's context of " +
                     std::to_string(m.context));
     chunk = std::max(chunk, 1);
-    if (!m.kv) m.kv = std::make_unique<SimpleKvCache>(m.model->config(), 1, m.context, 16, m.options.kvDtype);
+    if (!m.kv) m.kv = std::make_unique<SimpleKvCache>(m.model->config(), 1, m.context, 16, m.options.kvDtype, m.model->backend());
     Batch batch;
     for (size_t start = 0; start < tokens.size(); start += size_t(chunk)) {
         batch.tokens.clear();
@@ -136,7 +141,7 @@ const std::vector<float>& ModelRunner::feed(const std::vector<int32_t>& tokens, 
             batch.add(tokens[i], 0, int32_t(m.history.size()), i + 1 == tokens.size());
             m.history.push_back(tokens[i]);
         }
-        m.model->forward(batch, *m.kv, m.logits, *m.pool);
+        m.model->forward(batch, *m.kv, m.logits);
     }
     return m.logits;
 }

@@ -87,8 +87,9 @@ struct HybridKvCache::Impl {
             layerSlides.push_back(slides);
             (slides ? windowLayers : fullLayers).push_back({l, c.layers[size_t(l)].rowElems});
         }
-        fullStore = std::make_unique<KvStorage>(c.dtype, P, full.capacity(), fullLayers);
-        windowStore = std::make_unique<KvStorage>(c.dtype, P, window ? window->pages().capacity() : 0, windowLayers);
+        DeviceMemory& memory = c.memory ? *c.memory : hostMemory();
+        fullStore = std::make_unique<KvStorage>(c.dtype, P, full.capacity(), fullLayers, memory);
+        windowStore = std::make_unique<KvStorage>(c.dtype, P, window ? window->pages().capacity() : 0, windowLayers, memory);
     }
 
     Seq* seq(int32_t id) {

@@ -30,6 +30,7 @@
 
 #include "weir/types/cache_status.h"
 #include "weir/types/generate.h"
+#include "engine/backend/device_memory.h"
 #include "engine/kv/kv_sizing.h"
 #include "engine/kv/kv_types.h"
 #include "engine/models/kv_access.h"
@@ -51,6 +52,9 @@ struct KvCacheConfig {
     int64_t windowFloorTokens = 0;
     KvDtype dtype = KvDtype::F16;
     std::vector<KvLayerSpec> layers;     // empty: bookkeeping only, no K/V storage (tests)
+    // Where the K/V rows live: the model's backend memory (device memory on a
+    // GPU); nullptr = process memory. Must outlive the cache.
+    DeviceMemory* memory = nullptr;
 
     // Config for a model with the sizes of a checked plan.
     static KvCacheConfig fromPlan(const PoolPlan& plan, const ModelConfig& model);

@@ -8,13 +8,6 @@
 
 namespace weir::kv {
 
-void KvStorage::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
-
-// calloc: large blocks come from the OS as zero pages, touched only when used.
-static uint8_t* zeroed(size_t bytes) {
-    return static_cast<uint8_t*>(std::calloc(bytes ? bytes : 1, 1));
-}
-
 // rowBytes * pageSize * pages, or false when it does not fit a size_t (a
 // wrapped product would allocate a small buffer that rows are written past).
 static bool layerBytes(size_t rowBytes, int32_t pageSize, int32_t pages, size_t& out) {
@@ -24,15 +17,15 @@ static bool layerBytes(size_t rowBytes, int32_t pageSize, int32_t pages, size_t&
            !__builtin_mul_overflow(pageBytes, size_t(pages), &out);
 }
 
-KvStorage::KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std::vector<LayerSpec> layers)
-    : dtype_(dtype), pageSize_(pageSize), capacityPages_(0) {
+KvStorage::KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std::vector<LayerSpec> layers,
+                     DeviceMemory& memory)
+    : memory_(memory), dtype_(dtype), pageSize_(pageSize), capacityPages_(0) {
     for (const LayerSpec& spec : layers) {
         if (spec.rowElems <= 0 || (dtype == KvDtype::Q8_0 && spec.rowElems % 32 != 0))
             throw Error("kv storage: layer " + std::to_string(spec.layer) + " row of " +
                         std::to_string(spec.rowElems) + " values cannot be stored as " + kvDtypeName(dtype) +
                         (dtype == KvDtype::Q8_0 ? " (needs a multiple of 32)" : ""));
-        Layer l;
-        l.spec = spec;
+        Layer l{spec, 0, BackendBuffer(memory), BackendBuffer(memory)};
         l.rowBytes = kvRowBytes(dtype, spec.rowElems);
         if (spec.layer >= int32_t(slotOfLayer_.size())) slotOfLayer_.resize(size_t(spec.layer) + 1, -1);
         slotOfLayer_[size_t(spec.layer)] = int32_t(layers_.size());
@@ -63,8 +56,8 @@ KvLayerStorage KvStorage::layer(int32_t layer) const {
     out.dtype = dtype_;
     if (!servesLayer(layer)) return out;
     const Layer& l = layers_[size_t(slotOfLayer_[size_t(layer)])];
-    out.k = l.k.get();
-    out.v = l.v.get();
+    out.k = static_cast<uint8_t*>(l.k.data());
+    out.v = static_cast<uint8_t*>(l.v.data());
     out.rowElems = l.spec.rowElems;
     out.rowBytes = l.rowBytes;
     return out;
@@ -74,20 +67,26 @@ void KvStorage::copyPage(int32_t from, int32_t to) {
     if (from == to || from < 0 || to < 0 || from >= capacityPages_ || to >= capacityPages_) return;
     for (Layer& l : layers_) {
         const size_t pageBytes = l.rowBytes * size_t(pageSize_);
-        std::memcpy(l.k.get() + size_t(to) * pageBytes, l.k.get() + size_t(from) * pageBytes, pageBytes);
-        std::memcpy(l.v.get() + size_t(to) * pageBytes, l.v.get() + size_t(from) * pageBytes, pageBytes);
+        for (const BackendBuffer* b : {&l.k, &l.v}) {
+            uint8_t* base = static_cast<uint8_t*>(b->data());
+            memory_.copyWithin(base + size_t(to) * pageBytes, base + size_t(from) * pageBytes, pageBytes);
+        }
     }
 }
 
 bool KvStorage::resize(int32_t capacityPages) {
     if (capacityPages < 0) return false;
-    std::vector<Buffer> fresh;
+    std::vector<BackendBuffer> fresh;
     for (const Layer& l : layers_) {
         size_t bytes = 0;
         if (!layerBytes(l.rowBytes, pageSize_, capacityPages, bytes)) return false;
-        for (int i = 0; i < 2; ++i) {
-            fresh.emplace_back(zeroed(bytes));
-            if (!fresh.back()) return false;
+        for (const char* what : {"KV rows (K)", "KV rows (V)"}) {
+            fresh.emplace_back(memory_);
+            try {
+                fresh.back().ensure(bytes ? bytes : 1, what);
+            } catch (const Error&) {
+                return false;  // what was allocated so far goes back with `fresh`
+            }
         }
     }
     const int32_t keep = std::min(capacityPages, capacityPages_);
@@ -95,8 +94,8 @@ bool KvStorage::resize(int32_t capacityPages) {
         Layer& l = layers_[i];
         const size_t keepBytes = l.rowBytes * size_t(pageSize_) * size_t(keep);  // <= the checked size above
         if (keepBytes) {
-            std::memcpy(fresh[2 * i].get(), l.k.get(), keepBytes);
-            std::memcpy(fresh[2 * i + 1].get(), l.v.get(), keepBytes);
+            memory_.copyWithin(fresh[2 * i].data(), l.k.data(), keepBytes);
+            memory_.copyWithin(fresh[2 * i + 1].data(), l.v.data(), keepBytes);
         }
         l.k = std::move(fresh[2 * i]);
         l.v = std::move(fresh[2 * i + 1]);

@@ -1,12 +1,16 @@
 #pragma once
 // K and V rows of every layer a pool serves: capacityPages * P rows per layer,
 // rowBytes each (from the layer's row width and the KV dtype). Row r of a
-// layer is position (r % P) of page (r / P).
+// layer is position (r % P) of page (r / P). The rows live in the memory of
+// the backend the model runs on (process memory on the CPU, device memory on
+// a GPU); allocation and page copies go through it, so nothing here knows
+// which.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "engine/backend/backend_buffer.h"
 #include "engine/models/kv_access.h"
 
 namespace weir::kv {
@@ -18,7 +22,8 @@ public:
         int64_t rowElems = 0;
     };
     // Throws weir::Error when the memory cannot be had.
-    KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std::vector<LayerSpec> layers);
+    KvStorage(KvDtype dtype, int32_t pageSize, int32_t capacityPages, std::vector<LayerSpec> layers,
+              DeviceMemory& memory = hostMemory());
 
     size_t bytesPerToken() const;              // K + V over all layers
     size_t totalBytes() const { return bytesPerToken() * size_t(capacityPages_) * size_t(pageSize_); }
@@ -32,15 +37,12 @@ public:
     bool resize(int32_t capacityPages);
 
 private:
-    struct FreeDeleter {
-        void operator()(uint8_t* p) const;
-    };
-    using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
     struct Layer {
         LayerSpec spec;
         size_t rowBytes = 0;
-        Buffer k, v;
+        BackendBuffer k, v;
     };
+    DeviceMemory& memory_;
     KvDtype dtype_;
     int32_t pageSize_;
     int32_t capacityPages_;

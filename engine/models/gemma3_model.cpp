@@ -53,7 +53,7 @@ static ModelConfig gemma3Config(const gguf::GgufFile& file) {
     return c;
 }
 
-std::unique_ptr<Model> loadGemma3(std::shared_ptr<const gguf::GgufFile> file) {
+std::unique_ptr<Model> loadGemma3(std::shared_ptr<const gguf::GgufFile> file, Backend& backend, const LoadProgress& progress) {
     ModelConfig c = gemma3Config(*file);
     auto tensors = std::make_unique<ModelTensors>(*file);
     TensorSet set;
@@ -66,7 +66,8 @@ std::unique_ptr<Model> loadGemma3(std::shared_ptr<const gguf::GgufFile> file) {
     opt.embedScale = std::sqrt(float(E));
     opt.activation = FfnActivation::GeluTanh;
     opt.scaleQueryFirst = true;
-    return std::make_unique<Transformer>(std::move(file), std::move(c), std::move(w), opt, std::move(tensors));
+    return std::make_unique<Transformer>(std::move(file), std::move(c), std::move(w), opt, std::move(tensors), backend,
+                                         progress);
 }
 
 } // namespace weir

@@ -29,7 +29,7 @@ static ModelConfig llamaConfig(const gguf::GgufFile& file, const std::string& ar
     return c;
 }
 
-std::unique_ptr<Model> loadLlama(std::shared_ptr<const gguf::GgufFile> file) {
+std::unique_ptr<Model> loadLlama(std::shared_ptr<const gguf::GgufFile> file, Backend& backend, const LoadProgress& progress) {
     const std::string arch = file->getString("general.architecture").value_or("");
     ModelConfig c = llamaConfig(*file, arch);
     auto tensors = std::make_unique<ModelTensors>(*file);
@@ -42,7 +42,8 @@ std::unique_ptr<Model> loadLlama(std::shared_ptr<const gguf::GgufFile> file) {
     TransformerOptions opt;
     opt.activation = FfnActivation::Silu;
     opt.scaleQueryFirst = false;
-    return std::make_unique<Transformer>(std::move(file), std::move(c), std::move(w), opt, std::move(tensors));
+    return std::make_unique<Transformer>(std::move(file), std::move(c), std::move(w), opt, std::move(tensors), backend,
+                                         progress);
 }
 
 } // namespace weir

@@ -6,8 +6,10 @@
 
 namespace weir {
 
-SimpleKvCache::SimpleKvCache(const ModelConfig& config, int32_t sequences, int32_t maxTokens, int32_t pageSize, KvDtype dtype)
-    : sequences_(sequences), pageSize_(pageSize), nLayer_(config.nLayer), dtype_(dtype), rowElems_(config.kvRowElems()) {
+SimpleKvCache::SimpleKvCache(const ModelConfig& config, int32_t sequences, int32_t maxTokens, int32_t pageSize, KvDtype dtype,
+                             DeviceMemory& memory)
+    : sequences_(sequences), pageSize_(pageSize), nLayer_(config.nLayer), dtype_(dtype), rowElems_(config.kvRowElems()),
+      k_(memory), v_(memory) {
     if (sequences <= 0 || maxTokens <= 0 || pageSize <= 0)
         throw Error("KV cache: sequences, tokens and page size must be positive");
     if (dtype == KvDtype::Q8_0 && rowElems_ % 32 != 0)
@@ -22,15 +24,15 @@ SimpleKvCache::SimpleKvCache(const ModelConfig& config, int32_t sequences, int32
         for (int32_t p = 0; p < pagesPerSeq_; ++p)
             tables_[size_t(s) * pagesPerSeq_ + p] = totalPages - (s + 1) * pagesPerSeq_ + p;
     layerBytes_ = size_t(totalPages) * size_t(pageSize) * rowBytes_;
-    k_.assign(layerBytes_ * size_t(nLayer_), 0);
-    v_.assign(layerBytes_ * size_t(nLayer_), 0);
+    k_.ensure(layerBytes_ * size_t(nLayer_), "KV rows (K)");
+    v_.ensure(layerBytes_ * size_t(nLayer_), "KV rows (V)");
 }
 
 KvLayerStorage SimpleKvCache::layer(int32_t layer) const {
     KvLayerStorage s;
     if (layer < 0 || layer >= nLayer_) return s;
-    s.k = k_.data() + size_t(layer) * layerBytes_;
-    s.v = v_.data() + size_t(layer) * layerBytes_;
+    s.k = static_cast<uint8_t*>(k_.data()) + size_t(layer) * layerBytes_;
+    s.v = static_cast<uint8_t*>(v_.data()) + size_t(layer) * layerBytes_;
     s.dtype = dtype_;
     s.rowElems = rowElems_;
     s.rowBytes = rowBytes_;

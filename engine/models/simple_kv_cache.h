@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/backend/backend_buffer.h"
 #include "engine/models/kv_access.h"
 #include "weir/types/model_config.h"
 
@@ -15,7 +16,7 @@ class SimpleKvCache : public KvAccess {
 public:
     // Throws weir::Error for non-positive sizes or a dtype the row size does not allow.
     SimpleKvCache(const ModelConfig& config, int32_t sequences, int32_t maxTokens, int32_t pageSize = 16,
-                  KvDtype dtype = KvDtype::F16);
+                  KvDtype dtype = KvDtype::F16, DeviceMemory& memory = hostMemory());
 
     int32_t pageSize() const override { return pageSize_; }
     KvLayerStorage layer(int32_t layer) const override;
@@ -23,7 +24,7 @@ public:
 
     int32_t sequences() const { return sequences_; }
     int32_t maxTokens() const { return pagesPerSeq_ * pageSize_; }
-    size_t bytes() const { return k_.size() + v_.size(); }
+    size_t bytes() const { return k_.bytes() + v_.bytes(); }
 
 private:
     int32_t sequences_, pageSize_, pagesPerSeq_;
@@ -31,7 +32,7 @@ private:
     KvDtype dtype_;
     int64_t rowElems_;
     size_t rowBytes_, layerBytes_;
-    mutable std::vector<uint8_t> k_, v_;  // [layer][row]; written through layer()
+    BackendBuffer k_, v_;            // [layer][row], in the model's backend memory
     std::vector<int32_t> tables_;    // [seq][page]; sequence s owns pages s*pagesPerSeq ...
 };
 

@@ -50,9 +50,9 @@ void deliver(const EventSink& sink, const Event& ev) {
 
 } // namespace
 
-Scheduler::Scheduler(Model& model, kv::HybridKvCache& cache, kernels::ThreadPool& threads,
+Scheduler::Scheduler(Model& model, kv::HybridKvCache& cache,
                      const Tokenizer* tokenizer, const SchedulerOptions& options)
-    : model_(model), cache_(cache), threads_(threads), tokenizer_(tokenizer), opt_(options) {
+    : model_(model), cache_(cache), tokenizer_(tokenizer), opt_(options) {
     opt_.maxRunning = std::max(opt_.maxRunning, 1);
     opt_.prefillChunk = std::max(opt_.prefillChunk, 1);
     opt_.retainGap = std::max(opt_.retainGap, 1);
@@ -571,7 +571,7 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
         }
     }
     try {
-        model_.forward(batch, cache_, logits_, threads_);
+        model_.forward(batch, cache_, logits_);
     } catch (const std::exception& e) {
         std::vector<ActiveRequest*> affected;
         for (const Planned& p : plan) affected.push_back(p.request);

@@ -50,7 +50,6 @@ namespace kv {
 class HybridKvCache;
 enum class KvResult : uint8_t;
 }
-namespace kernels { class ThreadPool; }
 namespace grammar { class ConstraintFactory; }
 
 struct SchedulerOptions {
@@ -74,8 +73,7 @@ class Scheduler {
 public:
     // Everything passed in must outlive the scheduler. `tokenizer` may be null
     // (events then carry ids only, no text, and no end-of-generation check).
-    Scheduler(Model& model, kv::HybridKvCache& cache, kernels::ThreadPool& threads,
-              const Tokenizer* tokenizer, const SchedulerOptions& options);
+    Scheduler(Model& model, kv::HybridKvCache& cache, const Tokenizer* tokenizer, const SchedulerOptions& options);
     ~Scheduler();
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -173,7 +171,6 @@ private:
 
     Model& model_;
     kv::HybridKvCache& cache_;
-    kernels::ThreadPool& threads_;
     const Tokenizer* tokenizer_;
     SchedulerOptions opt_;
 

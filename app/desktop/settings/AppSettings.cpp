@@ -1,6 +1,8 @@
 #include "settings/AppSettings.h"
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QThread>
 #include <QFileInfo>
 #include <algorithm>
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <cpuid.h>
 #endif
 
+#include "weir/devices.h"
 #include "weir/model_runner.h"
 #include "weir/types/engine_limits.h"
 #include "weir/types/kv_dtype.h"
@@ -32,7 +35,62 @@ int32_t int32Setting(const QVariant& v) {
 AppSettings::AppSettings(const QString& dataDir, const QString& defaultModel, QObject* parent)
     : QObject(parent),
       settings_(QDir(dataDir).filePath(QStringLiteral("settings.ini")), QSettings::IniFormat),
-      defaultModel_(defaultModel) {}
+      defaultModel_(defaultModel) {
+    lookUpDevices();
+}
+
+namespace {
+QVariantMap deviceEntry(const ComputeDevice& d) {
+    const QString name = QString::fromStdString(d.name);
+    const double gib = double(d.totalBytes) / double(1ull << 30);
+    return {{"id", QString::fromStdString(d.id)},
+            {"label", d.gpu ? QStringLiteral("%1 (%2, %3 GiB)").arg(name, QString::fromStdString(d.id)).arg(gib, 0, 'f', 0)
+                            : QStringLiteral("CPU")},
+            {"name", name},
+            {"gpu", d.gpu},
+            {"totalBytes", qint64(d.totalBytes)},
+            {"freeBytes", qint64(d.freeBytes)},
+            {"detail", QString::fromStdString(d.detail)}};
+}
+} // namespace
+
+void AppSettings::lookUpDevices() {
+    ComputeDevice cpu;
+    cpu.id = "cpu";
+    cpu.name = "CPU";
+    devices_ = {QVariantMap{{"id", QString()}, {"label", tr("Automatic")}, {"gpu", false}}, deviceEntry(cpu)};
+    // Off the GUI thread: the CUDA module and driver may take a while to
+    // open. The thread is joined in the destructor, so `this` outlives it.
+    lookup_ = QThread::create([this] {
+        std::string problem;
+        std::vector<ComputeDevice> found;
+        try {
+            found = listComputeDevices(&problem);
+        } catch (const std::exception& e) {
+            problem = e.what();
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [this, found = std::move(found), problem = std::move(problem)] {
+                QVariantList list{QVariantMap{{"id", QString()},
+                                              {"label", tr("Automatic (first GPU, else CPU)")},
+                                              {"gpu", false}}};
+                for (const ComputeDevice& d : found) list.push_back(deviceEntry(d));
+                devices_ = list;
+                gpuProblem_ = QString::fromStdString(problem);
+                emit devicesChanged();
+            },
+            Qt::QueuedConnection);
+    });
+    lookup_->start();
+}
+
+AppSettings::~AppSettings() {
+    if (lookup_) {
+        lookup_->wait();
+        delete lookup_;
+    }
+}
 
 QVariantMap AppSettings::engineDefaults() const {
     const EngineOptions d;
@@ -45,7 +103,7 @@ QVariantMap AppSettings::engineDefaults() const {
             {"kvDtype", QString::fromLatin1(kvDtypeName(d.kvDtype))},
             {"retainGap", d.retainGap},
             {"maxContext", d.maxContext},
-            {"device", QStringLiteral("cpu")}};
+            {"device", QString::fromStdString(d.device)}};
 }
 
 QVariantMap AppSettings::engine() const {
@@ -73,8 +131,14 @@ QVariantMap AppSettings::engineLimits() const {
 QString AppSettings::setEngine(const QVariantMap& values) {
     QVariantMap merged = engine();
     for (auto it = values.begin(); it != values.end(); ++it) merged[it.key()] = it.value();
-    if (const std::string bad = validateEngineOptions(optionsFrom(merged)); !bad.empty())
+    const EngineOptions options = optionsFrom(merged);
+    if (const std::string bad = validateEngineOptions(options); !bad.empty())
         return QString::fromStdString(bad);
+    try {
+        checkDeviceName(options.device);
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
     settings_.beginGroup(QStringLiteral("engine"));
     for (const char* key : kEngineKeys) {
         const QString k = QString::fromLatin1(key);
@@ -98,6 +162,7 @@ EngineOptions AppSettings::optionsFrom(const QVariantMap& e) {
     o.swaTokens = e.value("windowPoolTokens").toLongLong();
     o.retainGap = int32Setting(e.value("retainGap"));
     o.maxContext = int32Setting(e.value("maxContext"));
+    o.device = e.value("device").toString().toStdString();
     const QString dtype = e.value("kvDtype").toString();
     for (KvDtype t : {KvDtype::F16, KvDtype::Q8_0, KvDtype::F32, KvDtype::FP8_E4M3})
         if (dtype == QLatin1String(kvDtypeName(t))) o.kvDtype = t;

@@ -13,6 +13,8 @@
 #include "settings/ConversationPresets.h"
 #include "weir/engine.h"
 
+class QThread;
+
 namespace weir::desktop {
 
 class AppSettings : public QObject {
@@ -44,12 +46,21 @@ class AppSettings : public QObject {
     // threadsMax, maxRunningMax, prefillChunkMax, pageSizeMax, poolTokensMax,
     // retainGapMax, maxContextMax.
     Q_PROPERTY(QVariantMap engineLimits READ engineLimits CONSTANT)
+    // What the Device setting offers: first "" (automatic: the first GPU,
+    // else the CPU), then the CPU and each CUDA GPU, as maps {id, label,
+    // name, gpu, totalBytes, freeBytes, detail}. Looked up off the GUI thread
+    // (opening the CUDA module and driver can take a second): holds only the
+    // automatic entry and the CPU until devicesChanged.
+    Q_PROPERTY(QVariantList devices READ devices NOTIFY devicesChanged)
+    // Why no GPU is offered ("" when one is, or while still looking).
+    Q_PROPERTY(QString gpuProblem READ gpuProblem NOTIFY devicesChanged)
 
 public:
     static constexpr double kZoomMin = 0.7;
     static constexpr double kZoomMax = 2.0;
 
     AppSettings(const QString& dataDir, const QString& defaultModel, QObject* parent = nullptr);
+    ~AppSettings() override;
 
     // Engine settings as a map: threads, maxRunning, prefillChunk, pageSize,
     // fullPoolTokens, windowPoolTokens, kvDtype, retainGap, maxContext, device.
@@ -104,6 +115,8 @@ public:
     int hardwareThreads() const;
     QString cpuFeatures() const;
     QString cpuKernels() const;
+    QVariantList devices() const { return devices_; }
+    QString gpuProblem() const { return gpuProblem_; }
     Q_INVOKABLE void sync() { settings_.sync(); }
     // Presets for new conversations, kept in the same file (group "presets").
     ConversationPresets* presets() { return &presets_; }
@@ -117,13 +130,19 @@ signals:
     void sidebarCollapsedChanged();
     void themeChanged();
     void zoomChanged();
+    void devicesChanged();
 
 private:
+    void lookUpDevices();
+
     static EngineOptions optionsFrom(const QVariantMap& engine);
 
     mutable QSettings settings_;
     QString defaultModel_;
     ConversationPresets presets_{settings_};
+    QThread* lookup_ = nullptr;
+    QVariantList devices_;
+    QString gpuProblem_;
 };
 
 } // namespace weir::desktop

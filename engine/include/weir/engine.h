@@ -12,6 +12,7 @@
 #include "weir/tool_calls.h"
 #include "weir/types/cache_status.h"
 #include "weir/types/chat_prompt.h"
+#include "weir/types/compute_device.h"
 #include "weir/types/engine_options.h"
 #include "weir/types/generate.h"
 #include "weir/types/message.h"
@@ -33,6 +34,8 @@ public:
 
     const ModelConfig& modelConfig() const;
     const EngineOptions& options() const;
+    // The device the model and both pools live on (--device), with its memory.
+    ComputeDevice device() const;
 
     // --- tokenization and chat rendering: value-returning, any thread ---
     int32_t vocabSize() const;

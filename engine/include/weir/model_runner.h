@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "weir/types/compute_device.h"
 #include "weir/types/kv_dtype.h"
 #include "weir/types/model_config.h"
 #include "weir/types/output_constraint.h"
@@ -64,6 +65,8 @@ public:
 
     const ModelConfig& config() const;
     int32_t threads() const;
+    // The device the model runs on (--device), with its memory.
+    ComputeDevice device() const;
     int32_t position() const;        // tokens fed so far
     DecodeTraffic decodeTraffic() const;
 

@@ -18,6 +18,7 @@
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "engine/models/synthetic_model.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 
@@ -39,7 +40,7 @@ std::vector<int32_t> tokensFor(int32_t seed, int32_t n, int32_t vocab) {
 using Plan = std::function<int32_t(int step, size_t seq)>;
 
 std::vector<std::vector<float>> runPlan(Model& m, const std::vector<std::vector<int32_t>>& seqs, const Plan& plan,
-                                        kernels::ThreadPool& pool, bool interleave) {
+                                        bool interleave) {
     const int32_t V = m.config().nVocab;
     size_t maxLen = 0;
     for (const auto& s : seqs) maxLen = std::max(maxLen, s.size());
@@ -78,7 +79,7 @@ std::vector<std::vector<float>> runPlan(Model& m, const std::vector<std::vector<
             b.add(seqs[s][done[s]], int32_t(s), int32_t(done[s]), true);
             ++done[s];
         }
-        m.forward(b, kv, logits, pool);
+        m.forward(b, kv, logits);
         for (size_t r = 0; r < order.size(); ++r)
             out[order[r]].insert(out[order[r]].end(), logits.begin() + long(r) * V, logits.begin() + long(r + 1) * V);
     }
@@ -110,7 +111,6 @@ static weirtest::TempDir dir_;
 // chunkBound: the largest relative logit change chunking may cause (< 0: none
 // checked; real weights on random tokens amplify rounding too much for one).
 void checkModel(Model& m, int32_t len, double chunkBound = 0.1) {
-    kernels::ThreadPool pool(2);
     const int32_t V = m.config().nVocab;
     const std::vector<std::vector<int32_t>> seqs = {tokensFor(1, len, V), tokensFor(2, len * 2 / 3, V), tokensFor(3, len / 2, V)};
     // Each sequence: a prompt of half its tokens in one step, then one token per step.
@@ -122,7 +122,7 @@ void checkModel(Model& m, int32_t len, double chunkBound = 0.1) {
 
     std::vector<std::vector<float>> alone;
     for (size_t s = 0; s < seqs.size(); ++s)
-        alone.push_back(runPlan(m, {seqs[s]}, [&](int step, size_t) { return step == 0 ? prompt(s) : 1; }, pool, false)[0]);
+        alone.push_back(runPlan(m, {seqs[s]}, [&](int step, size_t) { return step == 0 ? prompt(s) : 1; }, false)[0]);
 
     // Mixed batches: sequence s starts its prompt at step s, next to the
     // others' single tokens; rows either grouped per sequence or round-robin.
@@ -130,7 +130,7 @@ void checkModel(Model& m, int32_t len, double chunkBound = 0.1) {
     for (bool interleave : {false, true}) {
         const auto mixed = runPlan(m, seqs, [&](int step, size_t s) {
             return step < int(s) ? 0 : step == int(s) ? prompt(s) : 1;
-        }, pool, interleave);
+        }, interleave);
         for (size_t s = 0; s < seqs.size(); ++s)
             expect(weirtest::str("seq ", s, " mixed (interleave ", interleave, ")"), maxDiff(alone[s], mixed[s]), 1e-4);
     }
@@ -140,7 +140,7 @@ void checkModel(Model& m, int32_t len, double chunkBound = 0.1) {
     // (single logits move by up to ~2 on Gemma 3 270M), so compare the logits
     // as a whole: wrong positions or KV would leave them nearly uncorrelated.
     for (size_t s = 0; s < seqs.size(); ++s) {
-        const auto c = runPlan(m, {seqs[s]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, pool, false)[0];
+        const auto c = runPlan(m, {seqs[s]}, [](int step, size_t) { return 1 + (step * 7) % 6; }, false)[0];
         const double cos = cosine(alone[s], c);
         std::printf("  seq %zu chunked: max rel diff %.2e, cosine %.6f\n", s, maxDiff(alone[s], c), cos);
         REQUIRE_MSG(cos >= 0.99, weirtest::str("seq ", s, " chunked: cosine ", cos));
@@ -152,7 +152,7 @@ std::unique_ptr<Model> synthetic(const SyntheticModelSpec& spec) {
     const std::string path = dir_.filePath(std::string(spec.architecture) + ".gguf");
     writeSyntheticModel(spec, path);
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
-    return loadModel(f);
+    return loadModel(f, weirtest::cpuBackend());
 }
 
 WEIR_TEST_SUITE_SETUP(Batching) { REQUIRE(dir_.isValid()); }
@@ -182,14 +182,13 @@ WEIR_TEST(Batching, slidingLayersIgnoreKeysOutsideTheWindow) {
     s.nLayer = 3;
     auto m = synthetic(s);
     const ModelConfig& c = m->config();
-    kernels::ThreadPool pool(1);
     const auto toks = tokensFor(9, 40, c.nVocab);
     auto run = [&](bool scribble) {
         SimpleKvCache kv(c, 1, 40, 8);
         std::vector<float> logits;
         Batch b;
         for (int32_t i = 0; i < 39; ++i) b.add(toks[size_t(i)], 0, i, false);
-        m->forward(b, kv, logits, pool);
+        m->forward(b, kv, logits);
         if (scribble) {
             for (int32_t il = 0; il < c.nLayer; ++il) {
                 if (!c.layerSlides[size_t(il)]) continue;
@@ -204,7 +203,7 @@ WEIR_TEST(Batching, slidingLayersIgnoreKeysOutsideTheWindow) {
         }
         b.tokens.clear();
         b.add(toks[39], 0, 39, true);
-        m->forward(b, kv, logits, pool);
+        m->forward(b, kv, logits);
         return logits;
     };
     const auto clean = run(false), scribbled = run(true);
@@ -214,7 +213,6 @@ WEIR_TEST(Batching, slidingLayersIgnoreKeysOutsideTheWindow) {
 WEIR_TEST(Batching, kvDtypesAgreeRoughly) {
     // q8_0 and f32 caches give logits close to the f16 cache's.
     auto m = synthetic(SyntheticModelSpec{});
-    kernels::ThreadPool pool(2);
     const auto toks = tokensFor(5, 30, m->config().nVocab);
     std::vector<std::vector<float>> out;
     for (KvDtype d : {KvDtype::F16, KvDtype::F32, KvDtype::Q8_0}) {
@@ -222,7 +220,7 @@ WEIR_TEST(Batching, kvDtypesAgreeRoughly) {
         Batch b;
         for (int32_t i = 0; i < 30; ++i) b.add(toks[size_t(i)], 0, i, i == 29);
         std::vector<float> logits;
-        m->forward(b, kv, logits, pool);
+        m->forward(b, kv, logits);
         out.push_back(logits);
     }
     // Differences relative to the largest logit: storage rounding moves
@@ -246,6 +244,6 @@ WEIR_TEST(Batching, defaultModel) {
     const std::string path = weirtest::environment("WEIR_MODEL");
     if (path.empty() || !std::filesystem::exists(path)) SKIP("default model not present (WEIR_MODEL)");
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
-    auto m = loadModel(f);
+    auto m = loadModel(f, weirtest::cpuBackend());
     checkModel(*m, 12, -1);
 }

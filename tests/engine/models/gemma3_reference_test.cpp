@@ -19,6 +19,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/models/model.h"
 #include "tests/engine/models/reference_runner.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 using namespace weir::testing;
@@ -34,7 +35,6 @@ static EngineOptions engineOptions() {
 }
 std::unique_ptr<Model> model_;
 Reference ref_;
-std::unique_ptr<kernels::ThreadPool> pool_;
 
 // Tokens each Engine run produced before its first difference from f16's.
 static size_t greedyAgreement(const std::vector<Run>& runs) {
@@ -44,7 +44,7 @@ static size_t greedyAgreement(const std::vector<Run>& runs) {
 }
 
 size_t teacherForcedAgreement(KvDtype dtype) {
-    return weir::testing::teacherForcedAgreement(*model_, ref_.cases, *pool_, dtype);
+    return weir::testing::teacherForcedAgreement(*model_, ref_.cases, dtype);
 }
 
 // Runs every reference prompt through one Engine at once (greedy).
@@ -69,19 +69,18 @@ WEIR_TEST_SUITE_SETUP(Gemma3Reference) {
     REQUIRE_MSG(ref_.cases.size() >= 8, "reference data missing or too small");
     if (!useBuildOf(ref_)) SKIP("the reference's llama.cpp build needs the AVX2 path");
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(modelPath);
-    model_ = loadModel(file);
+    model_ = loadModel(file, weirtest::cpuBackend());
     REQUIRE_EQ(model_->config().architecture, std::string("gemma3"));
-    pool_ = std::make_unique<kernels::ThreadPool>(2);
 }
 
 WEIR_TEST(Gemma3Reference, eachPromptAlone) {
     std::vector<Run> runs;
-    for (const auto& c : ref_.cases) runs.push_back(runAlone(*model_, c, *pool_));
+    for (const auto& c : ref_.cases) runs.push_back(runAlone(*model_, c));
     expectMatches(ref_, runs, "alone");
 }
 
 WEIR_TEST(Gemma3Reference, allPromptsInMixedBatches) {
-    expectMatches(ref_, runMixed(*model_, ref_.cases, *pool_), "mixed");
+    expectMatches(ref_, runMixed(*model_, ref_.cases), "mixed");
 }
 
 // Weir's tokenizer gives llama.cpp's prompt ids for every text prompt
@@ -172,7 +171,7 @@ WEIR_TEST(Gemma3Reference, tileGemmFollowsTheReference) {
     std::vector<Run> runs;
     size_t identical = 0;
     for (const auto& c : ref_.cases) {
-        runs.push_back(runAlone(*model_, c, *pool_));
+        runs.push_back(runAlone(*model_, c));
         identical += matchingSteps(c, runs.back()) == c.generated.size();
     }
     std::printf("  tile GEMM (%s): %zu/%zu teacher-forced steps agree with llama.cpp (%.1f%%); alone, %zu/%zu cases \n"

@@ -15,6 +15,7 @@
 #include "engine/models/synthetic_model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "weir/base/error.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 
@@ -53,7 +54,7 @@ std::vector<uint8_t> rewrite(const std::vector<uint8_t>& bytes, const Rewrite& r
 std::string loadError(const std::vector<uint8_t>& bytes) {
     try {
         std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "test.gguf");
-        loadModel(f);
+        loadModel(f, weirtest::cpuBackend());
         return "";
     } catch (const Error& e) {
         return e.what();
@@ -68,7 +69,7 @@ WEIR_TEST_SUITE_SETUP(ModelLoader) { synth_ = makeSyntheticModel(SyntheticModelS
 
 WEIR_TEST(ModelLoader, syntheticLlamaConfig) {
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
-    auto m = loadModel(f);
+    auto m = loadModel(f, weirtest::cpuBackend());
     const ModelConfig& c = m->config();
     REQUIRE_EQ(c.architecture, std::string("llama"));
     REQUIRE_EQ(c.nLayer, 2);
@@ -92,7 +93,7 @@ WEIR_TEST(ModelLoader, qwen2UsesNeox) {
     s.architecture = "qwen2";
     const auto bytes = makeSyntheticModel(s);
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "q");
-    auto m = loadModel(f);
+    auto m = loadModel(f, weirtest::cpuBackend());
     REQUIRE(m->config().ropeStyle == RopeStyle::NeoX);
     REQUIRE_EQ(m->config().architecture, std::string("qwen2"));
 }
@@ -102,7 +103,7 @@ WEIR_TEST(ModelLoader, gemma3DefaultModelConfig) {
     if (path.empty() || !std::filesystem::exists(path)) SKIP("default model not present (WEIR_MODEL)");
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(path);
     REQUIRE(!f->findTensor("output.weight"));  // tied to token_embd
-    auto m = loadModel(f);
+    auto m = loadModel(f, weirtest::cpuBackend());
     const ModelConfig& c = m->config();
     // Gemma 3 270M as its model card gives it: 18 layers, 640 wide, 4 heads, 1 KV head, 256 per head.
     REQUIRE_EQ(c.architecture, std::string("gemma3"));
@@ -286,21 +287,20 @@ WEIR_TEST(ModelLoader, refusesUnsupportedRopeScaling) {
 
 WEIR_TEST(ModelLoader, forwardRefusesBadBatches) {
     std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "synth");
-    auto m = loadModel(f);
-    kernels::ThreadPool pool(1);
+    auto m = loadModel(f, weirtest::cpuBackend());
     SimpleKvCache kv(m->config(), 2, 32, 16);
     std::vector<float> logits;
     Batch b;
     b.add(512, 0, 0, true);  // outside the 512-token vocabulary
-    REQUIRE_THROWS(Error, m->forward(b, kv, logits, pool));
+    REQUIRE_THROWS(Error, m->forward(b, kv, logits));
     b.tokens.clear();
     b.add(5, 0, 32, true);   // beyond the pages the cache gave the sequence
-    REQUIRE_THROWS(Error, m->forward(b, kv, logits, pool));
+    REQUIRE_THROWS(Error, m->forward(b, kv, logits));
     b.tokens.clear();
     b.add(5, 2, 0, true);    // unknown sequence
-    REQUIRE_THROWS(Error, m->forward(b, kv, logits, pool));
+    REQUIRE_THROWS(Error, m->forward(b, kv, logits));
     b.tokens.clear();
     b.add(5, 1, 0, true);
-    m->forward(b, kv, logits, pool);
+    m->forward(b, kv, logits);
     REQUIRE_EQ(logits.size(), size_t(512));
 }

@@ -22,8 +22,8 @@
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/thread_pool.h"
 #include "weir/engine.h"
+#include "tests/engine/test_backend.h"
 
 namespace weir::testing {
 
@@ -80,7 +80,7 @@ struct Run {
 inline int32_t argmax(const float* v, int32_t n) { return int32_t(std::max_element(v, v + n) - v); }
 
 // One prompt alone: prefill in one batch, then greedy steps.
-inline Run runAlone(Model& model, const ReferenceCase& c, kernels::ThreadPool& pool, KvDtype dtype = KvDtype::F16) {
+inline Run runAlone(Model& model, const ReferenceCase& c, KvDtype dtype = KvDtype::F16) {
     const ModelConfig& cfg = model.config();
     const int32_t steps = int32_t(c.generated.size());
     SimpleKvCache kv(cfg, 1, int32_t(c.prompt.size()) + steps, 16, dtype);
@@ -88,7 +88,7 @@ inline Run runAlone(Model& model, const ReferenceCase& c, kernels::ThreadPool& p
     for (size_t i = 0; i < c.prompt.size(); ++i) b.add(c.prompt[i], 0, int32_t(i), i + 1 == c.prompt.size());
     std::vector<float> logits;
     Run r;
-    model.forward(b, kv, logits, pool);
+    model.forward(b, kv, logits);
     int32_t pos = int32_t(c.prompt.size());
     for (int32_t s = 0; s < steps; ++s) {
         const int32_t t = argmax(logits.data(), cfg.nVocab);
@@ -97,7 +97,7 @@ inline Run runAlone(Model& model, const ReferenceCase& c, kernels::ThreadPool& p
         if (s + 1 == steps) break;
         b.tokens.clear();
         b.add(t, 0, pos++, true);
-        model.forward(b, kv, logits, pool);
+        model.forward(b, kv, logits);
     }
     return r;
 }
@@ -107,7 +107,7 @@ inline Run runAlone(Model& model, const ReferenceCase& c, kernels::ThreadPool& p
 // sequences started before it, then decodes. (Each prompt stays in one
 // piece: llama.cpp rounds a sequence's rows by how many of them share a
 // batch, so a prompt split differently would round differently there too.)
-inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>& cases, kernels::ThreadPool& pool) {
+inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>& cases) {
     const ModelConfig& cfg = model.config();
     size_t maxLen = 0;
     for (const auto& c : cases) maxLen = std::max(maxLen, c.prompt.size() + c.generated.size());
@@ -135,7 +135,7 @@ inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>&
             logitRowOf[iter] = row++;
         }
         if (b.tokens.empty()) break;
-        model.forward(b, kv, logits, pool);
+        model.forward(b, kv, logits);
         for (size_t s = 0; s < cases.size(); ++s) {
             if (logitRowOf[s] < 0) continue;
             const float* l = logits.data() + size_t(logitRowOf[s]) * size_t(cfg.nVocab);
@@ -152,7 +152,7 @@ inline std::vector<Run> runMixed(Model& model, const std::vector<ReferenceCase>&
 // `dtype` KV cache: at how many positions is the argmax the reference's next
 // token? Robust where a free-running comparison is not: one flipped near-tie
 // does not end it.
-inline size_t teacherForcedAgreement(Model& model, const std::vector<ReferenceCase>& cases, kernels::ThreadPool& pool,
+inline size_t teacherForcedAgreement(Model& model, const std::vector<ReferenceCase>& cases,
                                      KvDtype dtype = KvDtype::F16) {
     size_t agree = 0;
     const int32_t nVocab = model.config().nVocab;
@@ -165,7 +165,7 @@ inline size_t teacherForcedAgreement(Model& model, const std::vector<ReferenceCa
             b.add(tok, 0, int32_t(i), i + 1 >= c.prompt.size());
         }
         std::vector<float> logits;
-        model.forward(b, kv, logits, pool);
+        model.forward(b, kv, logits);
         for (size_t j = 0; j < c.generated.size(); ++j)
             agree += argmax(logits.data() + j * size_t(nVocab), nVocab) == c.generated[j];
     }

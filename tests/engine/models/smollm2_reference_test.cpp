@@ -17,6 +17,7 @@
 #include "engine/models/model.h"
 #include "tests/engine/models/reference_runner.h"
 #include "weir/engine.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 using namespace weir::testing;
@@ -27,7 +28,6 @@ std::string modelPath() { return weirtest::environment("WEIR_SOURCE_DIR") + "/mo
 
 std::unique_ptr<Model> model_;
 Reference ref_;
-std::unique_ptr<kernels::ThreadPool> pool_;
 
 EngineOptions engineOptions() {
     EngineOptions o;
@@ -59,9 +59,8 @@ WEIR_TEST_SUITE_SETUP(Smollm2Reference) {
     REQUIRE_MSG(ref_.avx512Build, "recorded by an AVX-512 build of llama.cpp (what the AVX-512 variants are checked against)");
     if (!useBuildOf(ref_)) SKIP("the reference's llama.cpp build needs the AVX2 path");
     REQUIRE_MSG(ref_.modelSha256 == fileSha256(modelPath()), "the installed file is not the one the reference was made with");
-    model_ = loadModel(gguf::GgufFile::open(modelPath()));
+    model_ = loadModel(gguf::GgufFile::open(modelPath()), weirtest::cpuBackend());
     REQUIRE_EQ(model_->config().architecture, std::string("llama"));
-    pool_ = std::make_unique<kernels::ThreadPool>(2);
 }
 
 // At every position of prompt + reference continuation, the argmax is
@@ -69,7 +68,7 @@ WEIR_TEST_SUITE_SETUP(Smollm2Reference) {
 WEIR_TEST(Smollm2Reference, picksLlamaCppsNextTokenTeacherForced) {
     size_t steps = 0;
     for (const auto& c : ref_.cases) steps += c.generated.size();
-    const size_t agree = teacherForcedAgreement(*model_, ref_.cases, *pool_);
+    const size_t agree = teacherForcedAgreement(*model_, ref_.cases);
     std::printf("  teacher-forced: %zu/%zu positions pick llama.cpp's token (%.1f%%)\n", agree, steps,
                 100.0 * double(agree) / double(steps));
     REQUIRE_EQ(agree, steps);
@@ -79,8 +78,8 @@ WEIR_TEST(Smollm2Reference, picksLlamaCppsNextTokenTeacherForced) {
 // the sampler) the model gives llama.cpp's greedy tokens.
 WEIR_TEST(Smollm2Reference, sameTokensAloneInMixedBatchesAndThroughTheEngine) {
     std::vector<Run> alone;
-    for (const auto& c : ref_.cases) alone.push_back(runAlone(*model_, c, *pool_));
-    const std::vector<Run> mixed = runMixed(*model_, ref_.cases, *pool_);
+    for (const auto& c : ref_.cases) alone.push_back(runAlone(*model_, c));
+    const std::vector<Run> mixed = runMixed(*model_, ref_.cases);
     std::vector<Run> engine;
     REQUIRE(runEngine(engineOptions(), ref_.cases, engine));
     size_t identical = 0;

@@ -16,12 +16,12 @@
 #include "engine/models/model.h"
 #include "engine/models/synthetic_model.h"
 #include "tests/engine/models/reference_runner.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 using namespace weir::testing;
 
 static weirtest::TempDir dir_;
-std::unique_ptr<kernels::ThreadPool> pool_;
 
 void check(const SyntheticModelSpec& spec, const std::string& refName) {
     const Reference ref = loadReference(weirtest::environment("WEIR_TEST_DATA") + "/reference/" + refName);
@@ -31,17 +31,16 @@ void check(const SyntheticModelSpec& spec, const std::string& refName) {
     writeSyntheticModel(spec, path);
     REQUIRE_EQ(fileSha256(path), ref.modelSha256);  // the very file llama.cpp ran
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path);
-    auto model = loadModel(file);
+    auto model = loadModel(file, weirtest::cpuBackend());
     REQUIRE_EQ(model->config().architecture, spec.architecture);
     std::vector<Run> runs;
-    for (const auto& c : ref.cases) runs.push_back(runAlone(*model, c, *pool_));
+    for (const auto& c : ref.cases) runs.push_back(runAlone(*model, c));
     expectMatches(ref, runs, (spec.architecture + " alone").c_str());
-    expectMatches(ref, runMixed(*model, ref.cases, *pool_), (spec.architecture + " mixed").c_str());
+    expectMatches(ref, runMixed(*model, ref.cases), (spec.architecture + " mixed").c_str());
 }
 
 WEIR_TEST_SUITE_SETUP(SyntheticReference) {
     REQUIRE(dir_.isValid());
-    pool_ = std::make_unique<kernels::ThreadPool>(2);
 }
 
 WEIR_TEST(SyntheticReference, llamaMatchesLlamaCpp) {

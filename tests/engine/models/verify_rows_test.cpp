@@ -13,6 +13,7 @@
 #include "engine/models/model.h"
 #include "engine/models/simple_kv_cache.h"
 #include "tests/engine/grammar/real_models.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 
@@ -21,9 +22,8 @@ namespace {
 void checkModel(const test::RealModel& m) {
     if (!std::filesystem::exists(m.path)) SKIP(m.name + " not present");
     auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(m.path));
-    std::unique_ptr<Model> model = loadModel(file);
+    std::unique_ptr<Model> model = loadModel(file, weirtest::cpuBackend());
     const ModelConfig& c = model->config();
-    kernels::ThreadPool pool(2);
     const std::vector<int32_t> prompt{2, 651, 6037, 576, 5611, 603, 651, 6037, 576};
     const std::vector<int32_t> next{5611, 603, 476, 2824, 576, 1378};
     const size_t V = size_t(c.nVocab);
@@ -33,21 +33,21 @@ void checkModel(const test::RealModel& m) {
     std::vector<float> logits, decoded;
     Batch b;
     for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], 0, int32_t(i), i + 1 == prompt.size());
-    model->forward(b, plainKv, logits, pool);
+    model->forward(b, plainKv, logits);
     for (size_t j = 0; j < next.size(); ++j) {
         b.tokens.clear();
         b.add(next[j], 0, int32_t(prompt.size() + j), true);
-        model->forward(b, plainKv, logits, pool);
+        model->forward(b, plainKv, logits);
         decoded.insert(decoded.end(), logits.begin(), logits.end());
     }
     // The same tokens in one verify step.
     SimpleKvCache verifyKv(c, 1, 64, 16, KvDtype::F16);
     b.tokens.clear();
     for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], 0, int32_t(i), i + 1 == prompt.size());
-    model->forward(b, verifyKv, logits, pool);
+    model->forward(b, verifyKv, logits);
     b.tokens.clear();
     for (size_t j = 0; j < next.size(); ++j) b.add(next[j], 0, int32_t(prompt.size() + j), true, true);
-    model->forward(b, verifyKv, logits, pool);
+    model->forward(b, verifyKv, logits);
     REQUIRE_EQ(logits.size(), decoded.size());
     for (size_t j = 0; j < next.size(); ++j)
         REQUIRE_MSG(std::memcmp(logits.data() + j * V, decoded.data() + j * V, V * sizeof(float)) == 0,

@@ -21,8 +21,8 @@
 #include "engine/models/model.h"
 #include "engine/scheduler/scheduler.h"
 #include "weir/base/error.h"
-#include "kernels/cpu/thread_pool.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
+#include "tests/engine/test_backend.h"
 
 using namespace weir;
 
@@ -56,14 +56,13 @@ struct Rig {
     std::shared_ptr<const gguf::GgufFile> file;
     std::unique_ptr<Model> model;
     std::unique_ptr<kv::HybridKvCache> cache;
-    kernels::ThreadPool pool{1};
     std::unique_ptr<Scheduler> scheduler;
     std::atomic<bool> stop{false};
     std::thread thread;
 
     explicit Rig(const std::string& path) {
         file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
-        model = loadModel(file);
+        model = loadModel(file, weirtest::cpuBackend(1));
         EngineOptions o;
         o.pageSize = 16;
         o.maxRunningRequests = 2;
@@ -74,7 +73,7 @@ struct Rig {
         SchedulerOptions so;
         so.maxRunning = 2;
         so.prefillChunk = 32;
-        scheduler = std::make_unique<Scheduler>(*model, *cache, pool, nullptr, so);
+        scheduler = std::make_unique<Scheduler>(*model, *cache, nullptr, so);
     }
     void start() {
         thread = std::thread([this] { scheduler->run(stop); });

@@ -16,7 +16,7 @@
 #include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/scheduler.h"
-#include "kernels/cpu/thread_pool.h"
+#include "tests/engine/test_backend.h"
 
 namespace weir::test {
 
@@ -38,10 +38,9 @@ public:
     // checked from the options as the Engine does (weir::Error below a floor).
     explicit SteppedScheduler(const EngineOptions& options) {
         file_ = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(options.modelPath));
-        model_ = loadModel(file_);
+        model_ = loadModel(file_, weirtest::cpuBackend(options.threads));
         const kv::PoolPlan plan = kv::planPoolsOrThrow(options, model_->config());
         cache_ = std::make_unique<kv::HybridKvCache>(kv::KvCacheConfig::fromPlan(plan, model_->config()));
-        threads_ = std::make_unique<kernels::ThreadPool>(options.threads);
         SchedulerOptions so;
         so.maxRunning = options.maxRunningRequests;
         so.prefillChunk = options.prefillChunk;
@@ -53,7 +52,7 @@ public:
         so.draftTokens = options.draftTokens;
         so.draftNgramMax = options.draftNgramMax;
         so.draftNgramMin = options.draftNgramMin;
-        scheduler_ = std::make_unique<Scheduler>(*model_, *cache_, *threads_, nullptr, so);
+        scheduler_ = std::make_unique<Scheduler>(*model_, *cache_, nullptr, so);
     }
 
     // Queues a request (admitted by the next step). The outcome lives as long
@@ -105,7 +104,6 @@ private:
     std::shared_ptr<const gguf::GgufFile> file_;
     std::unique_ptr<Model> model_;
     std::unique_ptr<kv::HybridKvCache> cache_;
-    std::unique_ptr<kernels::ThreadPool> threads_;
     std::unique_ptr<Scheduler> scheduler_;
     std::vector<std::unique_ptr<StepOutcome>> outcomes_;
     int64_t steps_ = 0;

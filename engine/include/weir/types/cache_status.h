@@ -42,6 +42,9 @@ struct CacheStatus {
     uint64_t integrityChecks = 0, violations = 0;
     std::vector<std::string> violationDetails;  // most recent first, bounded
     int32_t running = 0, waiting = 0;
+    // Where both pools' K/V rows live: "cpu" (process memory) or "cuda:N"
+    // (that GPU's memory), and that device's name.
+    std::string device = "cpu", deviceName;
 };
 
 } // namespace weir

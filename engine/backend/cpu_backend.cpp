@@ -1,0 +1,378 @@
+#include "engine/backend/cpu_backend.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "kernels/cpu/attend_tile.h"
+#include "kernels/cpu/cpu_features.h"
+#include "weir/base/error.h"
+
+namespace weir {
+
+using kernels::ThreadPool;
+
+namespace {
+
+GgmlType kvRowType(KvDtype d) {
+    switch (d) {
+    case KvDtype::F16: return GgmlType::F16;
+    case KvDtype::Q8_0: return GgmlType::Q8_0;
+    case KvDtype::F32: return GgmlType::F32;
+    case KvDtype::FP8_E4M3: return GgmlType::E4M3_KV;
+    default: return GgmlType::Q8_1;  // marks "unsupported"
+    }
+}
+
+// Runs fn(row) for rows [0, n) of rowElems values each: on the pool when
+// there is enough work. Below ~16k values (a few microseconds) the pool's
+// round trip costs about as much as it saves: a decode step of a few
+// sequences makes ~5 such calls per layer.
+constexpr int64_t kParallelRowElems = 16384;
+
+template <class Fn>
+void forRows(ThreadPool& pool, int64_t n, int64_t rowElems, Fn&& fn) {
+    if (n < 2 || n * rowElems < kParallelRowElems || pool.size() == 1) {
+        for (int64_t r = 0; r < n; ++r) fn(r);
+        return;
+    }
+    pool.parallelFor(n, [&fn](int64_t b, int64_t e, int) {
+        for (int64_t r = b; r < e; ++r) fn(r);
+    });
+}
+
+template <class T>
+void grow(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+}
+
+std::string cpuName() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            const size_t colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "CPU";
+}
+
+// MemAvailable of /proc/meminfo: what can be had without swapping.
+uint64_t availableRam() {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    uint64_t kib = 0;
+    std::string unit;
+    while (in >> key >> kib >> unit)
+        if (key == "MemAvailable:") return kib * 1024;
+    return 0;
+}
+
+} // namespace
+
+CpuBackend::CpuBackend(const CpuBackendOptions& options)
+    : pool_(std::make_unique<ThreadPool>(options.threads)), repack_(options.repackWeights) {}
+
+CpuBackend::~CpuBackend() = default;
+
+void* CpuBackend::allocate(size_t bytes, std::string_view what) { return hostMemory().allocate(bytes, what); }
+void CpuBackend::release(void* p) { hostMemory().release(p); }
+void CpuBackend::copyIn(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::copyOut(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::copyWithin(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+
+DeviceInfo CpuBackend::device() const {
+    DeviceInfo d;
+    d.kind = DeviceKind::Cpu;
+    d.name = cpuName();
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+    d.totalBytes = pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+    d.freeBytes = availableRam();
+    d.detail = std::to_string(pool_->size()) + " threads";
+    return d;
+}
+
+bool CpuBackend::supportsKv(KvDtype dtype) const { return kvRowType(dtype) != GgmlType::Q8_1; }
+
+bool CpuBackend::supportsWeight(GgmlType type, int64_t cols) const { return kernels::matmulSupports(type, cols); }
+
+WeightView CpuBackend::adoptWeight(const WeightView& host, WeightRole role, std::string_view, bool fileMapped) {
+    // The output head only. The tile kernel sums blocks in another order
+    // than llama.cpp's, and only the head's rounding stays in the logits: a
+    // projection's travels through every later layer, and in Gemma 3 any
+    // change of summation order there moves greedy continuations off
+    // llama.cpp's (packing the Q8_0 attn_v too: 7 of the 9 reference
+    // prompts identical over 64 tokens instead of 9; top-1 logits 4e-2 apart).
+    if (role != WeightRole::OutputHead || !repack_ || host.tiles) return host;
+    const size_t bytes = kernels::weightTilesBytes(host);
+    if (bytes == 0) return host;
+    auto buffer = std::make_unique<kernels::PackedBuffer>(bytes);
+    uint8_t* dst = buffer->data;
+    const WeightView src = host;
+    // In slices, each slice's file pages given back once packed, so the
+    // copy and the original are never both resident (token_embd, which a
+    // tied head shares, rereads the few rows it looks up).
+    const int64_t tiles = (src.rows + kernels::kWeightTileRows - 1) / kernels::kWeightTileRows, slice = 128;
+    pool_->parallelFor((tiles + slice - 1) / slice, [&](int64_t b, int64_t e, int) {
+        for (int64_t s = b; s < e; ++s) {
+            const int64_t t0 = s * slice, t1 = std::min(tiles, t0 + slice);
+            kernels::packWeightTiles(src, t0, t1, dst);
+            const int64_t r0 = t0 * kernels::kWeightTileRows, r1 = std::min(src.rows, t1 * kernels::kWeightTileRows);
+            if (fileMapped)
+                kernels::releaseMappedRange(static_cast<const uint8_t*>(src.data) + size_t(r0) * src.rowStride,
+                                            size_t(r1 - r0) * src.rowStride);
+        }
+    });
+    WeightView out = host;
+    out.tiles = dst;
+    extraBytes_ += bytes - size_t(src.rows) * src.rowStride;
+    packed_.push_back(std::move(buffer));
+    return out;
+}
+
+const float* CpuBackend::adoptVector(const float* host, int64_t, std::string_view) { return host; }
+
+void CpuBackend::setRopeKinds(std::span<const RopeKind> kinds) {
+    ropeKinds_.clear();
+    for (const RopeKind& k : kinds) {
+        kernels::RopeParams p;
+        p.neox = k.neox;
+        p.nRot = k.nRot;
+        p.base = k.base;
+        p.freqScale = k.freqScale;
+        p.freqFactors = k.freqFactors;
+        ropeKinds_.push_back(p);
+    }
+}
+
+void CpuBackend::beginStep(const StepInfo& step) {
+    batch_ = step.batch;
+    kv_ = step.kv;
+    outRows_.assign(step.outputRows.begin(), step.outputRows.end());
+    const size_t n = batch_->tokens.size();
+    ropeStride_ = 0;
+    for (const kernels::RopeParams& p : ropeKinds_) ropeStride_ = std::max(ropeStride_, p.nRot);
+    grow(ropeCs_, ropeKinds_.size() * n * size_t(ropeStride_));
+    for (auto* v : {&order_, &groupSize_, &groupIndex_, &outGroupSize_, &outGroupIndex_}) grow(*v, n);
+    // RoPE angles of every token, once per kind.
+    for (size_t kind = 0; kind < ropeKinds_.size(); ++kind) {
+        for (size_t i = 0; i < n; ++i)
+            kernels::ropeAngles(ropeKinds_[kind], batch_->tokens[i].pos, ropeCs_.data() + (kind * n + i) * size_t(ropeStride_));
+    }
+    computeRowGroups();
+}
+
+// llama.cpp runs one sequence's tokens as one batch; its matmul kernels round
+// differently depending on the batch size and a row's place in it. Tell
+// matmul each row's sequence batch so a sequence gives the same numbers here
+// as there, however the scheduler mixes sequences.
+void CpuBackend::computeRowGroups() {
+    const Batch& batch = *batch_;
+    const int32_t n = int32_t(batch.tokens.size());
+    auto fill = [&](const int32_t* rows, int32_t count, int32_t* size, int32_t* index) {
+        int32_t* order = order_.data();
+        for (int32_t r = 0; r < count; ++r) order[r] = r;
+        std::sort(order, order + count, [&](int32_t a, int32_t b) {
+            const int32_t sa = batch.tokens[size_t(rows ? rows[a] : a)].seq, sb = batch.tokens[size_t(rows ? rows[b] : b)].seq;
+            return sa != sb ? sa < sb : a < b;
+        });
+        for (int32_t start = 0; start < count;) {
+            const int32_t seq = batch.tokens[size_t(rows ? rows[order[start]] : order[start])].seq;
+            int32_t end = start;
+            while (end < count && batch.tokens[size_t(rows ? rows[order[end]] : order[end])].seq == seq) ++end;
+            for (int32_t k = start; k < end; ++k) {
+                const bool alone = batch.tokens[size_t(rows ? rows[order[k]] : order[k])].alone;
+                size[order[k]] = alone ? 1 : end - start;
+                index[order[k]] = alone ? 0 : k - start;
+            }
+            start = end;
+        }
+    };
+    fill(nullptr, n, groupSize_.data(), groupIndex_.data());
+    fill(outRows_.data(), int32_t(outRows_.size()), outGroupSize_.data(), outGroupIndex_.data());
+    groups_ = {groupSize_.data(), groupIndex_.data()};
+    outGroups_ = {outGroupSize_.data(), outGroupIndex_.data()};
+}
+
+void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t width) {
+    const Batch& batch = *batch_;
+    forRows(*pool_, int64_t(batch.tokens.size()), width, [&](int64_t i) {
+        kernels::getRow(table, batch.tokens[size_t(i)].token, x + i * width);
+        if (scale != 0.0f) kernels::scaleInPlace(x + i * width, scale, width);
+    });
+}
+
+void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, int64_t width, float eps) {
+    // In groups of rows: rmsNormRows runs their sums side by side.
+    constexpr int64_t kGroup = 8;
+    forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
+        const int64_t r0 = g * kGroup;
+        kernels::rmsNormRows(x + r0 * width, w, y + r0 * width, std::min(kGroup, n - r0), width, eps);
+    });
+}
+
+void CpuBackend::matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) {
+    kernels::matmul(w, x, rows, y, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
+}
+
+void CpuBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
+    for (int64_t r = 0; r < rows; ++r) kernels::addInPlace(y + r * width, bias, width);
+}
+
+void CpuBackend::add(float* y, const float* x, int64_t n) { kernels::addInPlace(y, x, n); }
+
+void CpuBackend::glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t F) {
+    forRows(*pool_, rows, F, [&](int64_t r) {
+        if (act == GluActivation::GeluTanh)
+            kernels::gegluF16Table(gate + r * F, up + r * F, y + r * F, F);
+        else
+            kernels::swiglu(gate + r * F, up + r * F, y + r * F, F);
+    });
+}
+
+void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q_, float* k_, const float* v_) {
+    const Batch& batch = *batch_;
+    const int64_t n = int64_t(batch.tokens.size());
+    const int64_t hd = a.headDimK, hdv = a.headDimV;
+    const int64_t qDim = a.nHead * hd, kDim = a.nHeadKv * hd, vDim = a.nHeadKv * hdv;
+    const kernels::RopeParams& rope = ropeKinds_[size_t(a.ropeKind)];
+    const int32_t nRot = rope.nRot;
+    const float* cs = ropeCs_.data() + size_t(a.ropeKind) * size_t(n) * size_t(ropeStride_);
+    const KvLayerStorage& st = a.kv;
+    const GgmlType kvType = kvRowType(st.dtype);
+    const int32_t ps = kv_->pageSize();
+    // Per token: RoPE, query scaling, then K/V into the cache.
+    forRows(*pool_, n, qDim + kDim + vDim, [&](int64_t i) {
+        float* q = q_ + i * qDim;
+        float* k = k_ + i * kDim;
+        const float* v = v_ + i * vDim;
+        const float* angles = cs + i * ropeStride_;
+        kernels::ropeApply(q, a.nHead, hd, nRot, rope.neox, angles);
+        kernels::ropeApply(k, a.nHeadKv, hd, nRot, rope.neox, angles);
+        if (a.queryScale != 0.0f) kernels::scaleInPlace(q, a.queryScale, qDim);
+        const BatchToken& t = batch.tokens[size_t(i)];
+        const auto table = kv_->pageTable(a.layer, t.seq);
+        const int64_t row = int64_t(table[size_t(t.pos / ps)]) * ps + t.pos % ps;
+        kernels::storeKvRow(kvType, k, st.k + row * int64_t(st.rowBytes), kDim);
+        kernels::storeKvRow(kvType, v, st.v + row * int64_t(st.rowBytes), vDim);
+    });
+}
+
+void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
+    const Batch& batch = *batch_;
+    const int64_t n = int64_t(batch.tokens.size());
+    const int64_t hd = a.headDimK, hdv = a.headDimV;
+    const int64_t qDim = a.nHead * hd;
+    const KvLayerStorage& st = a.kv;
+    const GgmlType kvType = kvRowType(st.dtype);
+    const int32_t ps = kv_->pageSize();
+    const int32_t il = a.layer;
+    const bool slides = a.slides;
+    const int32_t window = a.window;
+    grow(attnScratch_, size_t(pool_->size()) * kernels::attendTileScratchFloats(hd, hdv));
+    grow(attnCost_, size_t(n * a.nHead + 1));
+    attnTiles_.reserve(size_t(n * a.nHead));
+
+    // Attention in tiles: up to tileTokens consecutive batch tokens of one
+    // sequence times query heads of one KV head, which read the same K/V rows
+    // (kernels::attendTile). Prefill tokens see different numbers of keys, so
+    // threads get equal shares of keys rather than of tiles.
+    const int64_t group = a.nHead / a.nHeadKv;
+    // Small batches (decode, short chunks) take fewer tokens per tile and, if
+    // that leaves threads idle, fewer heads.
+    const int64_t threads = pool_->size();
+    const int64_t tileTokens = std::clamp<int64_t>(n / (4 * threads), 1, std::max<int64_t>(1, kAttnTileQueries / group));
+    int64_t runs = 0;  // token runs (tiles per head group), as the loop below cuts them
+    for (int64_t i = 0; i < n; ++runs) {
+        const int64_t start = i;
+        const int32_t seq = batch.tokens[size_t(i)].seq;
+        while (i < n && i - start < tileTokens && batch.tokens[size_t(i)].seq == seq) ++i;
+    }
+    // Heads per tile: the fewest queries on the busiest thread, counting tiles
+    // as equal (fewer, larger tiles on a tie: they share more work).
+    int64_t tileHeads = group, busiest = INT64_MAX;
+    for (int64_t splits = 1; splits <= group; ++splits) {
+        const int64_t heads = (group + splits - 1) / splits;
+        const int64_t tilesPerThread = (runs * a.nHeadKv * splits + threads - 1) / threads;
+        if (tilesPerThread * heads < busiest) busiest = tilesPerThread * heads, tileHeads = heads;
+    }
+    attnTiles_.clear();
+    int64_t* cost = attnCost_.data();
+    cost[0] = 0;
+    for (int64_t i0 = 0; i0 < n;) {
+        const int32_t seq = batch.tokens[size_t(i0)].seq;
+        int64_t i1 = i0, keys = 0;
+        for (; i1 < n && i1 - i0 < tileTokens && batch.tokens[size_t(i1)].seq == seq; ++i1) {
+            const BatchToken& t = batch.tokens[size_t(i1)];
+            const int32_t first = slides ? std::max(0, t.pos - window + 1) : 0;
+            keys += (t.pos - first + 1) + 8;  // + fixed per-query overhead
+        }
+        for (int64_t kvh = 0; kvh < a.nHeadKv; ++kvh) {
+            for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tileHeads) {
+                const int64_t heads = std::min(tileHeads, (kvh + 1) * group - h0);
+                attnTiles_.push_back({int32_t(i0), int32_t(i1 - i0), int32_t(h0), int32_t(heads)});
+                cost[attnTiles_.size()] = cost[attnTiles_.size() - 1] + keys * heads;
+            }
+        }
+        i0 = i1;
+    }
+    const int64_t tiles = int64_t(attnTiles_.size());
+    const int parts = int(std::min<int64_t>(pool_->size(), tiles));
+    const int64_t total = cost[tiles];
+    const size_t scratchPer = kernels::attendTileScratchFloats(hd, hdv);
+    auto work = [&](int64_t pb, int64_t pe, int thread) {
+        float* scratch = attnScratch_.data() + size_t(thread) * scratchPer;
+        std::vector<kernels::AttendQuery> queries(size_t(tileTokens * tileHeads));
+        for (int64_t part = pb; part < pe; ++part) {
+            const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+            // Tiles whose cost range starts in [lo, hi).
+            int64_t it = std::lower_bound(cost, cost + tiles, lo) - cost;
+            for (; it < tiles && cost[it] < hi; ++it) {
+                const AttnTile& tile = attnTiles_[size_t(it)];
+                const int64_t kvh = tile.firstHead / group;
+                const auto table = kv_->pageTable(il, batch.tokens[size_t(tile.firstToken)].seq);
+                kernels::PagedRows kr, vr;
+                kr.base = st.k;
+                vr.base = st.v;
+                kr.rowBytes = vr.rowBytes = st.rowBytes;
+                kr.offset = kvRowBytes(st.dtype, kvh * hd);
+                vr.offset = kvRowBytes(st.dtype, kvh * hdv);
+                kr.pages = vr.pages = table.data();
+                kr.pageSize = vr.pageSize = ps;
+                kr.type = vr.type = kvType;
+                int nq = 0;
+                for (int64_t i = tile.firstToken; i < tile.firstToken + tile.tokens; ++i) {
+                    const BatchToken& t = batch.tokens[size_t(i)];
+                    const int32_t first = slides ? std::max(0, t.pos - window + 1) : 0;
+                    for (int64_t h = tile.firstHead; h < tile.firstHead + tile.heads; ++h) {
+                        kernels::AttendQuery& q = queries[nq++];
+                        q.q = q_ + i * qDim + h * hd;
+                        q.out = out_ + i * a.nHead * hdv + h * hdv;
+                        q.first = first;
+                        q.last = t.pos;
+                    }
+                }
+                kernels::attendTile(queries.data(), nq, hd, hdv, kr, vr, a.scoreScale, scratch);
+            }
+        }
+    };
+    if (parts <= 1) work(0, 1, 0);
+    else pool_->parallelFor(parts, work);
+}
+
+void CpuBackend::gatherOutputs(float* rows, int64_t width) {
+    for (size_t r = 0; r < outRows_.size(); ++r) {
+        const int64_t src = outRows_[r];
+        if (src == int64_t(r)) continue;
+        std::memcpy(rows + int64_t(r) * width, rows + src * width, size_t(width) * sizeof(float));
+    }
+}
+
+void CpuBackend::readRows(const float* src, float* hostDst, size_t count) {
+    if (src != hostDst) std::memcpy(hostDst, src, count * sizeof(float));
+}
+
+} // namespace weir

@@ -1,0 +1,98 @@
+#pragma once
+// The CPU backend: process memory, a thread pool, and every CPU policy of a
+// forward pass — how rows are split over threads, attention in tiles of a
+// sequence's tokens times a GQA group, and the row groups that keep
+// llama.cpp's kernel choice per sequence (and so its bits). The ops call the
+// kernels of kernels/cpu exactly as the transformer did before the seam, so
+// every reference test keeps its results.
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/weight_tiles.h"
+
+namespace weir {
+
+struct CpuBackendOptions {
+    int32_t threads = 0;         // 0 = every hardware thread
+    // Copy the weights this CPU's kernels read faster in another layout (the
+    // output head, kernels/cpu/weight_tiles.h) at adoption: EngineOptions::repackWeights.
+    bool repackWeights = true;
+};
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(const CpuBackendOptions& options = {});
+    ~CpuBackend() override;
+
+    kernels::ThreadPool& pool() { return *pool_; }
+
+    // DeviceMemory: process memory.
+    void* allocate(size_t bytes, std::string_view what) override;
+    void release(void* p) override;
+    void copyIn(void* dst, const void* src, size_t bytes) override;
+    void copyOut(void* dst, const void* src, size_t bytes) override;
+    void copyWithin(void* dst, const void* src, size_t bytes) override;
+    bool hostVisible() const override { return true; }
+
+    DeviceInfo device() const override;
+    int32_t threads() const override { return pool_->size(); }
+    bool supportsKv(KvDtype dtype) const override;
+    bool supportsWeight(GgmlType type, int64_t cols) const override;
+
+    WeightView adoptWeight(const WeightView& host, WeightRole role, std::string_view name, bool fileMapped) override;
+    const float* adoptVector(const float* host, int64_t n, std::string_view name) override;
+    uint64_t adoptedExtraBytes() const override { return extraBytes_; }
+    void setRopeKinds(std::span<const RopeKind> kinds) override;
+
+    void beginStep(const StepInfo& step) override;
+    void embed(const WeightView& table, float scale, float* x, int64_t width) override;
+    void rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) override;
+    void matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) override;
+    void addBias(float* y, const float* bias, int64_t rows, int64_t width) override;
+    void add(float* y, const float* x, int64_t n) override;
+    void glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t width) override;
+    void ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) override;
+    void attend(const AttentionLayer& a, const float* q, float* out) override;
+    void gatherOutputs(float* rows, int64_t width) override;
+    void readRows(const float* src, float* hostDst, size_t count) override;
+    void endStep() override {}
+    void synchronize() override {}
+
+private:
+    void computeRowGroups();
+
+    std::unique_ptr<kernels::ThreadPool> pool_;
+    bool repack_;
+    std::vector<std::unique_ptr<kernels::PackedBuffer>> packed_;  // adopted copies
+    uint64_t extraBytes_ = 0;
+    std::vector<kernels::RopeParams> ropeKinds_;
+
+    // The current step.
+    const Batch* batch_ = nullptr;
+    const KvAccess* kv_ = nullptr;
+    std::vector<int32_t> outRows_;
+    std::vector<float> ropeCs_;        // [kind][token][ropeStride_]
+    int32_t ropeStride_ = 0;           // the largest nRot
+    std::vector<float> attnScratch_;   // per thread
+    // An attention tile: `tokens` batch tokens from firstToken (one sequence)
+    // times `heads` query heads from firstHead (all of one KV head's group).
+    struct AttnTile {
+        int32_t firstToken, tokens, firstHead, heads;
+    };
+    // Queries per tile (tokens x group heads) the tiles aim at: each K/V row is
+    // read from the cache and converted once per tile, and a long prompt's rows
+    // do not fit in L2; yet prefill still has many tiles to split.
+    static constexpr int kAttnTileQueries = 32;
+    std::vector<AttnTile> attnTiles_;
+    std::vector<int64_t> attnCost_;    // prefix sums of per-tile work
+    // Each row's sequence batch (size, index) for matmul's llama.cpp kernel
+    // choice: all batch rows, and the rows that produce logits.
+    std::vector<int32_t> order_, groupSize_, groupIndex_, outGroupSize_, outGroupIndex_;
+    kernels::RowGroups groups_, outGroups_;
+};
+
+} // namespace weir
