@@ -27,6 +27,7 @@
 #include "app/cli/engine_flags.h"
 #include "app/cli/logit_comparison.h"
 #include "weir/base/error.h"
+#include "weir/devices.h"
 #include "weir/model_file.h"
 #include "weir/model_runner.h"
 #include "weir/types/engine_limits.h"
@@ -77,7 +78,7 @@ int run(const std::vector<std::string>& argv) {
     const std::string preset = args.value("--preset", "");
     std::string modelPath = args.value("-m", "");
     const std::string deviceRef = args.value("--reference-device", "cpu");
-    const std::string device = args.value("--device", "cuda");
+    const std::string device = readDeviceFlag(args, "cuda");
     const int32_t steps = int32_t(args.intValue("--steps", 64, 1, 1 << 16));
     const int32_t prompts = int32_t(args.intValue("--prompts", 4, 0, 1024));
     const int32_t longPrompt = int32_t(args.intValue("--long-prompt", 1100, 0, 1 << 20));
@@ -86,6 +87,7 @@ int run(const std::vector<std::string>& argv) {
     const double maxRelError = args.floatValue("--max-rel-error", 0.0, 0.0, 1e9);  // 0: not checked
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
     args.rejectUnknown();
+    checkDeviceName(deviceRef);
     if (!preset.empty() && !modelPath.empty()) throw Error("give -m FILE or --preset NAME, not both");
     if (prompts == 0 && longPrompt == 0) throw Error("nothing to compare: --prompts 0 and --long-prompt 0");
 
@@ -164,10 +166,13 @@ int run(const std::vector<std::string>& argv) {
         results.push_back(std::move(pc));
     }
 
-    // Two different devices never agree bit for bit over a whole run: if they
-    // do, the second one was not used (a runner that ignored the device).
+    // Where each runner ran; and two different devices never agree bit for
+    // bit over a whole run: if they do, one was not used.
+    const ComputeDevice ranRef = ref->device(), ran = other->device();
     std::vector<std::string> problems;
-    if (allIdentical && device != deviceRef)
+    if (device.rfind("cuda", 0) == 0 && !ran.gpu)
+        problems.push_back("asked for '" + device + "', the runner ran on '" + ran.id + "'");
+    if (allIdentical && ran.id != ranRef.id)
         problems.push_back("every logit of '" + device + "' equals '" + deviceRef +
                            "' bit for bit: the runner did not run on the device asked for");
     if (hard > 0) problems.push_back(std::to_string(hard) + " greedy choices differ where the reference had no near-tie");
@@ -183,6 +188,8 @@ int run(const std::vector<std::string>& argv) {
     std::string out = "{\"model\":" + jsonString(modelPath) + ",\"preset\":" + jsonString(preset) +
                       ",\"architecture\":" + jsonString(ref->config().architecture) +
                       ",\"reference_device\":" + jsonString(deviceRef) + ",\"device\":" + jsonString(device) +
+                      ",\"reference_ran_on\":" + jsonString(ranRef.id + " (" + ranRef.name + ")") +
+                      ",\"ran_on\":" + jsonString(ran.id + " (" + ran.name + ", " + ran.detail + ")") +
                       ",\"steps\":" + std::to_string(steps) + ",\"tie_margin\":" + number(tieMargin) +
                       ",\"kv_cache_dtype\":\"" + kvDtypeName(kvType) + "\",\"prompts\":[";
     for (size_t i = 0; i < results.size(); ++i) {
