@@ -254,6 +254,7 @@ def main():
     summary = {
         "mode": a.mode,
         "facts": read_facts(a.raw),
+        "weir_devices": load_json(os.path.join(a.raw, "devices.json")),
         "counts": counts,
         "steps": steps,
         "gpu_tests": ctest_results(a.raw),
@@ -278,6 +279,10 @@ def main():
     for k in ("gpu", "nvcc", "cpu", "git"):
         if summary["facts"].get(k):
             print(f"{k}: {summary['facts'][k]}")
+    devs = summary["weir_devices"]
+    if isinstance(devs, dict):
+        names = ", ".join(f"{d.get('id')} ({d.get('name')})" for d in devs.get("devices", []))
+        print(f"weir devices: {names}" + (f"; no GPU: {devs['gpu_problem']}" if devs.get("gpu_problem") else ""))
     for s in steps:
         secs = "" if s["seconds"] is None else f"{s['seconds']:.0f}s"
         print(f"  {s['status']:8} {secs:>5}  {s['name']}" + (f"  -- {s['note'][:150]}" if s["note"] else ""))

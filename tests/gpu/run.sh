@@ -214,6 +214,11 @@ if [ -n "$STAGE2_PID" ]; then
   if [ $rc = 0 ]; then record "build weir_cuda + gpu tests" ok $((SECONDS - t2)) ""
   else record "build weir_cuda + gpu tests" FAILED $((SECONDS - t2)) "exit $rc; $(grep -m3 -E 'error' "$BUILD_LOG" | tr '\n' ' ')"; fi
 fi
+# What Weir sees (and why not a GPU, if it sees none).
+if "$CLI" devices --help >/dev/null 2>&1; then
+  run_step "weir-cli devices" 60 "$RAW/devices.json" "$CLI" devices --json
+  cat "$RAW/devices.json" >>"$LOG"
+fi
 assemble
 
 # Whether a weir-cli engine subcommand takes --device yet (the device
