@@ -214,6 +214,12 @@ if [ -n "$STAGE2_PID" ]; then
   if [ $rc = 0 ]; then record "build weir_cuda + gpu tests" ok $((SECONDS - t2)) ""
   else record "build weir_cuda + gpu tests" FAILED $((SECONDS - t2)) "exit $rc; $(grep -m3 -E 'error' "$BUILD_LOG" | tr '\n' ' ')"; fi
 fi
+# weir-cli looks for the CUDA module beside it and in ../lib; point it at
+# the built one wherever the build put it.
+if [ -z "${WEIR_CUDA_MODULE:-}" ]; then
+  module="$(find "$BUILD" -name libweir-cuda.so -type f 2>/dev/null | head -n 1)"
+  [ -n "$module" ] && export WEIR_CUDA_MODULE="$module" && say "    CUDA module: $module"
+fi
 # What Weir sees (and why not a GPU, if it sees none).
 if "$CLI" devices --help >/dev/null 2>&1; then
   run_step "weir-cli devices" 60 "$RAW/devices.json" "$CLI" devices --json
