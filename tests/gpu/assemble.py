@@ -164,9 +164,15 @@ def gpu_section(raw):
         for k in ("ttft_first_ms", "ttft_second_shared_prefix_ms", "ttft_second_cache_flushed_ms", "system_prompt_tokens"):
             t[k] = {"weir": get(w, "conc8", k)}
         table[label] = t
+    kernels = None
+    try:
+        with open(os.path.join(raw, "kernels-bench.txt"), encoding="utf-8", errors="replace") as f:
+            kernels = [line.rstrip("\n") for line in f if line.strip()]
+    except OSError:
+        pass
     return {"note": "Weir's decode row runs after a 512-token prompt; llama-bench's tg128 from an empty context. "
                     "Conversations: Weir bench-concurrency (64-token prompts) vs llama-batched-bench -npp 128 -ntg 128.",
-            "table": table, "weir": weir, "llamacpp": llama}
+            "table": table, "weir": weir, "llamacpp": llama, "gpu_kernels_bench": kernels}
 
 
 def cpu_section(raw):

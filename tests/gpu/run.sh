@@ -13,7 +13,9 @@
 #      carry .gpu-ref) with CUDA for sm_90a, flash attention off
 #   3. makes the full-size presets gemma3-270m-q4_k_m, smollm2-135m-q4_1 and
 #      llama3-8b-q4_k_m under $WEIR_GPU_SCRATCH (default /tmp/weir-gpu)
-#   4. GPU: (a) ctest -L gpu (kernels against the CPU), (b) weir-cli
+#   4. GPU: (a) the CUDA module's tests (ctest: labelled gpu or named gpu_*;
+#      kernels against the CPU; a test that finds no device fails here) and
+#      gpu_kernels_bench, (b) weir-cli
 #      compare-devices on each preset, (c) a pool soak on the GPU, (d) bench
 #      (pp512, tg128, pp8192) and bench-concurrency (1, 8 and 64
 #      conversations; TTFT with a shared 7.7k-token prompt) on the Gemma 3 and
@@ -43,7 +45,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --cpu-rehearsal) REHEARSAL=1 ;;
     --budget) BUDGET="$2"; shift ;;
-    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "tests/gpu/run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -186,8 +188,11 @@ elif [ -x "$CLI" ]; then
   targets=()
   if ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^weir_cuda:'; then targets+=(weir_cuda)
   else say "    no target weir_cuda in this tree (CUDA module not merged, or WEIR_CUDA unknown)"; fi
-  GPU_TESTS="$(cd "$BUILD" && ctest -N -L gpu 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')"
+  # The CUDA module's tests: labelled gpu, or named gpu_* (tests/gpu/CMakeLists.txt).
+  GPU_TESTS="$(cd "$BUILD" && { ctest -N -L gpu; ctest -N -R '^gpu_'; } 2>/dev/null |
+               sed -n 's/^ *Test *#[0-9]*: *//p' | sort -u | tr '\n' ' ')"
   for t_ in $GPU_TESTS; do targets+=("$t_"); done
+  ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^gpu_kernels_bench:' && targets+=(gpu_kernels_bench)
   if [ ${#targets[@]} -gt 0 ]; then
     say ">>> build ${targets[*]} (background, at $(elapsed)s)"
     t2=$SECONDS
@@ -256,10 +261,20 @@ engine_step() {
 # ---- 4. GPU ---------------------------------------------------------------
 if [ "$REHEARSAL" = 1 ]; then GDEV=cpu; TAG=" [rehearsal on cpu]"; else GDEV=cuda; TAG=""; fi
 
-# (a) the kernels against the CPU
-if [ "$REHEARSAL" = 1 ]; then skip "ctest -L gpu" "cpu rehearsal: no CUDA"
-elif [ -z "$GPU_TESTS" ]; then skip "ctest -L gpu" "no tests labelled gpu in this tree"
-else run_step "ctest -L gpu" 240 "$RAW/ctest-gpu.txt" ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 150
+# (a) the kernels against the CPU; a test that finds no device skips in the
+# normal suite but fails here. Then the kernels' throughput (figures only).
+if [ "$REHEARSAL" = 1 ]; then skip "ctest gpu tests" "cpu rehearsal: no CUDA"
+elif [ -z "$GPU_TESTS" ]; then skip "ctest gpu tests" "no tests labelled gpu or named gpu_* in this tree"
+else
+  rm -f "$BUILD/Testing/Temporary/LastTest.log"
+  run_step "ctest gpu tests" 240 "$RAW/ctest-gpu.txt" ctest --test-dir "$BUILD" -R "^($(echo $GPU_TESTS | tr ' ' '|'))\$" \
+    --output-on-failure --timeout 150 --no-tests=error
+  cat "$RAW/ctest-gpu.txt" >>"$LOG"
+  if grep -q "SKIPPED: .*no CUDA device" "$BUILD/Testing/Temporary/LastTest.log" 2>/dev/null; then
+    say ">>> the GPU tests saw a device"; record "the GPU tests saw a device" FAILED 0 "a GPU test printed SKIPPED: no CUDA device"
+  fi
+  [ -x "$BUILD/tests/gpu_kernels_bench" ] &&
+    run_step "gpu_kernels_bench" 120 "$RAW/kernels-bench.txt" "$BUILD/tests/gpu_kernels_bench" && cat "$RAW/kernels-bench.txt" >>"$LOG"
 fi
 
 # (b) the engine on the GPU against the CPU engine
