@@ -38,6 +38,24 @@ Rectangle {
         windowPoolTokens: page.draft.windowPoolTokens
         fullPoolTokens: page.draft.fullPoolTokens
         kvDtype: page.draft.kvDtype
+        // The memory the pools would live in after Apply: the chosen device's
+        // free bytes, plus the pools the running engine gives back there.
+        readonly property var target: {
+            const list = App.settings.devices
+            const want = page.draft.device || ""
+            let found = null
+            for (let i = 0; i < list.length; ++i) {
+                const d = list[i]
+                if (want === "" ? (d.gpu && !found) : d.id === want) found = d
+            }
+            if (!found) for (let j = 0; j < list.length; ++j) if (list[j].id === "cpu") found = list[j]
+            return found || ({})
+        }
+        readonly property var info: App.engine.modelInfo || ({})
+        deviceFreeBytes: (target.freeBytes || 0)
+                         + (info.device === target.id ? (info.fullPoolBytes || 0) + (info.windowPoolBytes || 0) : 0)
+        deviceLabel: target.gpu ? target.name + " (" + target.id + ")" : qsTr("this computer's memory")
+        deviceIsGpu: target.gpu || false
         Component.onCompleted: setModelInfo(App.engine.modelInfo)
     }
     Connections {

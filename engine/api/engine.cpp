@@ -17,7 +17,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/hybrid_kv_cache.h"
 #include "engine/kv/kv_sizing.h"
-#include "engine/kv/memory_fit.h"
+#include "weir/types/memory_fit.h"
 #include "engine/models/model.h"
 #include "engine/models/model_assembly.h"
 #include "engine/api/device_description.h"

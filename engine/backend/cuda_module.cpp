@@ -43,7 +43,7 @@ CudaModule& CudaModule::instance() {
 }
 
 CudaModule::CudaModule() {
-    std::string tried;
+    std::string tried;  // why a module that is there could not be opened
     void* handle = nullptr;
     for (const std::string& candidate : cudaModuleCandidates()) {
         const bool bare = candidate.find('/') == std::string::npos;
@@ -56,11 +56,12 @@ CudaModule::CudaModule() {
         // A module that is there but cannot be opened says why (a missing
         // libcublas, a libcuda too old): that is the message worth keeping.
         const char* why = dlerror();
-        if (!bare || tried.empty()) tried = why ? why : candidate;
+        if (!bare) tried = why ? why : candidate;
     }
     if (!handle) {
-        problem_ = std::string("the CUDA module (") + kModuleFile + ") is not available" +
-                   (tried.empty() ? ": this build has no CUDA support" : ": " + tried);
+        problem_ = tried.empty() ? std::string("this build has no CUDA support (") + kModuleFile +
+                                       " is not next to the program nor in the library path)"
+                                 : std::string("the CUDA module cannot be opened: ") + tried;
         return;
     }
     auto abi = reinterpret_cast<decltype(&weir_cuda_module_abi)>(dlsym(handle, "weir_cuda_module_abi"));

@@ -1,4 +1,4 @@
-#include "engine/kv/memory_fit.h"
+#include "weir/types/memory_fit.h"
 
 #include <algorithm>
 
@@ -43,6 +43,7 @@ MemoryFit fitPoolsToMemory(PoolPlan& plan, bool automaticFull, uint64_t freeByte
         return fit;
     }
     fit.fits = false;
+    fit.largestFullTokens = fitTokens >= plan.fullFloor && plan.fullBytesPerToken > 0 ? fitTokens : 0;
     fit.message = "the KV pools need " + mib(full == SIZE_MAX ? UINT64_MAX : full + window) + " (full " +
                   std::to_string(plan.fullTokens) + " tokens, window " + std::to_string(plan.windowTokens) +
                   " tokens) plus " + mib(scratchBytes) + " of scratch, but " + deviceLabel + " has " + mib(freeBytes) +

@@ -340,6 +340,9 @@ QVariantMap EngineWorker::describe(const EngineOptions& options) const {
     m["fullPoolBytes"] = qint64(status.full.totalBytes);
     m["windowPoolBytes"] = qint64(status.window.totalBytes);
     m["windowFloorTokens"] = qint64(status.window.floorTokens);
+    // Where the weights and both pools live ("cpu" or "cuda:N") and its name.
+    m["device"] = QString::fromStdString(status.device);
+    m["deviceName"] = QString::fromStdString(status.deviceName);
     m["chatTemplate"] = QString::fromStdString(backend_->chatTemplateDescription());
     m["baseModel"] = looksLikeBaseModel(m["name"].toString(), m["fileName"].toString(), backend_->hasOwnChatTemplate());
     return m;

@@ -3,6 +3,7 @@
 #include <QLocale>
 
 #include "weir/types/engine_limits.h"
+#include "weir/types/memory_fit.h"
 
 namespace weir::desktop {
 namespace {
@@ -82,9 +83,32 @@ void SizingAdvisor::recompute() {
         problems_ = QString::fromStdString(bad);
     else
         problems_ = hasModel() ? QString::fromStdString(kv::checkPoolPlan(plan_)).trimmed() : QString();
+    // Where the pools would live: refused at load when they do not fit.
+    memoryProblem_.clear();
+    shrunkFullTokens_ = 0;
+    largestFitting_ = 0;
+    if (problems_.isEmpty() && hasModel() && deviceFreeBytes_ > 0) {
+        kv::PoolPlan fitted = plan_;
+        const uint64_t keepFree = deviceIsGpu_ ? (256ull << 20) : (512ull << 20);
+        const kv::MemoryFit fit = kv::fitPoolsToMemory(fitted, fullPoolTokens_ == 0, uint64_t(deviceFreeBytes_), 0,
+                                                       keepFree, deviceLabel_.toStdString());
+        if (!fit.fits) {
+            memoryProblem_ = QString::fromStdString(fit.message);
+            problems_ = memoryProblem_;
+            largestFitting_ = fit.largestFullTokens;
+        } else if (fit.shrunk) {
+            shrunkFullTokens_ = fitted.fullTokens;
+        }
+    }
     const QLocale locale;
     if (problems_.isEmpty())
         refusal_.clear();
+    else if (!memoryProblem_.isEmpty())
+        refusal_ = largestFitting_ > 0
+                       ? tr("The KV pools do not fit in the free memory of %1: the largest full pool that fits is %2 tokens.")
+                             .arg(deviceLabel_, locale.toString(largestFitting_))
+                       : tr("The KV pools do not fit in the free memory of %1, even at their floors: lower Max context or Max running requests, or choose KV dtype q8_0.")
+                             .arg(deviceLabel_);
     else if (bad.empty() && windowBelowFloor())
         refusal_ = tr("The window pool is too small for %1 conversations at once: it needs at least %2 tokens.")
                        .arg(maxRunning_).arg(locale.toString(windowFloor()));

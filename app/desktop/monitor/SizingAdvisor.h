@@ -27,6 +27,12 @@ class SizingAdvisor : public QObject {
     Q_PROPERTY(qint64 windowPoolTokens MEMBER windowPoolTokens_ NOTIFY inputsChanged)  // 0 = automatic
     Q_PROPERTY(qint64 fullPoolTokens MEMBER fullPoolTokens_ NOTIFY inputsChanged)      // 0 = automatic
     Q_PROPERTY(QString kvDtype MEMBER kvDtype_ NOTIFY inputsChanged)                   // "f16", "q8_0", ...
+    // The memory the pools would live in once applied (the chosen device's
+    // free bytes plus what the running engine would give back there; 0 =
+    // unknown, nothing checked) and its name for the message.
+    Q_PROPERTY(qint64 deviceFreeBytes MEMBER deviceFreeBytes_ NOTIFY inputsChanged)
+    Q_PROPERTY(QString deviceLabel MEMBER deviceLabel_ NOTIFY inputsChanged)
+    Q_PROPERTY(bool deviceIsGpu MEMBER deviceIsGpu_ NOTIFY inputsChanged)
     // Results.
     Q_PROPERTY(bool hasModel READ hasModel NOTIFY resultsChanged)
     Q_PROPERTY(bool applicable READ applicable NOTIFY resultsChanged)
@@ -52,6 +58,12 @@ class SizingAdvisor : public QObject {
     // at once: it needs at least N tokens"); "" if servable. `problems` stays
     // the details line, with the weir-cli flags.
     Q_PROPERTY(QString refusal READ refusal NOTIFY resultsChanged)
+    // The pools do not fit in deviceFreeBytes: what the engine would say at
+    // load (numbers and the largest full pool that fits); "" when they fit.
+    // An automatic full pool that only fits shrunk is not a problem:
+    // shrunkFullTokens then says to what it would shrink (0 = not shrunk).
+    Q_PROPERTY(QString memoryProblem READ memoryProblem NOTIFY resultsChanged)
+    Q_PROPERTY(qint64 shrunkFullTokens READ shrunkFullTokens NOTIFY resultsChanged)
 
 public:
     explicit SizingAdvisor(QObject* parent = nullptr);
@@ -74,6 +86,8 @@ public:
     double windowBytesPerToken() const { return double(plan_.windowBytesPerToken); }
     QString problems() const { return problems_; }
     QString refusal() const { return refusal_; }
+    QString memoryProblem() const { return memoryProblem_; }
+    qint64 shrunkFullTokens() const { return shrunkFullTokens_; }
 
     // The model geometry, from EngineHost::modelInfo (layers, layerPattern,
     // slidingWindow, kvHeads, headDimK, contextLength).
@@ -90,6 +104,12 @@ private:
     int threads_ = 0, maxRunning_ = 4, pageSize_ = 16, prefillChunk_ = 512, retainGap_ = 1, maxContext_ = 0;
     qint64 windowPoolTokens_ = 0, fullPoolTokens_ = 0;
     QString kvDtype_ = QStringLiteral("f16");
+    qint64 deviceFreeBytes_ = 0;
+    QString deviceLabel_;
+    bool deviceIsGpu_ = false;
+    QString memoryProblem_;
+    qint64 shrunkFullTokens_ = 0;
+    qint64 largestFitting_ = 0;
 
     kv::PoolPlan plan_;
     QVariantList terms_;

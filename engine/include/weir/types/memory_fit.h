@@ -1,5 +1,6 @@
 #pragma once
-// Pools that fit the device they live in. The floors (kv_sizing) say what the
+// Pools that fit the device they live in (implemented in engine/kv/memory_fit.cpp;
+// public so the app can warn before it applies a setting). The floors (kv_sizing) say what the
 // scheduler needs; this says what the machine has: the KV pools plus the
 // forward pass's scratch must fit in the free memory of the device the model
 // runs on (available RAM for the CPU, free device memory after the weights
@@ -24,6 +25,7 @@ struct MemoryFit {
     // fit, never below its floor; `plan` then holds the new size.
     bool shrunk = false;
     std::string message;   // why it does not fit, with numbers and a suggestion
+    int64_t largestFullTokens = 0;  // the largest full pool that fits (0: not even its floor)
 };
 
 // Checks (and for an automatic full pool, shrinks) `plan` against
