@@ -170,7 +170,14 @@ def gpu_section(raw):
             kernels = [line.rstrip("\n") for line in f if line.strip()]
     except OSError:
         pass
-    return {"note": "Weir's decode row runs after a 512-token prompt; llama-bench's tg128 from an empty context. "
+    overlap = None
+    try:
+        with open(os.path.join(raw, "overlap.txt"), encoding="utf-8") as f:
+            overlap = f.read().strip()
+    except OSError:
+        pass
+    return {"cpu_busy_during_weir_gpu_benchmarks": overlap,
+            "note": "Weir's decode row runs after a 512-token prompt; llama-bench's tg128 from an empty context. "
                     "Conversations: Weir bench-concurrency (64-token prompts) vs llama-batched-bench -npp 128 -ntg 128.",
             "table": table, "weir": weir, "llamacpp": llama, "gpu_kernels_bench": kernels}
 
