@@ -116,7 +116,7 @@ Rectangle {
                         }
                         SettingRow {
                             label: qsTr("Threads")
-                            help: page.draft.threads === 0 ? qsTr("all %1 hardware threads").arg(App.settings.hardwareThreads) : ""
+                            help: page.draft.threads === 0 ? qsTr("one per physical core: %1").arg(App.settings.physicalCores) : ""
                             NumberField { objectName: "threadsField"; from: 0; to: App.settings.engineLimits.threadsMax; value: page.draft.threads; onEdited: function(v) { page.set("threads", v) } }
                         }
                         SettingRow {

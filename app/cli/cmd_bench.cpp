@@ -8,6 +8,9 @@
 // lookup speculation (on, or off and on) to a prompt that quotes itself and
 // one that does not: decode tokens/s, drafts verified and kept
 // (speculative_bench.h).
+// The thread pool's round trips (hand-off + join, one per parallel kernel
+// call) per decode step come from its counters: the synchronisation points
+// whose cost grows with the thread count.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -24,6 +27,7 @@
 #include "app/cli/speculative_bench.h"
 #include "weir/base/error.h"
 #include "weir/model_runner.h"
+#include "weir/thread_pool_counters.h"
 #include "weir/types/engine_limits.h"
 
 namespace weir::cli {
@@ -39,7 +43,7 @@ int run(const std::vector<std::string>& argv) {
     const std::string modelPath = args.value("-m", defaultModelPath());
     const long long pp = args.intValue("--pp", 256, 1, INT32_MAX);
     const long long tg = args.intValue("--tg", 64, 0, INT32_MAX);
-    const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    const int threads = readThreadsFlag(args);
     const std::string device = readDeviceFlag(args);
     const long long batchSize = args.intValue("--batch", 512, 1, EngineLimits::kMaxPrefillChunk);
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);
@@ -75,10 +79,12 @@ int run(const std::vector<std::string>& argv) {
     std::vector<int32_t> prompt(static_cast<size_t>(pp));
     for (int32_t& t : prompt) t = nextToken();
 
+    const ThreadPoolCounters beforePrefill = threadPoolCounters();
     const auto tp = Clock::now();
     runner.feed(prompt, int32_t(std::min<long long>(batchSize, 1 << 30)));
     const double prefillS = secondsSince(tp);
 
+    const ThreadPoolCounters beforeDecode = threadPoolCounters();
     const auto td = Clock::now();
     int32_t next = runner.sample();
     for (long long i = 0; i < tg; ++i) {
@@ -86,6 +92,15 @@ int run(const std::vector<std::string>& argv) {
         next = runner.sample();
     }
     const double decodeS = secondsSince(td);
+    const ThreadPoolCounters afterDecode = threadPoolCounters();
+    auto perStep = [&](uint64_t before, uint64_t after) { return jsonNumber(tg > 0 ? double(after - before) / double(tg) : 0.0); };
+    const std::string poolCounts =
+        ",\"pool_round_trips_prefill\":" + std::to_string(beforeDecode.roundTrips - beforePrefill.roundTrips) +
+        ",\"pool_round_trips_per_decode_step\":" + perStep(beforeDecode.roundTrips, afterDecode.roundTrips) +
+        ",\"pool_inline_calls_per_decode_step\":" + perStep(beforeDecode.inlineCalls, afterDecode.inlineCalls) +
+        ",\"pool_chunks_per_decode_step\":" + perStep(beforeDecode.chunks, afterDecode.chunks) +
+        ",\"pool_stolen_chunks_per_decode_step\":" + perStep(beforeDecode.stolenChunks, afterDecode.stolenChunks);
+    const int32_t cores = EngineLimits::physicalCores();
 
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);  // before the bandwidth probe's buffer
@@ -107,17 +122,19 @@ int run(const std::vector<std::string>& argv) {
                   runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
                                       specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
     limits += ",\"device\":" + jsonString(ran.id) + ",\"device_name\":" + jsonString(ran.name);
-    std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"cpu_kernels\":\"%s\",\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
+    std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"physical_cores\":%d,\"oversubscribed\":%s,"
+                "\"cpu_kernels\":\"%s\",\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"repack_weights\":%s,\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
-                "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s}\n",
-                jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), runner.threads(), cpuKernelsInUse(), pp, tg, batchSize,
+                "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s%s}\n",
+                jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), runner.threads(), cores,
+                runner.threads() > cores ? "true" : "false", cpuKernelsInUse(), pp, tg, batchSize,
                 kvDtypeName(kvType), repack ? "true" : "false", jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
                 jsonNumber(decodeRate).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str(),
-                jsonNumber(bytesPerToken).c_str(), jsonNumber(double(traffic.outputHeadBytes)).c_str(), limits.c_str());
+                jsonNumber(bytesPerToken).c_str(), jsonNumber(double(traffic.outputHeadBytes)).c_str(), poolCounts.c_str(), limits.c_str());
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--device cpu|cuda|cuda:N] [--threads T] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--device cpu|cuda|cuda:N] [--threads T (0: one per physical core)] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
 
 } // namespace
 } // namespace weir::cli

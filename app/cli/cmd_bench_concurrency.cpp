@@ -1,7 +1,8 @@
 // weir-cli bench-concurrency: what continuous batching and prefix sharing buy.
 //   1. decode speed of one conversation alone;
 //   2. aggregate decode speed of N conversations at once (steady state: from
-//      the moment all N are decoding until the first one finishes);
+//      the moment all N are decoding until the first one finishes), and the
+//      thread pool's round trips (synchronisation points) per step there;
 //   3. time to first token of a conversation with a long system prompt, then of
 //      a second conversation sharing that prompt (prefix cache), and of the
 //      second again with the cache flushed;
@@ -25,6 +26,7 @@
 #include "app/cli/engine_flags.h"
 #include "weir/engine.h"
 #include "weir/soak.h"
+#include "weir/thread_pool_counters.h"
 #include "weir/base/error.h"
 #include "weir/types/engine_limits.h"
 
@@ -36,6 +38,7 @@ struct Run {
     std::mutex mutex;
     std::condition_variable cv;
     std::vector<Clock::time_point> tokenTimes;
+    std::vector<uint64_t> tokenRoundTrips;  // the pools' round trips so far, at each token
     bool done = false;
     weir::Event terminal;
 
@@ -44,6 +47,7 @@ struct Run {
             std::lock_guard<std::mutex> lock(mutex);
             if (ev.kind == weir::Event::Kind::Token) {
                 tokenTimes.push_back(Clock::now());
+                tokenRoundTrips.push_back(weir::threadPoolCounters().roundTrips);
             } else {
                 done = true;
                 terminal = ev;
@@ -168,6 +172,18 @@ int run(const std::vector<std::string>& argv) {
     const double aggregateTps = steadySeconds > 0 ? double(steadyTokens) / steadySeconds : 0.0;
     double meanPerRequest = 0;
     for (auto& r : runs) meanPerRequest += r->terminal.usage.decodeTokensPerSecond / n;
+    // Round trips between the first conversation's first and last token of
+    // the steady window, per token of it: per step when each step gives each
+    // conversation one token (without speculative drafts).
+    double steadyRoundTripsPerStep = 0;
+    {
+        const Run& r = *runs.front();
+        size_t first = SIZE_MAX, last = 0;
+        for (size_t i = 0; i < r.tokenTimes.size(); ++i)
+            if (r.tokenTimes[i] > allDecoding && r.tokenTimes[i] <= firstFinished) first = std::min(first, i), last = i;
+        if (first != SIZE_MAX && last > first)
+            steadyRoundTripsPerStep = double(r.tokenRoundTrips[last] - r.tokenRoundTrips[first]) / double(last - first);
+    }
 
     // 3. Time to first token with and without a shared system prompt.
     double ttftFirst = 0, ttftShared = 0, ttftUnshared = 0;
@@ -204,12 +220,14 @@ int run(const std::vector<std::string>& argv) {
     std::printf("{\n");
     std::printf("  \"model\": \"%s\",\n", engine.modelConfig().name.c_str());
     std::printf("  \"threads\": %d,\n", eo.threads);
+    std::printf("  \"physical_cores\": %d,\n", weir::EngineLimits::physicalCores());
     std::printf("  \"concurrency\": %d,\n", n);
     std::printf("  \"prompt_tokens\": %d,\n  \"gen_tokens\": %d,\n", promptTokens, genTokens);
     std::printf("  \"single_decode_tps\": %.2f,\n", singleTps);
     std::printf("  \"aggregate_decode_tps\": %.2f,\n", aggregateTps);
     std::printf("  \"aggregate_over_single\": %.2f,\n", singleTps > 0 ? aggregateTps / singleTps : 0.0);
     std::printf("  \"mean_per_request_decode_tps\": %.2f,\n", meanPerRequest);
+    std::printf("  \"steady_pool_round_trips_per_step\": %.1f,\n", steadyRoundTripsPerStep);
     if (!skipPrefix) {
         std::printf("  \"system_prompt_tokens\": %d,\n", sysTokens);
         std::printf("  \"ttft_first_ms\": %.1f,\n", ttftFirst);

@@ -6,8 +6,8 @@
 
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
+#include "app/cli/engine_flags.h"
 #include "weir/grammar_bench.h"
-#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 namespace {
@@ -16,7 +16,7 @@ int run(const std::vector<std::string>& argv) {
     Args args(argv);
     GrammarBenchOptions o;
     o.modelPath = args.value("-m", defaultModelPath());
-    o.threads = int32_t(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    o.threads = readThreadsFlag(args);
     o.maxTokens = int32_t(args.intValue("--tokens", o.maxTokens, 1, 4096));
     o.temperature = float(args.floatValue("--temp", o.temperature, 0.0, 100.0));
     o.seed = uint64_t(args.intValue("--seed", 1, 0, INT64_MAX));

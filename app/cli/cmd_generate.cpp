@@ -15,7 +15,6 @@
 #include "app/cli/engine_flags.h"
 #include "weir/base/error.h"
 #include "weir/model_runner.h"
-#include "weir/types/engine_limits.h"
 
 namespace weir::cli {
 namespace {
@@ -33,7 +32,7 @@ int run(const std::vector<std::string>& argv) {
     sp.seed = uint64_t(args.intValue("--seed", 0, 0, INT64_MAX));
     sp.topK = int32_t(args.intValue("--top-k", sp.topK, 0, INT32_MAX));
     sp.topP = float(args.floatValue("--top-p", sp.topP, 0.0, 1.0));
-    const int threads = int(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    const int threads = readThreadsFlag(args);
     const std::string device = readDeviceFlag(args);
     const bool json = args.flag("--json");
     const KvDtype kvType = readKvDtypeFlag(args, KvDtype::F16);

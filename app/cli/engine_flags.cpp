@@ -1,6 +1,7 @@
 #include "app/cli/engine_flags.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 #include "weir/base/error.h"
@@ -32,6 +33,21 @@ bool readOnOffFlag(Args& args, const char* name, bool def) {
     if (v == "on") return true;
     if (v == "off") return false;
     throw Error(std::string(name) + " must be on or off, got '" + v + "'");
+}
+
+int32_t readThreadsFlag(Args& args) {
+    const auto threads = int32_t(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
+    noteThreadsBeyondCores(threads);
+    return threads;
+}
+
+void noteThreadsBeyondCores(int32_t threads) {
+    const int32_t cores = EngineLimits::physicalCores();
+    if (threads > cores)
+        std::fprintf(stderr,
+                     "weir-cli: --threads %d is more than the %d physical cores this process may run on; the threads "
+                     "beyond them share cores, which rarely helps\n",
+                     threads, cores);
 }
 
 namespace {
@@ -72,6 +88,7 @@ void readEngineFlags(Args& args, EngineOptions& o) {
     // Before the model is loaded: a bad flag is named at once. (What a
     // subcommand derives later, Engine's constructor checks the same way.)
     if (const std::string bad = validateEngineOptions(o); !bad.empty()) throw Error(bad);
+    noteThreadsBeyondCores(o.threads);
 }
 
 } // namespace weir::cli

@@ -35,5 +35,12 @@ KvDtype readKvDtypeFlag(Args& args, KvDtype def);
 std::string readDeviceFlag(Args& args, const std::string& def = "");
 // A flag that is `on` or `off` (anything else is a weir::Error naming it).
 bool readOnOffFlag(Args& args, const char* name, bool def);
+// --threads alone (for subcommands that use the model directly): 0 (one per
+// physical core, the default) up to EngineLimits::maxThreads(); more than the
+// physical cores is said on stderr (noteThreadsBeyondCores).
+int32_t readThreadsFlag(Args& args);
+// One line on stderr when `threads` is more than the physical cores this
+// process may run on (0 means one per core: never more).
+void noteThreadsBeyondCores(int32_t threads);
 
 } // namespace weir::cli

@@ -5,12 +5,16 @@
 #include <sstream>
 #include <thread>
 
+#include "kernels/cpu/cpu_topology.h"
+
 namespace weir {
 
 int32_t EngineLimits::maxThreads() {
     // More threads than this only adds switching: the kernels are compute bound.
     return int32_t(std::max(1u, std::thread::hardware_concurrency())) * kThreadsPerHardwareThread;
 }
+
+int32_t EngineLimits::physicalCores() { return int32_t(kernels::physicalCores()); }
 
 namespace {
 
@@ -26,7 +30,7 @@ bool powerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 std::string validateEngineOptions(const EngineOptions& o) {
     using L = EngineLimits;
     if (o.threads < 0 || o.threads > L::maxThreads())
-        return outOfRange("--threads", 0, L::maxThreads(), o.threads, ", 0 = all hardware threads, at most 4 per hardware thread");
+        return outOfRange("--threads", 0, L::maxThreads(), o.threads, ", 0 = one per physical core, at most 4 per hardware thread");
     if (o.maxRunningRequests < 1 || o.maxRunningRequests > L::kMaxRunningRequests)
         return outOfRange("--max-running-requests", 1, L::kMaxRunningRequests, o.maxRunningRequests);
     if (o.prefillChunk < 1 || o.prefillChunk > L::kMaxPrefillChunk)

@@ -11,9 +11,12 @@
 // backend's memory (DeviceMemory). One thread drives a backend at a time.
 //
 // A step is: beginStep, the ops of every layer in order, then readRows of
-// the logits. A backend may queue the ops and only run them when results are
-// read (the CUDA backend replays a whole decode step as one graph), so nothing
-// here returns a computed value except readRows.
+// the logits, and it always ends with endStep (a step left open is finished
+// by the next beginStep). A backend may queue the ops and only run them when
+// results are read (the CUDA backend replays a whole decode step as one
+// graph), so nothing here returns a computed value except readRows.
+// Memory is allocated, released and copied (DeviceMemory) between steps,
+// never inside one: a GPU backend drops its recorded graphs on release.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -91,7 +94,8 @@ public:
     // Makes a weight (host memory, usually the file mapping) usable by the
     // ops and returns the view to pass to them; the backend owns any copy.
     // `fileMapped`: the host rows are file pages the backend may give back
-    // once copied. Throws weir::Error naming `name` when it cannot be had.
+    // once copied (a backend that is not hostVisible() never reads them
+    // again: the model gives them back after adoption). Throws weir::Error naming `name` when it cannot be had.
     virtual WeightView adoptWeight(const WeightView& host, WeightRole role, std::string_view name, bool fileMapped) = 0;
     // n floats (a norm's weights, a bias) copied or used in place.
     virtual const float* adoptVector(const float* host, int64_t n, std::string_view name) = 0;
@@ -104,7 +108,7 @@ public:
     virtual void beginStep(const StepInfo& step) = 0;
     // x[i] = row tokens[i] of `table` (times `scale` unless 0), width floats per row.
     virtual void embed(const WeightView& table, float scale, float* x, int64_t width) = 0;
-    // y = rmsNorm(x) * w per row of `width` (x and y may alias).
+    // y = rmsNorm(x) * w per row of `width` (x and y may alias; w may be null: no scaling).
     virtual void rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) = 0;
     // y[r] = W x[r] for `rows` rows; `set` says which step rows they are.
     virtual void matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) = 0;

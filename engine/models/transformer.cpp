@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/cpu/weight_tiles.h"
 #include "weir/base/error.h"
 
 namespace weir {
@@ -49,7 +50,12 @@ void Transformer::adoptWeights(const LoadProgress& progress) {
             throw Error(name + ": the " + backend_.device().name + " backend cannot multiply " +
                         (typeTraits(w.type) ? typeTraits(w.type)->name : "this type") + " rows of " +
                         std::to_string(w.cols) + " values");
+        const WeightView host = w;
         w = backend_.adoptWeight(w, role, name, mapped);
+        // A device copy is all the ops read: the file pages can go back (they
+        // are reread from the file if anything ever touches them again).
+        if (mapped && !backend_.hostVisible())
+            kernels::releaseMappedRange(host.data, size_t(host.rows) * host.rowStride);
         done += bytesOf(w);
         if (progress) progress(done, total);
     };

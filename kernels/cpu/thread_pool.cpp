@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
+
+#include "kernels/cpu/cpu_topology.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -22,11 +25,39 @@ namespace {
 // its worker slept, each waited out the other's wake-up from then on, and a
 // 2-thread decode through the Engine ran at 31.8 tok/s instead of 100.5.
 // Spinning yields now and then, so on a busy machine the spin gives its core
-// to whoever is runnable (often the very thread it waits for).
+// to whoever is runnable (often the very thread it waits for). That costs
+// on an idle many-core machine: a yield is a system call, during which the
+// thread does not see the job it waits for, and a hand-off waits for the
+// last of its threads to see it. Not yielding for the first 20 us of a spin
+// made 2-thread decode on a 2-core VM shared with compilers 22% slower (one
+// series of 12 alternating pairs, medians), so yields start at once unless
+// WEIR_POOL_YIELD_AFTER_US says otherwise (for measuring on many cores).
 constexpr auto kSpin = std::chrono::microseconds(1000);
+
+// WEIR_POOL_YIELD_AFTER_US: microseconds of a spin without yields (0 to
+// 1000, default 0); read once.
+std::chrono::microseconds yieldAfter() {
+    static const std::chrono::microseconds after = [] {
+        const char* v = std::getenv("WEIR_POOL_YIELD_AFTER_US");
+        if (!v || !*v) return std::chrono::microseconds(0);
+        char* end = nullptr;
+        const long us = std::strtol(v, &end, 10);
+        if (*end || us < 0 || us > 1000) return std::chrono::microseconds(0);
+        return std::chrono::microseconds(us);
+    }();
+    return after;
+}
 
 // Chunks per thread when a job has many items (see parallelFor).
 constexpr int64_t kChunksPerThread = 8;
+
+// Share::next: the job's generation above a chunk index of kIndexBits bits
+// (a job has at most about 16 chunks per thread, see parallelFor, and a pool
+// at most kMaxThreads threads). The generation's 40 bits repeat after 2^40
+// jobs, a year at 30,000 a second.
+constexpr int kIndexBits = 24;
+constexpr uint64_t kIndexMask = (uint64_t(1) << kIndexBits) - 1;
+constexpr int kMaxThreads = 1 << 16;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,51 +68,38 @@ inline void cpuRelax() {
 // Spins until done() or the budget is spent; true if done() held.
 template <class Done>
 bool spinUntil(Done done) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
+    const auto start = std::chrono::steady_clock::now();
+    const auto yieldFrom = start + yieldAfter(), until = start + kSpin;
     for (int i = 0;; ++i) {
         if (done()) return true;
         cpuRelax();
         if ((i & 63) == 63) {
-            if (std::chrono::steady_clock::now() >= until) return done();
-            std::this_thread::yield();
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= until) return done();
+            if (now >= yieldFrom) std::this_thread::yield();
         }
     }
 }
-} // namespace
 
-ThreadPool::ThreadPool(int threads) {
-    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    try {
-        for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
-    } catch (const std::system_error& e) {
-        // The destructor does not run for a half-built pool: stop what started.
-        stopWorkers();
-        throw std::runtime_error("cannot start " + std::to_string(threads) + " threads (started " +
-                                 std::to_string(workers_.size() + 1) + "): " + e.what());
-    }
-}
+// The process-wide counters (ThreadPool::Counters). The caller's three share
+// a line (one writer per pool, pools rarely run at once); steals, written by
+// any thread, get their own.
+struct alignas(128) CallerCounters {
+    std::atomic<uint64_t> roundTrips{0}, inlineCalls{0}, chunks{0};
+};
+struct alignas(128) StealCounter {
+    std::atomic<uint64_t> stolen{0};
+};
+CallerCounters gCaller;
+StealCounter gSteals;
 
-ThreadPool::~ThreadPool() { stopWorkers(); }
-
-void ThreadPool::stopWorkers() {
-    {
-        std::lock_guard lock(mutex_);
-        stop_ = true;
-        generation_.fetch_add(1, std::memory_order_release);  // spinning workers look at once
-    }
-    wake_.notify_all();
-    for (auto& t : workers_) t.join();
-}
-
-static void rangeFor(int64_t n, int parts, int index, int64_t& begin, int64_t& end) {
+void rangeFor(int64_t n, int parts, int index, int64_t& begin, int64_t& end) {
     const int64_t chunk = n / parts, rest = n % parts;
     begin = index * chunk + std::min<int64_t>(index, rest);
     end = begin + chunk + (index < rest ? 1 : 0);
 }
 
-namespace {
-
-// Clears busy_ however parallelFor leaves.
+// Clears busy however parallelFor leaves.
 struct BusyGuard {
     std::atomic<bool>& busy;
     ~BusyGuard() { busy.store(false, std::memory_order_release); }
@@ -89,30 +107,89 @@ struct BusyGuard {
 
 } // namespace
 
+ThreadPool::Counters ThreadPool::processCounters() {
+    Counters c;
+    c.roundTrips = gCaller.roundTrips.load(std::memory_order_relaxed);
+    c.inlineCalls = gCaller.inlineCalls.load(std::memory_order_relaxed);
+    c.chunks = gCaller.chunks.load(std::memory_order_relaxed);
+    c.stolenChunks = gSteals.stolen.load(std::memory_order_relaxed);
+    return c;
+}
+
+ThreadPool::ThreadPool(int threads) {
+    threads_ = threads > 0 ? threads : physicalCores();
+    if (threads_ > kMaxThreads)
+        throw std::runtime_error("cannot start " + std::to_string(threads_) + " threads: a pool has at most " +
+                                 std::to_string(kMaxThreads));
+    shares_ = std::make_unique<Share[]>(size_t(threads_));
+    done_ = std::make_unique<DoneFlag[]>(size_t(threads_));
+    try {
+        for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+    } catch (const std::system_error& e) {
+        // The destructor does not run for a half-built pool: stop what started.
+        stopWorkers();
+        throw std::runtime_error("cannot start " + std::to_string(threads_) + " threads (started " +
+                                 std::to_string(workers_.size() + 1) + "): " + e.what());
+    }
+}
+
+ThreadPool::~ThreadPool() { stopWorkers(); }
+
+void ThreadPool::stopWorkers() {
+    job_.stop.store(true, std::memory_order_relaxed);
+    job_.generation.fetch_add(1, std::memory_order_seq_cst);  // spinning workers look at once
+    { std::lock_guard lock(mutex_); }                         // a worker about to block sees it or the notify
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+}
+
 void ThreadPool::keepFirstError(std::exception_ptr e) {
     std::lock_guard lock(errorMutex_);
     if (!firstError_) firstError_ = std::move(e);
 }
 
-void ThreadPool::runRange(int64_t n, int index) {
-    auto run = [&](int64_t b, int64_t e) {
+void ThreadPool::runShares(int self, uint64_t generation) {
+    const int64_t n = job_.size, chunk = job_.chunk, chunks = job_.chunks;
+    const uint64_t tag = generation << kIndexBits;
+    // The next chunk of thread j's share [first, last), or -1 when none is
+    // left. The first to reach a share this job (its owner, or a thief when
+    // the owner is late) finds an older job's tag and swaps in this job's
+    // with the first chunk claimed; everyone after adds one.
+    auto claim = [&](int j, int64_t first, int64_t last) -> int64_t {
+        Share& s = shares_[size_t(j)];
+        uint64_t v = s.next.load(std::memory_order_relaxed);
+        for (;;) {
+            if ((v & ~kIndexMask) != tag) {
+                if (s.next.compare_exchange_weak(v, tag | uint64_t(first + 1), std::memory_order_relaxed)) return first;
+                continue;  // v reloaded
+            }
+            // Look before claiming: a finished share is only read, not written.
+            if (int64_t(v & kIndexMask) >= last) return -1;
+            const int64_t c = int64_t(s.next.fetch_add(1, std::memory_order_relaxed) & kIndexMask);
+            return c < last ? c : -1;
+        }
+    };
+    auto run = [&](int64_t c) {
+        const int64_t b = c * chunk;
         try {
-            (*job_)(b, e, index);
+            (*job_.fn)(b, std::min(n, b + chunk), self);
         } catch (...) {
             keepFirstError(std::current_exception());
         }
     };
-    if (chunk_ == 0) {
-        int64_t b, e;
-        rangeFor(n, size(), index, b, e);
-        if (b < e) run(b, e);
-        return;
+    // Its own share, then what is left of the others', the next thread's first.
+    uint64_t stolen = 0;
+    for (int k = 0; k < threads_; ++k) {
+        const int j = self + k < threads_ ? self + k : self + k - threads_;
+        int64_t first, last;
+        rangeFor(chunks, threads_, j, first, last);
+        if (first == last) continue;  // never touched: its counter may hold any old tag
+        for (int64_t c; (c = claim(j, first, last)) >= 0;) {
+            run(c);
+            stolen += k != 0;
+        }
     }
-    for (;;) {
-        const int64_t b = nextChunk_.fetch_add(1, std::memory_order_relaxed) * chunk_;
-        if (b >= n) return;
-        run(b, std::min(n, b + chunk_));
-    }
+    if (stolen) gSteals.stolen.fetch_add(stolen, std::memory_order_relaxed);
 }
 
 void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
@@ -121,34 +198,47 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
         throw std::logic_error("ThreadPool::parallelFor called while another parallelFor of the same pool runs "
                                "(nested inside a job, or from a second thread); the pool runs one job at a time");
     BusyGuard guard{busy_};
-    const int parts = size();
+    const int parts = threads_;
     if (parts == 1 || n == 1) {
+        gCaller.inlineCalls.fetch_add(1, std::memory_order_relaxed);
         fn(0, n, 0);
         return;
     }
-    job_ = &fn;
-    jobSize_ = n;
-    // Few items: one range per thread. Many: claimed in chunks, about
-    // kChunksPerThread per thread, so a thread the system pauses (other
-    // programs on the cores) delays one chunk, not its whole share.
-    chunk_ = n < 2 * parts ? 0 : std::max<int64_t>(1, n / (int64_t(parts) * kChunksPerThread));
-    nextChunk_.store(0, std::memory_order_relaxed);
-    pending_.store(parts - 1, std::memory_order_relaxed);
-    {
-        // Under the mutex, so a worker about to block sees either the old
-        // generation and then this notify, or the new one before it waits.
-        std::lock_guard lock(mutex_);
-        generation_.fetch_add(1, std::memory_order_release);
+    // Few items: one per chunk. Many: about kChunksPerThread chunks per
+    // thread, so a thread the system pauses (other programs on the cores)
+    // delays one chunk, not its whole share.
+    const int64_t chunk = n < 2 * parts ? 1 : std::max<int64_t>(1, n / (int64_t(parts) * kChunksPerThread));
+    job_.fn = &fn;
+    job_.size = n;
+    job_.chunk = chunk;
+    job_.chunks = (n + chunk - 1) / chunk;
+    const uint64_t generation = job_.generation.load(std::memory_order_relaxed) + 1;
+    // seq_cst store, then the sleepers' count: a worker about to block counts
+    // itself first and then looks at the generation, so either it sees this
+    // job or this thread sees it and wakes it.
+    job_.generation.store(generation, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+        { std::lock_guard lock(mutex_); }  // it is waiting, or will see the generation under the mutex
+        wake_.notify_all();
     }
-    wake_.notify_all();
-    // The caller's own range: even when it throws, the workers' ranges still
-    // read fn, so wait for them before leaving.
-    runRange(n, 0);
-    if (!spinUntil([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
+    gCaller.roundTrips.fetch_add(1, std::memory_order_relaxed);
+    gCaller.chunks.fetch_add(uint64_t(job_.chunks), std::memory_order_relaxed);
+
+    // The caller's share (and steals): even when fn throws, the workers'
+    // ranges still read fn, so wait for them before leaving.
+    runShares(0, generation);
+    int pending = 1;  // the first worker not yet seen done
+    auto allDone = [&](std::memory_order order) {
+        while (pending < parts && done_[size_t(pending)].generation.load(order) == generation) ++pending;
+        return pending == parts;
+    };
+    if (!spinUntil([&] { return allDone(std::memory_order_acquire); })) {
         std::unique_lock lock(mutex_);
-        done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+        callerSleeping_.store(true, std::memory_order_seq_cst);  // then look: see workerLoop's end
+        finished_.wait(lock, [&] { return allDone(std::memory_order_seq_cst); });
+        callerSleeping_.store(false, std::memory_order_relaxed);
     }
-    job_ = nullptr;
+    job_.fn = nullptr;
     std::exception_ptr error;
     {
         std::lock_guard lock(errorMutex_);
@@ -158,22 +248,27 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
 }
 
 void ThreadPool::workerLoop(int index) {
-    uint64_t seen = 0;
+    uint64_t seen = 0, generation = 0;
+    auto fresh = [&](std::memory_order order) {
+        generation = job_.generation.load(order);
+        return generation != seen;
+    };
     for (;;) {
-        auto fresh = [&] { return generation_.load(std::memory_order_acquire) != seen; };
-        if (!spinUntil(fresh)) {
+        if (!spinUntil([&] { return fresh(std::memory_order_acquire); })) {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stop_ || fresh(); });
+            sleepers_.fetch_add(1, std::memory_order_seq_cst);  // then look (see parallelFor)
+            wake_.wait(lock, [&] { return fresh(std::memory_order_seq_cst); });
+            sleepers_.fetch_sub(1, std::memory_order_relaxed);
         }
-        {
-            std::lock_guard lock(mutex_);
-            if (stop_) return;
-        }
-        seen = generation_.load(std::memory_order_acquire);
-        runRange(jobSize_, index);
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard lock(mutex_);  // pairs with the caller's check under the mutex
-            done_.notify_one();
+        seen = generation;
+        if (job_.stop.load(std::memory_order_relaxed)) return;  // stored before the generation we acquired
+        runShares(index, generation);
+        // seq_cst store, then look at the caller: it marks itself asleep and
+        // then looks at the flags, so it sees this one or is woken.
+        done_[size_t(index)].generation.store(generation, std::memory_order_seq_cst);
+        if (callerSleeping_.load(std::memory_order_seq_cst)) {
+            { std::lock_guard lock(mutex_); }
+            finished_.notify_one();
         }
     }
 }

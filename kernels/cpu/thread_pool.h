@@ -1,15 +1,24 @@
 #pragma once
 // A fixed set of worker threads for data-parallel kernels. parallelFor splits
-// [0, n) into contiguous ranges and returns when all are done: one range per
-// thread when n is below twice the threads, else chunks of about n / (8 x
-// threads) that threads claim as they go, so one the system pauses (a busy
-// desktop) holds up a chunk, not a whole share.
+// [0, n) into chunks (one item each when n is below twice the threads, else
+// about n / (8 x threads) items) and gives every thread a contiguous share
+// of them, the same share for the same n on every call, so a thread tends to
+// read the same weight rows step after step. A thread claims its own chunks
+// first; when they are gone it claims what is left of the others' shares,
+// so a thread the system pauses (a busy desktop) holds up a chunk, not a
+// whole share.
 //
-// A decode step calls parallelFor a few hundred times, each for tens of
-// microseconds of work, so waking sleeping threads through the kernel on
-// every call would cost a fifth of the step. Workers and the caller therefore
-// spin (with a pause instruction) for a short while before they block on a
-// condition variable; an idle engine still sleeps.
+// A decode step calls parallelFor a few hundred times, each for a few to tens
+// of microseconds of work, so the hand-off must cost far less than that:
+// - the caller takes part (thread 0) and publishes a job with one store;
+// - workers spin (with a pause instruction) on that store for a short while
+//   before they block; the caller spins the same way for the workers'
+//   done-flags (one cache line each, no shared counter to fight over);
+// - a blocked thread is woken through the kernel only when one is asleep:
+//   neither side takes a lock while the other is spinning;
+// - each share's claim counter sits in its own cache line, written by its
+//   owner unless someone steals from it.
+// An idle engine still sleeps.
 //
 // Contract:
 // - One job at a time. parallelFor called while another parallelFor of the
@@ -18,11 +27,14 @@
 // - fn may throw. parallelFor still waits for every range to finish (no
 //   thread is left inside a job whose fn no longer exists), then rethrows the
 //   first exception on the calling thread. The pool stays usable.
+// - Which thread runs which range is not fixed: fn must give the same result
+//   whatever the split (the kernels compute each item on its own).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,39 +43,76 @@ namespace weir::kernels {
 
 class ThreadPool {
 public:
-    // threads <= 0 picks the number of hardware threads. Throws
-    // std::runtime_error when the system refuses to start that many.
+    // threads <= 0 picks the number of physical cores this process may run on
+    // (cpu_topology.h). Throws std::runtime_error when the system refuses to
+    // start that many.
     explicit ThreadPool(int threads = 0);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    int size() const { return static_cast<int>(workers_.size()) + 1; }
+    int size() const { return threads_; }
 
     // fn(begin, end, threadIndex) is called for disjoint ranges covering [0, n).
     // The calling thread takes part. See the contract above.
     void parallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
 
+    // Counts over every pool of the process since it started (relaxed: read
+    // them between steps). A round trip is one synchronisation point: the
+    // caller hands a job to the workers and waits for all of them.
+    struct Counters {
+        uint64_t roundTrips = 0;    // parallelFor calls that ran on the workers too
+        uint64_t inlineCalls = 0;   // parallelFor calls the caller ran alone (one item, or a pool of one)
+        uint64_t chunks = 0;        // ranges handed out by those round trips
+        uint64_t stolenChunks = 0;  // of those, run by a thread outside whose share they were
+    };
+    static Counters processCounters();
+
 private:
+    // One thread's share of the current job: its chunks are claimed through
+    // `next`, which holds the job's generation (high bits, so a value left by
+    // an earlier job is recognised) and the next chunk (low bits).
+    // 128 bytes apart: Intel cores fetch cache lines in pairs, so neighbours
+    // 64 bytes apart would still contend.
+    struct alignas(128) Share {
+        std::atomic<uint64_t> next{0};
+    };
+    // The generation of the last job a worker finished.
+    struct alignas(128) DoneFlag {
+        std::atomic<uint64_t> generation{0};
+    };
+
     void workerLoop(int index);
     void stopWorkers();
-    void runRange(int64_t n, int index);
+    void runShares(int self, uint64_t generation);
     void keepFirstError(std::exception_ptr e);
 
+    int threads_ = 1;
     std::vector<std::thread> workers_;
-    std::mutex mutex_;
+    std::unique_ptr<Share[]> shares_;
+    std::unique_ptr<DoneFlag[]> done_;
+
+    // The job: written by the caller before generation_ (release), read by
+    // the workers after it (acquire); one cache line, written once per job.
+    struct alignas(128) Job {
+        const std::function<void(int64_t, int64_t, int)>* fn = nullptr;
+        int64_t size = 0;    // items
+        int64_t chunk = 1;   // items per chunk
+        int64_t chunks = 0;  // ceil(size / chunk)
+        std::atomic<uint64_t> generation{0};  // a new job (or stop): the caller bumps it
+        std::atomic<bool> stop{false};        // set before the generation that announces it
+    } job_;
+
+    // Sleeping: rare, so apart from the hot lines above.
+    alignas(128) std::atomic<int> sleepers_{0};      // workers blocked (or about to block) on wake_
+    std::atomic<bool> callerSleeping_{false};        // the caller blocked on finished_
+    std::mutex mutex_;                               // only for blocking and waking
     std::condition_variable wake_;
-    std::condition_variable done_;
-    const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;  // written before generation_
-    int64_t jobSize_ = 0;
-    int64_t chunk_ = 0;                    // items per claimed chunk; 0: one static range per thread
-    std::atomic<int64_t> nextChunk_{0};    // the next chunk to claim
-    std::atomic<uint64_t> generation_{0};  // a new job: bumped under mutex_ (release)
-    std::atomic<int> pending_{0};          // workers still running the current job
-    std::atomic<bool> busy_{false};        // a parallelFor is in progress
+    std::condition_variable finished_;
+
+    std::atomic<bool> busy_{false};  // a parallelFor is in progress
     std::mutex errorMutex_;
-    std::exception_ptr firstError_;        // under errorMutex_: the job's first exception
-    bool stop_ = false;                    // under mutex_
+    std::exception_ptr firstError_;  // under errorMutex_: the job's first exception
 };
 
 } // namespace weir::kernels

@@ -2,7 +2,9 @@
 // speed, the bytes a decode step reads and the machine's read bandwidth, and
 // decode as a fraction of the limit those two give (consistent with each other);
 // with --speculative both, each prompt's replies with speculation off and on:
-// the same tokens, drafts kept no more than drafted, the rate their ratio.
+// the same tokens, drafts kept no more than drafted, the rate their ratio;
+// the thread pool's round trips per decode step (none with one thread), and
+// one line on stderr when --threads is more than the physical cores.
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -69,6 +71,47 @@ private slots:
         QVERIFY(bad.waitForFinished(60000 * qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE")));
         QCOMPARE(bad.exitCode(), 1);
         QVERIFY(bad.readAllStandardError().contains("--speculative must be off, on or both"));
+    }
+
+    void poolRoundTripsAndPhysicalCores() {
+        const QString cli = qEnvironmentVariable("WEIR_BIN_DIR") + "/weir-cli";
+        const QString model = qEnvironmentVariable("WEIR_MODEL");
+        if (!QFileInfo(cli).isExecutable()) QSKIP("weir-cli not built (WEIR_BIN_DIR)");
+        if (!QFileInfo::exists(model)) QSKIP("SKIPPED: default model not present (WEIR_MODEL)");
+        struct Result {
+            QJsonObject json;
+            QByteArray err;
+        };
+        auto bench = [&](int threads) {
+            QProcess p;
+            p.start(cli, {"bench", "-m", model, "--pp", "8", "--tg", "3", "--threads", QString::number(threads), "--no-bandwidth"});
+            if (!p.waitForFinished(120000 * qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE")) || p.exitCode() != 0) return Result{};
+            return Result{QJsonDocument::fromJson(p.readAllStandardOutput().trimmed().split('\n').last()).object(),
+                          p.readAllStandardError()};
+        };
+        const Result one = bench(1);
+        QCOMPARE(one.json["threads"].toInt(), 1);
+        const int cores = one.json["physical_cores"].toInt();
+        QVERIFY(cores >= 1);
+        QCOMPARE(one.json["oversubscribed"].toBool(), false);
+        QCOMPARE(one.json["pool_round_trips_per_decode_step"].toDouble(), 0.0);  // one thread: nothing to hand off
+        QVERIFY(one.json["pool_inline_calls_per_decode_step"].toDouble() > 0);
+        QVERIFY(one.err.isEmpty());
+
+        // One thread more than the cores: said once on stderr, and in the JSON.
+        const Result over = bench(cores + 1);
+        QCOMPARE(over.json["threads"].toInt(), cores + 1);
+        QCOMPARE(over.json["oversubscribed"].toBool(), true);
+        QCOMPARE(over.err.count('\n'), 1);
+        QVERIFY(over.err.contains("--threads " + QByteArray::number(cores + 1) + " is more than the " +
+                                  QByteArray::number(cores) + " physical cores"));
+        // Every decode step makes the same kernel calls: a whole number of round
+        // trips per step, each handing out at least two chunks.
+        const double trips = over.json["pool_round_trips_per_decode_step"].toDouble();
+        QVERIFY(trips >= 1);
+        QCOMPARE(trips, double(qRound(trips)));
+        QVERIFY(over.json["pool_chunks_per_decode_step"].toDouble() >= 2 * trips);
+        QVERIFY(over.json["pool_stolen_chunks_per_decode_step"].toDouble() <= over.json["pool_chunks_per_decode_step"].toDouble());
     }
 };
 

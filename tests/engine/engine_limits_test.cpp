@@ -37,6 +37,17 @@ WEIR_TEST(EngineLimits, threadsAtMostFourPerHardwareThread) {
     o.threads = -1;  // used to be accepted
     m = validateEngineOptions(o);
     REQUIRE_MSG(has(m, "--threads") && has(m, "(got -1)"), m);
+    REQUIRE_MSG(has(m, "0 = one per physical core"), m);
+}
+
+// --threads 0 means one per physical core; more than the cores stays allowed.
+WEIR_TEST(EngineLimits, threadsBeyondThePhysicalCoresAreAllowed) {
+    const int32_t hw = int32_t(std::max(1u, std::thread::hardware_concurrency()));
+    const int32_t cores = EngineLimits::physicalCores();
+    REQUIRE(cores >= 1 && cores <= hw);
+    EngineOptions o;
+    o.threads = cores + 1;
+    REQUIRE_EQ(validateEngineOptions(o), std::string());
 }
 
 namespace {

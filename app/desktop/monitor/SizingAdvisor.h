@@ -18,7 +18,7 @@ class SizingAdvisor : public QObject {
     Q_OBJECT
     QML_ELEMENT
     // Engine settings being edited (names as in AppSettings::engine()).
-    Q_PROPERTY(int threads MEMBER threads_ NOTIFY inputsChanged)                     // 0 = all hardware threads
+    Q_PROPERTY(int threads MEMBER threads_ NOTIFY inputsChanged)                     // 0 = one per physical core
     Q_PROPERTY(int maxRunning MEMBER maxRunning_ NOTIFY inputsChanged)
     Q_PROPERTY(int pageSize MEMBER pageSize_ NOTIFY inputsChanged)
     Q_PROPERTY(int prefillChunk MEMBER prefillChunk_ NOTIFY inputsChanged)

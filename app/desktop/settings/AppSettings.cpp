@@ -297,6 +297,8 @@ void AppSettings::setZoom(double zoom) {
 
 int AppSettings::hardwareThreads() const { return int(std::max(1u, std::thread::hardware_concurrency())); }
 
+int AppSettings::physicalCores() const { return int(weir::EngineLimits::physicalCores()); }
+
 QString AppSettings::cpuFeatures() const {
     QStringList f;
 #if defined(__x86_64__) || defined(__i386__)

@@ -39,6 +39,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(double zoomMax MEMBER kZoomMax CONSTANT)
     Q_PROPERTY(ConversationPresets* presets READ presets CONSTANT)
     Q_PROPERTY(int hardwareThreads READ hardwareThreads CONSTANT)
+    // What Threads = 0 means: one thread per physical core (SMT siblings once).
+    Q_PROPERTY(int physicalCores READ physicalCores CONSTANT)
     Q_PROPERTY(QString cpuFeatures READ cpuFeatures CONSTANT)
     // Which CPU kernels the engine runs here, in words (weir::cpuKernelsInUse).
     Q_PROPERTY(QString cpuKernels READ cpuKernels CONSTANT)
@@ -113,6 +115,7 @@ public:
     void setContextPolicy(const QString& policy);
 
     int hardwareThreads() const;
+    int physicalCores() const;
     QString cpuFeatures() const;
     QString cpuKernels() const;
     QVariantList devices() const { return devices_; }

@@ -12,7 +12,7 @@ namespace weir {
 
 struct GrammarBenchOptions {
     std::string modelPath;
-    int32_t threads = 0;          // 0 = all hardware threads
+    int32_t threads = 0;          // 0 = one per physical core
     int32_t maxTokens = 96;       // per generation
     float temperature = 0.8f;
     uint64_t seed = 1;

@@ -17,7 +17,7 @@ namespace weir {
 
 struct ModelRunnerOptions {
     std::string modelPath;
-    int32_t threads = 0;             // 0 = all hardware threads
+    int32_t threads = 0;             // 0 = one per physical core
     std::string device;              // as EngineOptions::device
     int32_t contextTokens = 0;       // positions the sequence may reach; 0 = the model's context
     KvDtype kvDtype = KvDtype::F16;
@@ -45,7 +45,7 @@ struct DecodeTraffic {
 };
 
 // The best of a few streaming reads of a buffer far larger than the caches,
-// with `threads` threads (0 = all hardware threads), in bytes per second.
+// with `threads` threads (0 = one per physical core), in bytes per second.
 double measureReadBandwidth(int32_t threads);
 
 // The CPU kernels matmul uses on this machine: "scalar", "avx2",

@@ -1,7 +1,9 @@
 // The thread pool's contract (kernels/cpu/thread_pool.h): ranges cover [0, n)
 // exactly once; an exception in any range, the caller's or a worker's, is
 // rethrown to the caller only after every range has finished; the pool is
-// usable afterwards; nested or concurrent use is refused, not corrupted.
+// usable afterwards; nested or concurrent use is refused, not corrupted; a
+// thread held up in its share does not hold up the rest of the job; the
+// counters count round trips and chunks exactly.
 #include "tests/support/weir_test.h"
 
 #include <atomic>
@@ -37,17 +39,21 @@ WEIR_TEST(ThreadPool, rangesCoverEverythingOnce) {
 
 // Before: the caller's exception left parallelFor at once while the
 // workers still ran the job through a reference to the caller's fn.
+// Threads may run each other's items: the caller's items throw once a worker
+// has started one, and every item a worker started must have finished.
 WEIR_TEST(ThreadPool, callerExceptionWaitsForTheWorkers) {
     ThreadPool pool(4);
     std::atomic<bool> callerThrew{false};
-    std::atomic<int> workersDone{0};
+    std::atomic<int> workersStarted{0}, workersDone{0};
     bool caught = false;
     try {
         pool.parallelFor(4, [&](int64_t, int64_t, int thread) {
             if (thread == 0) {
+                while (workersStarted.load() == 0) std::this_thread::yield();
                 callerThrew.store(true);
                 throw std::runtime_error("caller range failed");
             }
+            workersStarted.fetch_add(1);
             // Workers finish only after the caller's range has thrown.
             while (!callerThrew.load()) std::this_thread::yield();
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -57,21 +63,30 @@ WEIR_TEST(ThreadPool, callerExceptionWaitsForTheWorkers) {
         caught = true;
         REQUIRE_EQ(std::string(e.what()), std::string("caller range failed"));
         // Not a timing check: parallelFor returns only after every range.
-        REQUIRE_EQ(workersDone.load(), 3);
+        REQUIRE(workersStarted.load() >= 1);
+        REQUIRE_EQ(workersDone.load(), workersStarted.load());
     }
     REQUIRE(caught);
     REQUIRE(coversOnce(pool, 1000));
 }
 
 // Before: an exception escaping a worker thread called std::terminate.
+// Threads may run each other's items, so the caller's items wait until a
+// worker has run one: some item then surely ran (and threw) on a worker.
 WEIR_TEST(ThreadPool, workerExceptionReachesTheCaller) {
     ThreadPool pool(3);
     std::atomic<int> rangesRun{0};
+    std::atomic<bool> workerRan{false};
     bool caught = false;
     try {
-        pool.parallelFor(3, [&](int64_t, int64_t, int thread) {
-            rangesRun.fetch_add(1);
-            if (thread == 2) throw std::runtime_error("worker range failed");
+        pool.parallelFor(3, [&](int64_t b, int64_t e, int thread) {
+            rangesRun.fetch_add(int(e - b));
+            if (thread == 0) {
+                while (!workerRan.load()) std::this_thread::yield();
+                return;
+            }
+            workerRan.store(true);
+            throw std::runtime_error("worker range failed");
         });
     } catch (const std::runtime_error& e) {
         caught = true;
@@ -137,4 +152,50 @@ WEIR_TEST(ThreadPool, singleThreadPoolKeepsTheContract) {
         throw std::runtime_error("only range failed");
     }));
     REQUIRE(coversOnce(pool, 10));
+}
+
+// A thread stuck in its first chunk (a desktop program took its core): the
+// other threads run every other chunk, its own share's included, as they did
+// when all chunks came from one shared counter. (The wait has a generous way
+// out so a regression fails instead of hanging.)
+WEIR_TEST(ThreadPool, othersRunTheShareOfAThreadHeldUp) {
+    ThreadPool pool(2);
+    constexpr int64_t n = 64;  // chunks of 4 items: 8 per thread
+    std::atomic<int64_t> itemsDone{0};
+    std::atomic<bool> gaveUp{false};
+    std::atomic<int> stuckThread{-1};
+    pool.parallelFor(n, [&](int64_t b, int64_t e, int thread) {
+        if (b == 0) {
+            stuckThread.store(thread);
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            while (itemsDone.load() < n - (e - b)) {
+                if (std::chrono::steady_clock::now() > until) {
+                    gaveUp.store(true);
+                    break;
+                }
+                std::this_thread::yield();
+            }
+        }
+        itemsDone.fetch_add(e - b);
+    });
+    REQUIRE(!gaveUp.load());
+    REQUIRE_EQ(itemsDone.load(), n);
+    REQUIRE(stuckThread.load() >= 0);
+}
+
+WEIR_TEST(ThreadPool, countersCountRoundTripsAndChunks) {
+    ThreadPool pool(4);
+    auto nothing = [](int64_t, int64_t, int) {};
+    const ThreadPool::Counters before = ThreadPool::processCounters();
+    pool.parallelFor(1, nothing);     // one item: the caller alone
+    pool.parallelFor(6, nothing);     // under 2 per thread: 6 chunks of 1
+    pool.parallelFor(1000, nothing);  // chunks of 1000 / (4 x 8) = 31 items: 33 chunks
+    pool.parallelFor(0, nothing);     // nothing at all
+    ThreadPool alone(1);
+    alone.parallelFor(50, nothing);   // a pool of one: inline
+    const ThreadPool::Counters after = ThreadPool::processCounters();
+    REQUIRE_EQ(after.roundTrips - before.roundTrips, uint64_t(2));
+    REQUIRE_EQ(after.inlineCalls - before.inlineCalls, uint64_t(2));
+    REQUIRE_EQ(after.chunks - before.chunks, uint64_t(6 + 33));
+    REQUIRE(after.stolenChunks - before.stolenChunks <= uint64_t(6 + 33));
 }

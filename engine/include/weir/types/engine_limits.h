@@ -22,8 +22,12 @@ struct EngineLimits {
     static constexpr int32_t kMaxDraftTokens = 64;
     static constexpr int32_t kMaxDraftStepRows = 4096;
     static constexpr int32_t kMaxDraftNgram = 16;
-    // --threads: 0 (all hardware threads) up to this.
+    // --threads: 0 (one per physical core, physicalCores()) up to this: 4 per
+    // hardware thread. More than the physical cores is allowed (weir-cli says so).
     static int32_t maxThreads();
+    // The physical cores this process may run on (its CPU affinity; SMT
+    // siblings count once): what --threads 0 means.
+    static int32_t physicalCores();
 };
 
 // "" when every option is in range; otherwise the first problem, naming the

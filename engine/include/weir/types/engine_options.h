@@ -11,7 +11,7 @@ namespace weir {
 
 struct EngineOptions {
     std::string modelPath;
-    int32_t threads = 0;                 // 0 = all hardware threads
+    int32_t threads = 0;                 // 0 = one per physical core
     // --device: "cpu", "cuda" (the first GPU), "cuda:N", or "" = the first GPU
     // when a CUDA device and the CUDA module are present, else the CPU. A
     // device asked for by name that is absent is an error, never a fallback.
