@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "weir/base/error.h"
 
@@ -150,12 +151,12 @@ void GgufWriter::add(std::string key, Value value) {
     kv_.push_back(KeyValue{std::move(key), std::move(value)});
 }
 
-void GgufWriter::addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne,
-                           std::vector<uint8_t> data) {
+std::pair<uint64_t, uint64_t> GgufWriter::checkTensor(const std::string& name, kernels::GgmlType type,
+                                                      const std::vector<int64_t>& ne) const {
     const kernels::TypeTraits* traits = kernels::typeTraits(type);
     if (!traits) throw Error("GgufWriter: tensor '" + name + "' has an unknown type");
     if (ne.empty() || ne.size() > 4) throw Error("GgufWriter: tensor '" + name + "' needs 1 to 4 dimensions");
-    uint64_t bytes = 1;
+    uint64_t bytes = 1, rowBytes = 0;
     for (size_t d = 0; d < ne.size(); ++d) {
         if (ne[d] <= 0) throw Error("GgufWriter: tensor '" + name + "' has a dimension <= 0");
         if (d == 0 && ne[0] % traits->blockElems)
@@ -164,19 +165,32 @@ void GgufWriter::addTensor(std::string name, kernels::GgmlType type, std::vector
                                        : uint64_t(ne[d]);
         if (__builtin_mul_overflow(bytes, factor, &bytes))
             throw Error("GgufWriter: tensor '" + name + "' is too large");
+        if (d == 0) rowBytes = bytes;
     }
+    for (const PendingTensor& t : tensors_)
+        if (t.name == name) throw Error("GgufWriter: duplicate tensor name '" + name + "'");
+    return {bytes, rowBytes};
+}
+
+void GgufWriter::addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne,
+                           std::vector<uint8_t> data) {
+    const auto [bytes, rowBytes] = checkTensor(name, type, ne);
     if (data.size() != bytes)
         throw Error("GgufWriter: tensor '" + name + "' needs " + std::to_string(bytes) + " bytes, got " +
                     std::to_string(data.size()));
-    for (const PendingTensor& t : tensors_)
-        if (t.name == name) throw Error("GgufWriter: duplicate tensor name '" + name + "'");
-    tensors_.push_back(PendingTensor{std::move(name), type, std::move(ne), std::move(data)});
+    tensors_.push_back(PendingTensor{std::move(name), type, std::move(ne), bytes, rowBytes, std::move(data), {}});
 }
 
 void GgufWriter::addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne, const void* data,
                            size_t nbytes) {
     const auto* p = static_cast<const uint8_t*>(data);
     addTensor(std::move(name), type, std::move(ne), std::vector<uint8_t>(p, p + nbytes));
+}
+
+void GgufWriter::addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne, TensorFill fill) {
+    if (!fill) throw Error("GgufWriter: tensor '" + name + "' has no data and nothing to fill it");
+    const auto [bytes, rowBytes] = checkTensor(name, type, ne);
+    tensors_.push_back(PendingTensor{std::move(name), type, std::move(ne), bytes, rowBytes, {}, std::move(fill)});
 }
 
 std::vector<uint8_t> GgufWriter::header() const {
@@ -197,7 +211,7 @@ std::vector<uint8_t> GgufWriter::header() const {
         for (int64_t n : t.ne) out.put<uint64_t>(uint64_t(n));
         out.put<uint32_t>(static_cast<uint32_t>(t.type));
         out.put<uint64_t>(offset);
-        offset = alignUp(offset + t.data.size(), alignment_);
+        offset = alignUp(offset + t.nbytes, alignment_);
     }
     out.padTo(alignment_);
     return std::move(out.bytes);
@@ -208,9 +222,21 @@ std::vector<uint8_t> GgufWriter::toBytes() const {
     const size_t dataStart = out.size();
     for (const PendingTensor& t : tensors_) {
         out.resize(dataStart + alignUp(out.size() - dataStart, alignment_), 0);
-        out.insert(out.end(), t.data.begin(), t.data.end());
+        if (t.fill) {
+            const size_t at = out.size();
+            out.resize(at + t.nbytes);
+            t.fill(0, out.data() + at, t.nbytes);
+        } else {
+            out.insert(out.end(), t.data.begin(), t.data.end());
+        }
     }
     return out;
+}
+
+uint64_t GgufWriter::fileSize() const {
+    uint64_t data = 0;
+    for (const PendingTensor& t : tensors_) data = alignUp(data, alignment_) + t.nbytes;
+    return header().size() + data;
 }
 
 void GgufWriter::writeFile(const std::string& path) const {
@@ -233,8 +259,20 @@ void GgufWriter::writeFile(const std::string& path) const {
             pad -= n;
             written += n;
         }
-        write(t.data.data(), t.data.size());
-        written += t.data.size();
+        if (t.fill) {
+            // Whole rows, about kChunk bytes at a time.
+            constexpr uint64_t kChunk = 32ull << 20;
+            const uint64_t step = std::max<uint64_t>(1, kChunk / t.rowBytes) * t.rowBytes;
+            std::vector<uint8_t> chunk(size_t(std::min(step, t.nbytes)));
+            for (uint64_t at = 0; at < t.nbytes; at += step) {
+                const uint64_t n = std::min(step, t.nbytes - at);
+                t.fill(at, chunk.data(), n);
+                write(chunk.data(), size_t(n));
+            }
+        } else {
+            write(t.data.data(), t.data.size());
+        }
+        written += t.nbytes;
     }
     if (std::fflush(f.get()) != 0) throw Error(path + ": write failed: " + std::strerror(errno));
     std::FILE* raw = f.release();

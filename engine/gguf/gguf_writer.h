@@ -4,6 +4,7 @@
 // caller supplies. Offsets are aligned and padded as the format requires.
 // Used by tests and by tools that write synthetic models.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,19 +56,34 @@ public:
     void addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne, std::vector<uint8_t> data);
     void addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne, const void* data,
                    size_t nbytes);
+    // Fills `size` bytes of a tensor's data that start `offset` bytes into it;
+    // both are whole rows (multiples of the row's byte size).
+    using TensorFill = std::function<void(uint64_t offset, uint8_t* out, uint64_t size)>;
+    // Adds a tensor whose bytes `fill` makes when the file is written, a
+    // chunk of rows at a time, so a file of many gigabytes never sits in
+    // memory whole. Same checks as above.
+    void addTensor(std::string name, kernels::GgmlType type, std::vector<int64_t> ne, TensorFill fill);
 
     // The complete file.
     std::vector<uint8_t> toBytes() const;
     // Writes the file, streaming tensor data; throws weir::Error on I/O failure.
     void writeFile(const std::string& path) const;
+    // Bytes the complete file will have.
+    uint64_t fileSize() const;
 
 private:
     struct PendingTensor {
         std::string name;
         kernels::GgmlType type;
         std::vector<int64_t> ne;
-        std::vector<uint8_t> data;
+        uint64_t nbytes = 0;
+        uint64_t rowBytes = 0;
+        std::vector<uint8_t> data;  // or, when empty,
+        TensorFill fill;            // what makes the bytes
     };
+    // Checks a new tensor's shape and name; returns its byte size and row size.
+    std::pair<uint64_t, uint64_t> checkTensor(const std::string& name, kernels::GgmlType type,
+                                              const std::vector<int64_t>& ne) const;
     // Everything before the data section, padded; tensors follow in order,
     // each at the next multiple of the alignment.
     std::vector<uint8_t> header() const;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/gguf/gguf_writer.h"
+#include "engine/models/synthetic_weights.h"
 #include "weir/base/error.h"
 #include "kernels/cpu/ggml_types.h"
 
@@ -94,7 +95,23 @@ std::vector<uint8_t> normWeights(Rng& rng, int64_t n) {
 
 } // namespace
 
+gguf::GgufWriter syntheticPresetWriter(const SyntheticPreset& preset, uint64_t seed) {
+    gguf::GgufWriter w;
+    for (const gguf::KeyValue& kv : preset.metadata) w.add(kv.key, kv.value);
+    uint64_t index = 0;
+    for (const SyntheticPresetTensor& t : preset.tensors) {
+        const uint64_t rowBytes = kernels::rowBytes(t.type, t.ne[0]);
+        const uint64_t tensorSeed = seed * 0x100000001b3ull + ++index;  // every tensor its own stream
+        w.addTensor(t.name, t.type, t.ne,
+                    [type = t.type, scale = t.scale, tensorSeed, rowBytes](uint64_t offset, uint8_t* out, uint64_t size) {
+                        fillTameRows(type, scale, tensorSeed, rowBytes, offset, out, size);
+                    });
+    }
+    return w;
+}
+
 std::vector<uint8_t> makeSyntheticModel(const SyntheticModelSpec& sp) {
+    if (!sp.preset.empty()) return syntheticPresetWriter(syntheticPreset(sp.preset), sp.seed).toBytes();
     const bool qwen2 = sp.architecture == "qwen2", gemma3 = sp.architecture == "gemma3";
     if (!qwen2 && !gemma3 && sp.architecture != "llama") throw Error("synthetic model: architecture must be llama, qwen2 or gemma3");
     if (sp.nEmbd % 256 || sp.nFf % 256 || sp.nHead <= 0 || sp.nHeadKv <= 0 || sp.nEmbd % sp.nHead ||
@@ -190,6 +207,10 @@ std::vector<uint8_t> makeSyntheticModel(const SyntheticModelSpec& sp) {
 }
 
 void writeSyntheticModel(const SyntheticModelSpec& spec, const std::string& path) {
+    if (!spec.preset.empty()) {
+        syntheticPresetWriter(syntheticPreset(spec.preset), spec.seed).writeFile(path);
+        return;
+    }
     const std::vector<uint8_t> bytes = makeSyntheticModel(spec);
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) throw Error("cannot write " + path);

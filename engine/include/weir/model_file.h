@@ -37,8 +37,15 @@ struct ModelFileSummary {
 ModelFileSummary summarizeModelFile(const std::string& path);
 
 // Writes the synthetic model `spec` describes to `path` (same bytes for the
-// same spec).
+// same spec). A preset streams its weights, a chunk of rows at a time.
 void writeSyntheticModel(const SyntheticModelSpec& spec, const std::string& path);
+
+// The full-size presets SyntheticModelSpec::preset takes.
+struct SyntheticPresetInfo {
+    std::string name;         // "gemma3-270m-q4_k_m"
+    std::string description;  // "Gemma 3 270M, Q4_K_M (253 MB)"
+};
+std::vector<SyntheticPresetInfo> syntheticModelPresets();
 
 // Renders a conversation with a chat template, without loading the weights.
 struct ChatTemplateRender {

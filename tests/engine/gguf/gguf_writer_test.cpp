@@ -400,3 +400,45 @@ WEIR_TEST(GgufWriter, alignmentKeySetsAlignment) {
     REQUIRE_EQ(f->findTensor("b")->offset, uint64_t(128));
     REQUIRE_EQ(f->findTensor("b")->data[0], uint8_t(2));
 }
+
+// A tensor made by a fill function: the writer asks for whole rows, in
+// chunks when the tensor is large (here 40 rows of 1 MiB: more than one
+// 32 MiB chunk), and the file holds what the function made for each offset,
+// the same as toBytes and fileSize say.
+WEIR_TEST(GgufWriter, filledTensorsStreamWholeRows) {
+    constexpr int64_t kCols = 1 << 18, kRows = 40;  // F32: 1 MiB rows
+    constexpr uint64_t kRowBytes = uint64_t(kCols) * 4;
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    GgufWriter w;
+    w.addU32("answer", 42);
+    w.addTensor("small", kernels::GgmlType::F32, {3}, std::vector<uint8_t>(12, 7));
+    w.addTensor("big", kernels::GgmlType::F32, {kCols, kRows}, [&](uint64_t offset, uint8_t* out, uint64_t size) {
+        calls.emplace_back(offset, size);
+        for (uint64_t i = 0; i < size; ++i) out[i] = uint8_t((offset + i) / kRowBytes * 3 + (offset + i) % 5);
+    });
+    weirtest::TempDir dir;
+    const std::string path = dir.filePath("filled.gguf");
+    w.writeFile(path);
+    REQUIRE(calls.size() > 1);
+    uint64_t expectOffset = 0;
+    for (const auto& [offset, size] : calls) {
+        CHECK_EQ(offset, expectOffset);
+        CHECK_EQ(offset % kRowBytes, uint64_t(0));
+        CHECK_EQ(size % kRowBytes, uint64_t(0));
+        expectOffset = offset + size;
+    }
+    REQUIRE_EQ(expectOffset, kRowBytes * uint64_t(kRows));
+    const auto g = GgufFile::open(path);
+    REQUIRE_EQ(g->fileSize(), w.fileSize());
+    const TensorInfo* big = g->findTensor("big");
+    REQUIRE(big != nullptr);
+    REQUIRE_EQ(big->nbytes, kRowBytes * uint64_t(kRows));
+    for (uint64_t at : {uint64_t(0), kRowBytes - 1, 33 * kRowBytes + 17, 40 * kRowBytes - 1})
+        CHECK_EQ(big->data[at], uint8_t(at / kRowBytes * 3 + at % 5));
+    CHECK_EQ(g->findTensor("small")->data[11], uint8_t(7));
+    const std::vector<uint8_t> mem = w.toBytes();
+    const auto onDisk = weirtest::readFile(path);
+    REQUIRE(onDisk.has_value());
+    REQUIRE_EQ(onDisk->size(), mem.size());
+    CHECK(std::memcmp(onDisk->data(), mem.data(), mem.size()) == 0);
+}

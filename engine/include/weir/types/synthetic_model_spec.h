@@ -1,6 +1,7 @@
 #pragma once
-// What a small random model GGUF is made of (weir-cli make-synthetic and the
-// reference tests write one; see writeSyntheticModel in weir/model_file.h).
+// What a synthetic model GGUF is made of (weir-cli make-synthetic and the
+// reference tests write one; see writeSyntheticModel in weir/model_file.h):
+// a small random model from the sizes below, or a full-size preset.
 #include <cstdint>
 #include <string>
 
@@ -21,6 +22,10 @@ struct SyntheticModelSpec {
     int32_t slidingWindow = 16;           // gemma3: window of the sliding layers
     int32_t slidingPattern = 3;           // gemma3: every 3rd layer is global
     uint64_t seed = 1;
+    // A full-size preset (syntheticModelPresets() in weir/model_file.h): a
+    // real model's metadata, tensor table and vocabulary size with tame
+    // weights from `seed`. When set, the fields above but seed are ignored.
+    std::string preset;
 };
 
 } // namespace weir
