@@ -25,9 +25,12 @@ Rectangle {
                 PageHeader {
                     title: qsTr("Pool monitor")
                     subtitle: App.pools.hasData
-                              ? qsTr("Live from the engine, %1 updates per second \u00b7 %2 running, %3 waiting")
+                              ? qsTr("Live from the engine, %1 updates per second \u00b7 %2 running, %3 waiting \u00b7 %4")
                                     .arg(App.pools.updatesPerSecond.toFixed(1))
                                     .arg(App.pools.counters.running).arg(App.pools.counters.waiting)
+                                    .arg(App.engine.modelInfo.device && App.engine.modelInfo.device !== "cpu"
+                                         ? qsTr("both pools in %1 memory (%2)").arg(App.engine.modelInfo.deviceName).arg(App.engine.modelInfo.device)
+                                         : qsTr("both pools in this computer's memory"))
                               : qsTr("Load a model to see its KV pools.")
                 }
                 IconButton {

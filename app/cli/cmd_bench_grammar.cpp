@@ -17,6 +17,7 @@ int run(const std::vector<std::string>& argv) {
     GrammarBenchOptions o;
     o.modelPath = args.value("-m", defaultModelPath());
     o.threads = readThreadsFlag(args);
+    o.device = readDeviceFlag(args, "cpu");
     o.maxTokens = int32_t(args.intValue("--tokens", o.maxTokens, 1, 4096));
     o.temperature = float(args.floatValue("--temp", o.temperature, 0.0, 100.0));
     o.seed = uint64_t(args.intValue("--seed", 1, 0, INT64_MAX));
@@ -44,7 +45,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"bench-grammar", "constrained-decoding cost per token beside the decode step, as JSON: [-m FILE] [--tokens N] [--threads T] [--temp T] [--seed S]", &run};
+Command reg{"bench-grammar", "constrained-decoding cost per token beside the decode step, as JSON: [-m FILE] [--tokens N] [--device cpu|cuda|cuda:N] [--threads T] [--temp T] [--seed S]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -70,7 +70,7 @@ double percentile(std::vector<double> v, double p) {
 
 GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options) {
     BackendRequest device;
-    device.device = "cpu";
+    device.device = options.device;
     device.threads = options.threads;
     AssembledModel parts = assembleModel(options.modelPath, device);
     const auto& file = parts.file;

@@ -13,6 +13,7 @@ namespace weir {
 struct GrammarBenchOptions {
     std::string modelPath;
     int32_t threads = 0;          // 0 = one per physical core
+    std::string device = "cpu";   // --device (the grammar's cost is the host's; the forward pass runs there)
     int32_t maxTokens = 96;       // per generation
     float temperature = 0.8f;
     uint64_t seed = 1;
