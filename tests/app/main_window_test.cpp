@@ -189,6 +189,36 @@ private slots:
         QTRY_COMPARE(app_->engineHost()->activeRequests(), 0);
     }
 
+    // The Device setting lists the CPU (and each GPU where there is one), and
+    // pools that do not fit the chosen device's free memory are refused
+    // before Apply, with the numbers and the largest full pool that fits.
+    void engineSettingsDeviceAndMemory() {
+        QVERIFY(clickItem(window_, findItem(window_, "navEngineSettings")));
+        QQuickItem* page = findItem(window_, "engineSettingsPage");
+        QTRY_VERIFY(page->isVisible());
+        QQuickItem* box = findItem(window_, "deviceBox");
+        QVERIFY(box && box->isEnabled());
+        AppSettings* settings = app_->settings();
+        QTRY_VERIFY(settings->devices().size() >= 2);
+        QStringList ids;
+        for (const QVariant& d : settings->devices()) ids << d.toMap().value("id").toString();
+        QCOMPARE(ids.front(), QString());  // automatic first
+        QVERIFY(ids.contains(QStringLiteral("cpu")));
+        QObject* advisor = page->findChild<QObject*>(QStringLiteral("sizingAdvisor"));
+        QVERIFY(advisor);
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("device")), Q_ARG(QVariant, QStringLiteral("cpu")));
+        QTRY_VERIFY(advisor->property("deviceFreeBytes").toLongLong() > 0);
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("fullPoolTokens")), Q_ARG(QVariant, qint64(1) << 29));
+        QTRY_VERIFY(!advisor->property("memoryProblem").toString().isEmpty());
+        QVERIFY2(advisor->property("refusal").toString().contains(QStringLiteral("do not fit")),
+                 qPrintable(advisor->property("refusal").toString()));
+        QVERIFY(!findItem(window_, "applyButton")->isEnabled());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("engine-settings-memory")).isEmpty());
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("fullPoolTokens")), Q_ARG(QVariant, 0));
+        QTRY_VERIFY(advisor->property("memoryProblem").toString().isEmpty());
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("device")), Q_ARG(QVariant, QString()));
+    }
+
     // Not asserted (no timed assertions): printed for the record.
     void frameTimesWhileFourStream() {
         ChatController* chat = app_->chat();
