@@ -46,10 +46,10 @@ int run(const std::vector<std::string>& argv) {
     so.http.bodyTimeoutMs = seconds(args, "--body-timeout", so.http.bodyTimeoutMs);
     so.http.idleTimeoutMs = seconds(args, "--idle-timeout", so.http.idleTimeoutMs);
     // --allowed-host may be repeated or hold a comma-separated list.
-    for (std::string h; !(h = args.value("--allowed-host", "")).empty();)
+    for (const std::string& h : args.values("--allowed-host"))
         so.allowedHosts += QString::fromStdString(h).split(QLatin1Char(','), Qt::SkipEmptyParts);
-    // --cors-origins ORIGIN[,ORIGIN] ("*": any web page); none by default.
-    for (std::string o; !(o = args.value("--cors-origins", "")).empty();)
+    // --cors-origins ORIGIN[,ORIGIN] ("*": any web page), may be repeated too; none by default.
+    for (const std::string& o : args.values("--cors-origins"))
         so.corsOrigins += QString::fromStdString(o).split(QLatin1Char(','), Qt::SkipEmptyParts);
     for (const QString& o : so.corsOrigins)
         if (auto why = weir::server::CorsPolicy::invalidOrigin(o)) {

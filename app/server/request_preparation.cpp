@@ -187,7 +187,7 @@ PreparedRequest prepareAnthropicMessages(const QByteArray& body, const Preparati
     QJsonObject chat;
     ChatRequest cr;
     ApiError err;
-    if (!anthropicToChatBody(body, chat, err) || !parseChatObject(chat, cr, err))
+    if (!anthropicToChatBody(body, chat, err, countOnly) || !parseChatObject(chat, cr, err))
         return withDialect(failed(err), ApiDialect::Anthropic);
     // Coding agents name Claude models: whatever the name, the served model
     // answers, and the answer names it.

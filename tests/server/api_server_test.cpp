@@ -225,6 +225,15 @@ private slots:
         r = post("/messages", QJsonObject{{"messages", "not a list"}}, "secret");
         QCOMPARE(r.status, 400);
         QCOMPARE(obj(r.body)["error"].toObject()["type"].toString(), QStringLiteral("invalid_request_error"));
+        // max_tokens is required, as the Messages API has it; count_tokens needs none.
+        QJsonObject unbounded = message;
+        unbounded.remove("max_tokens");
+        r = post("/messages", unbounded, "secret");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(obj(r.body)["error"].toObject()["message"].toString(), QStringLiteral("max_tokens: Field required"));
+        r = post("/messages/count_tokens", unbounded, "secret");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["input_tokens"].toInt(), m["usage"].toObject()["input_tokens"].toInt());
 
         r = post("/responses", QJsonObject{{"input", "hello world"}, {"max_output_tokens", 3}, {"stream", true}}, "secret");
         QCOMPARE(r.status, 200);
