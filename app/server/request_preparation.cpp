@@ -201,6 +201,8 @@ PreparedRequest prepareResponses(const QByteArray& body, const PreparationContex
     ApiError err;
     if (!responsesToChatBody(body, chat, echo, err) || !parseChatObject(chat, cr, err))
         return withDialect(failed(err), ApiDialect::Responses);
+    keepSchemaOrder(body, {QStringLiteral("text"), QStringLiteral("format"), QStringLiteral("schema")},
+                    cr.responseFormat);
     PreparedRequest p = withDialect(prepareChat(cr, c, false), ApiDialect::Responses);
     p.echo = std::move(echo);
     return p;

@@ -378,6 +378,30 @@ private slots:
 #endif
     }
 
+    // A schema beside json_object (llama.cpp's extension) is compiled like
+    // json_schema's: one the compiler refuses is a 400 naming the problem.
+    // A Responses text.format schema keeps its property order.
+    void schemasAreAppliedInTheirOwnOrder() {
+#ifndef Q_MOC_RUN
+        const PreparationContext c = context(*gemma_);
+        const PreparedRequest bad = prepareChatCompletion(R"({"messages": [{"role": "user", "content": "x"}],
+            "response_format": {"type": "json_object", "schema": {"type": "hiccup"}}})", c);
+        QVERIFY(bad.error);
+        QCOMPARE(bad.error->status, 400);
+        QCOMPARE(bad.error->param, QStringLiteral("response_format"));
+        QVERIFY2(bad.error->message.contains("unknown type 'hiccup'"), qPrintable(bad.error->message));
+        const PreparedRequest good = prepareChatCompletion(R"({"messages": [{"role": "user", "content": "x"}],
+            "response_format": {"type": "json_object", "schema": {"type": "object", "properties": {"b": {"type": "null"}}}}})", c);
+        QVERIFY(!good.error);
+        QCOMPARE(int(good.choices[0].generate.constraint.kind), int(weir::OutputConstraint::Kind::JsonSchema));
+        const PreparedRequest responses = prepareResponses(R"({"input": "x", "text": {"format": {"type": "json_schema",
+            "name": "o", "schema": {"type": "object", "properties": {"zeta": {"type": "null"}, "alpha": {"type": "null"}}}}}})", c);
+        QVERIFY(!responses.error);
+        const std::string& schema = responses.choices[0].generate.constraint.schema;
+        QVERIFY2(schema.find("zeta") < schema.find("alpha"), schema.c_str());
+#endif
+    }
+
     void responsesPreparationKeepsTheClientsStops() {
 #ifndef Q_MOC_RUN
         const PreparedRequest p = prepareResponses(R"({"input": "hello", "max_output_tokens": 4})", context(*gemma_));

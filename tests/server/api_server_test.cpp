@@ -693,6 +693,13 @@ private slots:
         QJsonObject usage = obj(r.body)["usage"].toObject();
         QCOMPARE(usage["prompt_tokens"].toInt(), 60);
         QCOMPARE(usage["total_tokens"].toInt(), 64);
+        // Speculative drafts are Weir's own numbers, not OpenAI's Predicted Outputs fields.
+        QVERIFY(!usage.contains("completion_tokens_details"));
+        const QJsonObject drafts = usage["weir"].toObject();
+        QVERIFY2(drafts["draft_tokens"].isDouble() && drafts["accepted_draft_tokens"].isDouble(),
+                 QJsonDocument(usage).toJson().constData());
+        QVERIFY(drafts["accepted_draft_tokens"].toInt() >= 0);
+        QVERIFY(drafts["accepted_draft_tokens"].toInt() <= drafts["draft_tokens"].toInt());
         QCOMPARE(obj(r.body)["choices"].toArray()[0].toObject()["finish_reason"].toString(), QStringLiteral("length"));
         r = completion(70, 5);
         QCOMPARE(r.status, 400);
