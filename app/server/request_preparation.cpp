@@ -70,7 +70,8 @@ std::optional<ApiError> checkLogitBias(const GenerationFields& gen, const Prepar
 // the engine would refuse is a 400 naming the keyword before anything runs.
 std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint& out) {
     const bool call = forcesToolCall(cr.toolChoice);
-    out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema, forcedCallSchema(cr.tools, cr.toolChoice)}
+    out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema,
+                                  forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls)}
                : cr.responseFormat;
     const std::string problem = Engine::outputConstraintProblem(out);
     if (problem.empty()) return std::nullopt;

@@ -27,6 +27,7 @@
 
 #include "app/server/api_server.h"
 #include "app/server/cors_policy.h"
+#include "app/server/forced_tool_call.h"
 #include "tests/server/http_test_client.h"
 #include "tests/server/raw_http_client.h"
 #include "weir/engine.h"
@@ -844,6 +845,45 @@ private slots:
     }
 
     // The model file's path names nothing: it cannot be used to probe the disk.
+    // tool_choice "required": the reply is one or more calls (an array held
+    // by the grammar), each returned; with parallel_tool_calls false, one.
+    void requiredToolChoiceReturnsEveryCall() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        const QJsonObject noArguments{{"type", "object"}, {"properties", QJsonObject{}}, {"additionalProperties", false}};
+        QJsonArray tools;
+        for (const char* name : {"ping", "pong"})
+            tools.append(QJsonObject{{"type", "function"},
+                                     {"function", QJsonObject{{"name", name}, {"parameters", noArguments}}}});
+        QJsonObject chat{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "ping and pong"}}}},
+                         {"tools", tools}, {"tool_choice", "required"}, {"max_tokens", 400}, {"temperature", 0}};
+        auto calls = [&](const QJsonObject& body) {
+            const Reply r = send(nam, server.url() + "/chat/completions", "POST",
+                                 QJsonDocument(body).toJson(QJsonDocument::Compact));
+            const QJsonObject choice = obj(r.body)["choices"].toArray()[0].toObject();
+            if (r.status != 200 || choice["finish_reason"].toString() != QLatin1String("tool_calls")) {
+                qWarning("%s", r.body.constData());
+                return QJsonArray();
+            }
+            return choice["message"].toObject()["tool_calls"].toArray();
+        };
+        QSet<QString> ids;
+        const QJsonArray several = calls(chat);
+        QVERIFY(several.size() >= 1 && several.size() <= weir::server::kMaxForcedCalls);
+        for (const QJsonValue& c : several) {
+            const QJsonObject fn = c.toObject()["function"].toObject();
+            QVERIFY(fn["name"] == QJsonValue("ping") || fn["name"] == QJsonValue("pong"));
+            QCOMPARE(fn["arguments"].toString(), QStringLiteral("{}"));
+            ids.insert(c.toObject()["id"].toString());
+        }
+        QCOMPARE(ids.size(), several.size());
+        qInfo("tool_choice required wrote %lld call(s)", qlonglong(several.size()));
+        chat["parallel_tool_calls"] = false;
+        QCOMPARE(calls(chat).size(), 1);
+    }
+
     void theModelPathIsNotAName() {
         Engine engine(options());
         ServerOptions so = serverOptions();

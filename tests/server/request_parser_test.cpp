@@ -309,6 +309,29 @@ private slots:
                      {weir::OutputConstraint::Kind::JsonSchema, either})),
                  QString());
 
+        // "required" with parallel calls allowed: one or more calls, as an
+        // array of up to kMaxForcedCalls, read back as that many calls.
+        const std::string several = forcedCallSchema(r.tools, r.toolChoice, true);
+        QVERIFY2(several.find(QStringLiteral(R"({"type":"array","items":{"anyOf":[)").toStdString()) == 0, several.c_str());
+        QVERIFY(several.find(QStringLiteral(R"("minItems":1,"maxItems":%1)").arg(kMaxForcedCalls).toStdString()) !=
+                std::string::npos);
+        QCOMPARE(QString::fromStdString(weir::Engine::outputConstraintProblem(
+                     {weir::OutputConstraint::Kind::JsonSchema, several})),
+                 QString());
+        const auto two = readForcedCalls(R"([{"name": "get_weather", "arguments": {"city": "Paris"}},
+                                            {"name": "get_time", "arguments": {}}])");
+        QVERIFY(two.has_value());
+        QCOMPARE(two->size(), size_t(2));
+        QCOMPARE((*two)[0].arguments, std::string(R"({"city":"Paris"})"));
+        QCOMPARE((*two)[1].name, std::string("get_time"));
+        QCOMPARE(readForcedCalls(R"({"name": "get_time", "arguments": {}})")->size(), size_t(1));
+        QVERIFY(!readForcedCalls("[]").has_value());
+        QVERIFY(!readForcedCalls("[{\"name\": \"get_time\", \"arguments\": {}}, {\"name\": \"ge").has_value());  // cut short
+        QVERIFY(!readForcedCall(R"([{"name": "get_time", "arguments": {}}])").has_value());
+        // A named function is called once, and with parallel_tool_calls false "required" is one call.
+        QCOMPARE(forcedCallSchema(r.tools, r.toolChoice, false), either);
+        QVERIFY(forcedCallSchema(r.tools, {weir::ToolChoice::Mode::Function, "get_time"}, true).find("{\"type\":\"object\"") == 0);
+
         // tool_choice "none": tools given, none read.
         QVERIFY(parseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
             "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none"})", r = {}, e));
