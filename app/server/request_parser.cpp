@@ -700,6 +700,7 @@ bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiE
         return false;
     }
     if (!boolean(o, "echo", out.echo, err)) return false;
+    if (!boolean(o, "skip_special_tokens", out.skipSpecialTokens, err)) return false;
     if (!readGeneration(o, false, out.gen, err)) return false;
     if (!out.gen.maxTokens) out.gen.maxTokens = 16;  // OpenAI's default for completions
     if (present(o, "suffix")) {

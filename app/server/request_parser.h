@@ -65,6 +65,8 @@ struct CompletionRequest {
     std::vector<CompletionPrompt> prompts; // one or more: each gets n choices
     bool echo = false;
     std::optional<std::string> suffix;     // fill in the middle (fill_in_middle.h); text prompts only
+    bool skipSpecialTokens = true;         // skip_special_tokens (vLLM's): false writes control tokens and
+                                           // media markers (<start_of_image>) as text
     GenerationFields gen;
 };
 

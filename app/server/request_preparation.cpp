@@ -298,6 +298,8 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
         base.sampling = cr.gen.sampling;
         base.maxTokens = maxTokensFor(base.prompt.size(), cr.gen.maxTokens.value_or(16), c);
         base.stop = cr.gen.stop;
+        // Special tokens are not text unless the client asks for them.
+        base.showSpecialTokens = !cr.skipSpecialTokens;
         addChoices(std::move(base), int(i), echo, cr.gen, p);
     }
     return p;

@@ -884,6 +884,40 @@ private slots:
         QCOMPARE(calls(chat).size(), 1);
     }
 
+    // A completion's text leaves out what is not text: Gemma's media marker
+    // <start_of_image> (user-defined in the file, special to Hugging Face)
+    // pushed by a logit bias; skip_special_tokens false asks for it.
+    void completionsLeaveSpecialTokensOut() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("tiny-with-image.gguf").toStdString();
+        weir::test::TinyGemma3Spec spec;
+        spec.extraUserDefinedTokens = {"<start_of_image>"};
+        weir::test::writeTinyGemma3(path, spec);
+        EngineOptions o = options();
+        o.modelPath = path;
+        Engine engine(o);
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        const int image = 6;  // after Gemma's six control tokens
+        QJsonObject body{{"prompt", "the operator"}, {"max_tokens", 3}, {"temperature", 0},
+                         {"logit_bias", QJsonObject{{QString::number(image), 100}}}};
+        auto text = [&](const QJsonObject& b) {
+            const Reply r = send(nam, server.url() + "/completions", "POST", QJsonDocument(b).toJson(QJsonDocument::Compact));
+            const QJsonObject o = obj(r.body);
+            if (r.status != 200 || o["usage"].toObject()["completion_tokens"].toInt() != 3) qWarning("%s", r.body.constData());
+            return o["choices"].toArray()[0].toObject()["text"].toString();
+        };
+        QCOMPARE(text(body), QString());
+        body["skip_special_tokens"] = false;
+        QCOMPARE(text(body), QStringLiteral("<start_of_image>").repeated(3));
+        body["stream"] = true;
+        body["skip_special_tokens"] = true;
+        const Reply streamed = send(nam, server.url() + "/completions", "POST", QJsonDocument(body).toJson(QJsonDocument::Compact));
+        QCOMPARE(streamed.status, 200);
+        QVERIFY2(!streamed.body.contains("start_of_image"), streamed.body.constData());
+    }
+
     void theModelPathIsNotAName() {
         Engine engine(options());
         ServerOptions so = serverOptions();
