@@ -17,6 +17,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QSignalSpy>
+#include <QElapsedTimer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QThread>
@@ -467,12 +468,16 @@ private slots:
         QVERIFY(got.isEmpty());
     }
 
-    // More connections than the cap: the next is told 503 with Retry-After
-    // and closed; once one closes, the server takes connections again.
+    // More connections than the cap and its reserve: the next is told 503
+    // with Retry-After and closed; once one closes, the server takes
+    // connections again. A whole request beyond the cap is served from the
+    // reserve, and that connection closed after its answer.
     void connectionCapAnswers503() {
         Engine engine(options());
         ServerOptions so = serverOptions();
         so.http.maxConnections = 3;
+        so.http.reservedConnections = 1;
+        so.http.reservedRequestMs = 600000;  // the silent client below holds the reserve until it leaves
         ApiServer server(engine, so);
         QVERIFY(server.start());
         std::vector<std::unique_ptr<QTcpSocket>> held;
@@ -484,21 +489,133 @@ private slots:
             QByteArray buffer;
             QCOMPARE(raw::readResponse(*held.back(), buffer).status, 200);
         }
+        auto silent = std::make_unique<QTcpSocket>();  // accepted into the reserve (connections are taken in order)
+        QVERIFY(raw::connectTo(*silent, server.port()));
         const raw::Response refused = raw::exchange(server.port(), raw::request("GET", "/health"));
         QCOMPARE(refused.status, 503);
         QVERIFY(refused.header("retry-after").toInt() >= 1);
         QCOMPARE(refused.header("connection"), QByteArray("close"));
         QCOMPARE(obj(refused.body)["error"].toObject()["code"].toString(), QStringLiteral("too_many_connections"));
 
+        // The reserve free again: a whole request is answered there, then closed.
+        silent->disconnectFromHost();
+        raw::Response reserved;
+        for (int i = 0; i < 600 && reserved.status != 200; ++i) {
+            reserved = raw::exchange(server.port(), raw::request("GET", "/health"));
+            if (reserved.status != 200) QThread::msleep(50);
+        }
+        QCOMPARE(reserved.status, 200);
+        QCOMPARE(reserved.header("connection"), QByteArray("close"));
+
         held.front()->disconnectFromHost();
         held.erase(held.begin());
         // (Tried once per turn: the server notices the close a moment later.)
-        int status = 0;
-        for (int i = 0; i < 600 && status != 200; ++i) {
-            status = raw::exchange(server.port(), raw::request("GET", "/health")).status;
-            if (status != 200) QThread::msleep(50);
+        raw::Response regular;
+        for (int i = 0; i < 600; ++i) {
+            regular = raw::exchange(server.port(), raw::request("GET", "/health"));
+            if (regular.status == 200 && regular.header("connection") != "close") break;
+            QThread::msleep(50);
         }
-        QCOMPARE(status, 200);
+        QCOMPARE(regular.status, 200);
+        QVERIFY(regular.header("connection") != "close");  // kept alive: a regular connection again
+    }
+
+    // 256 clients that drip a body (a byte now and then, never pausing long
+    // enough for the read timeout) hold every regular connection: /health
+    // and a whole chat request still get through the reserve, and a dripper
+    // that lands in the reserve is cut off with 408 while it drips.
+    void drippingUploadsLeaveRoomForWholeRequests() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.bodyTimeoutMs = 600000;  // the drips never pause that long
+        so.http.bodyGraceMs = 600000;    // nor does their rate cut them here (see drippingBodiesAreCutOff)
+        so.http.reservedRequestMs = 300;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        const QByteArray head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                "application/json\r\nContent-Length: 100000\r\n\r\n{";
+        std::vector<std::unique_ptr<QTcpSocket>> drips;
+        for (int i = 0; i < so.http.maxConnections; ++i) {
+            drips.push_back(std::make_unique<QTcpSocket>());
+            QVERIFY(raw::connectTo(*drips.back(), server.port()));
+            QVERIFY(raw::sendAll(*drips.back(), head));
+        }
+        const raw::Response health = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(health.status, 200);
+        QCOMPARE(health.header("connection"), QByteArray("close"));  // a reserve connection
+        const raw::Response chat = raw::exchange(server.port(), raw::request("POST", "/v1/chat/completions", chatBody(4, false)));
+        QCOMPARE(chat.status, 200);
+        QCOMPARE(obj(chat.body)["object"].toString(), QStringLiteral("chat.completion"));
+
+        QTcpSocket late;
+        QVERIFY(raw::connectTo(late, server.port()));
+        QVERIFY(raw::sendAll(late, head));
+        QByteArray got;
+        QElapsedTimer guard;
+        guard.start();
+        while (late.state() == QAbstractSocket::ConnectedState && guard.elapsed() < raw::patienceMs()) {
+            late.write("1");
+            late.waitForBytesWritten(50);
+            late.waitForReadyRead(50);
+            got += late.readAll();
+        }
+        got += late.readAll();
+        QVERIFY2(got.startsWith("HTTP/1.1 408 "), got.constData());
+        QVERIFY2(got.contains("connection limit"), got.constData());
+        // The drippers were neither answered nor dropped.
+        for (const auto& d : drips) {
+            QCOMPARE(d->state(), QAbstractSocket::ConnectedState);
+            QCOMPARE(d->bytesAvailable(), qint64(0));
+        }
+    }
+
+    // A body that drips is cut off by its rate after the grace, and one that
+    // keeps a good rate but never ends by the body deadline, though neither
+    // pauses long enough for the read timeout: 256 drippers and one endless
+    // upload all get 408, and the connections come free.
+    void drippingBodiesAreCutOff() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.bodyTimeoutMs = 600000;  // never the pause between reads
+        so.http.bodyGraceMs = 200;
+        so.http.bodyMinBytesPerSecond = 1000;
+        so.http.bodyDeadlineMs = 1500;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        const QByteArray head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                "application/json\r\nContent-Length: 1000000\r\n\r\n{";
+        struct Client {
+            std::unique_ptr<QTcpSocket> socket = std::make_unique<QTcpSocket>();
+            QByteArray got;
+            int bytesPerTurn = 1;  // a turn is ~50 ms: 20 bytes a second, or 4000 for the endless one
+        };
+        std::vector<Client> clients(size_t(so.http.maxConnections) + 1);
+        clients.back().bytesPerTurn = 200;
+        for (Client& c : clients) {
+            QVERIFY(raw::connectTo(*c.socket, server.port()));
+            QVERIFY(raw::sendAll(*c.socket, head));
+        }
+        QElapsedTimer guard;
+        guard.start();
+        for (int open = int(clients.size()); open > 0 && guard.elapsed() < raw::patienceMs();) {
+            open = 0;
+            for (Client& c : clients) {
+                if (c.socket->state() != QAbstractSocket::ConnectedState) continue;
+                ++open;
+                c.socket->write(QByteArray(c.bytesPerTurn, ' '));
+                c.socket->flush();
+                c.got += c.socket->readAll();
+            }
+            QCoreApplication::processEvents();
+            QThread::msleep(50);
+        }
+        for (Client& c : clients) {
+            c.got += c.socket->readAll();
+            QVERIFY2(c.got.startsWith("HTTP/1.1 408 "), c.got.constData());
+            QVERIFY2(c.got.contains("too slowly"), c.got.constData());
+        }
+        const raw::Response health = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(health.status, 200);
     }
 
     // Without a key, what a web page can send cross-site does not run: a
