@@ -7,10 +7,19 @@ namespace weir::grammar {
 
 int32_t JsonRules::whitespace() {
     if (ws_ >= 0) return ws_;
-    // ws ::= "" | " "
+    // ws ::= "" | " " | "\n" indent ; indent_k ::= "" | " " indent_{k-1}
+    int32_t indent = g_.addRule("indent0");
+    g_.addAlternative(indent, {});
+    for (int k = 1; k <= kMaxIndent; ++k) {
+        const int32_t r = g_.addRule("indent" + std::to_string(k));
+        g_.addAlternative(r, {});
+        g_.addAlternative(r, Sequence{byteOf(' '), ruleRef(indent)});
+        indent = r;
+    }
     ws_ = g_.addRule("ws");
     g_.addAlternative(ws_, {});
     g_.addAlternative(ws_, literal(" "));
+    g_.addAlternative(ws_, Sequence{byteOf('\n'), ruleRef(indent)});
     return ws_;
 }
 
@@ -113,26 +122,34 @@ int32_t JsonRules::null() {
     return null_;
 }
 
+int32_t JsonRules::colonSpace() {
+    if (colon_ >= 0) return colon_;
+    colon_ = g_.addRule("colon-space");
+    g_.addAlternative(colon_, {});
+    g_.addAlternative(colon_, literal(" "));
+    return colon_;
+}
+
 int32_t JsonRules::arrayOf(int32_t item, const std::string& name) {
     // more ::= "" | "," ws item more
     const int32_t more = g_.addRule(name + "-more");
     g_.addAlternative(more, {});
     g_.addAlternative(more, Sequence{byteOf(','), ws(), ruleRef(item), ruleRef(more)});
     const int32_t r = g_.addRule(name);
-    g_.addAlternative(r, literal("[]"));
-    g_.addAlternative(r, Sequence{byteOf('['), ruleRef(item), ruleRef(more), byteOf(']')});
+    g_.addAlternative(r, Sequence{byteOf('['), ws(), byteOf(']')});
+    g_.addAlternative(r, Sequence{byteOf('['), ws(), ruleRef(item), ruleRef(more), ws(), byteOf(']')});
     return r;
 }
 
 int32_t JsonRules::objectOf(int32_t value, const std::string& name) {
     const int32_t member = g_.addRule(name + "-member");
-    g_.addAlternative(member, Sequence{ruleRef(string()), byteOf(':'), ws(), ruleRef(value)});
+    g_.addAlternative(member, Sequence{ruleRef(string()), byteOf(':'), ruleRef(colonSpace()), ruleRef(value)});
     const int32_t more = g_.addRule(name + "-more");
     g_.addAlternative(more, {});
     g_.addAlternative(more, Sequence{byteOf(','), ws(), ruleRef(member), ruleRef(more)});
     const int32_t r = g_.addRule(name);
-    g_.addAlternative(r, literal("{}"));
-    g_.addAlternative(r, Sequence{byteOf('{'), ruleRef(member), ruleRef(more), byteOf('}')});
+    g_.addAlternative(r, Sequence{byteOf('{'), ws(), byteOf('}')});
+    g_.addAlternative(r, Sequence{byteOf('{'), ws(), ruleRef(member), ruleRef(more), ws(), byteOf('}')});
     return r;
 }
 

@@ -197,7 +197,7 @@ private:
             if (!additional || (additional->isBool() && additional->asBool())) return rules_.anyObject();
             if (additional->isBool()) {
                 const int32_t r = g_.addRule(ruleName(path) + "-empty");
-                g_.addAlternative(r, literal("{}"));
+                g_.addAlternative(r, Sequence{byteOf('{'), rules_.ws(), byteOf('}')});
                 return r;
             }
             const int32_t value = compileNested(*additional, path + "/additionalProperties");
@@ -216,22 +216,26 @@ private:
                 requiredNames.insert(n.asString());
             }
         }
-        // member_i ::= "key" ":" ws value
+        // member_i ::= "key" ":" colon-space value
         std::vector<int32_t> members;
         for (const auto& [key, sub] : entries) {
             const int32_t value = compileNested(sub, path + "/properties/" + pointerToken(key));
             const int32_t m = g_.addRule(ruleName(path) + "-" + key);
-            g_.addAlternative(m, literal(jsonText(Json(key))) + byteOf(':') + rules_.ws() + ruleRef(value));
+            g_.addAlternative(m, literal(jsonText(Json(key))) + byteOf(':') + ruleRef(rules_.colonSpace()) +
+                                     ruleRef(value));
             members.push_back(m);
         }
         // Properties in the schema's order, optional ones may be left out,
         // commas only between written ones. first_i: nothing written yet from
-        // i on; after_i: something was written before i.
+        // i on; after_i: something was written before i (so the whitespace
+        // before the closing brace comes at its end, and an empty object
+        // has it once, after the opening one).
         const size_t n = entries.size();
         std::vector<int32_t> first(n + 1), after(n + 1);
         first[n] = g_.addRule(ruleName(path) + "-end");
         g_.addAlternative(first[n], {});
-        after[n] = first[n];
+        after[n] = g_.addRule(ruleName(path) + "-close");
+        g_.addAlternative(after[n], {rules_.ws()});
         for (size_t i = n; i-- > 0;) {
             const bool req = requiredNames.contains(entries[i].first);
             first[i] = g_.addRule(ruleName(path) + "-first" + std::to_string(i));
@@ -244,7 +248,7 @@ private:
             }
         }
         const int32_t r = g_.addRule(ruleName(path) + "-object");
-        g_.addAlternative(r, Sequence{byteOf('{'), ruleRef(first[0]), byteOf('}')});
+        g_.addAlternative(r, Sequence{byteOf('{'), rules_.ws(), ruleRef(first[0]), byteOf('}')});
         return r;
     }
 
@@ -268,7 +272,7 @@ private:
         if (minItems == 0 && maxItems < 0) return rules_.arrayOf(item, ruleName(path) + "-array");
         if (maxItems == 0) {
             const int32_t r = g_.addRule(ruleName(path) + "-empty");
-            g_.addAlternative(r, literal("[]"));
+            g_.addAlternative(r, Sequence{byteOf('['), rules_.ws(), byteOf(']')});
             return r;
         }
         // tail_k: what may follow after k items (k >= 1), built from the end.
@@ -290,10 +294,10 @@ private:
             if (k >= minItems) g_.addAlternative(r, {});
             tail = r;
         }
-        // "[" item tail "]", or "[]" where no item is needed.
+        // "[" ws item tail ws "]", or "[" ws "]" where no item is needed.
         const int32_t r = g_.addRule(base + "-array");
-        g_.addAlternative(r, Sequence{byteOf('['), ruleRef(item), ruleRef(tail), byteOf(']')});
-        if (minItems == 0) g_.addAlternative(r, literal("[]"));
+        g_.addAlternative(r, Sequence{byteOf('['), rules_.ws(), ruleRef(item), ruleRef(tail), rules_.ws(), byteOf(']')});
+        if (minItems == 0) g_.addAlternative(r, Sequence{byteOf('['), rules_.ws(), byteOf(']')});
         return r;
     }
 

@@ -58,18 +58,17 @@ WEIR_TEST(JsonSchemaCompiler, keywords) {
          R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"boolean"}},
              "required":["b"],"additionalProperties":false})",
          {R"({"b":"x"})", R"({"a":1,"b":"x"})", R"({"b":"x","c":true})", R"({"a":1,"b":"x","c":false})",
-          R"({"a": 1, "b": "x"})"},
-         {R"({})", R"({"a":1})", R"({"b":"x","a":1})", R"({"b":"x","d":1})", R"({"b":"x",})", R"({,"b":"x"})",
-          "{\n  \"a\": 1,\n  \"b\": \"x\"\n}", R"({ "b": "x" })"}},
+          "{\n  \"a\": 1,\n  \"b\": \"x\"\n}", R"({ "b": "x" })"},
+         {R"({})", R"({"a":1})", R"({"b":"x","a":1})", R"({"b":"x","d":1})", R"({"b":"x",})", R"({,"b":"x"})"}},
         {"object all optional", R"({"type":"object","properties":{"a":{"type":"integer"}}})", {"{}", R"({"a":2})"},
          {R"({"b":2})"}},
         {"object without properties", R"({"type":"object"})", {"{}", R"({"x":[1,{"y":null}]})"}, {"[]", R"({"x"})"}},
         {"additionalProperties schema", R"({"type":"object","additionalProperties":{"type":"integer"}})",
          {"{}", R"({"a":1,"b":2})"}, {R"({"a":"x"})"}},
-        {"additionalProperties false alone", R"({"type":"object","additionalProperties":false})", {"{}"},
-         {R"({"a":1})", "{ }"}},
-        {"array", R"({"type":"array","items":{"type":"integer"}})", {"[]", "[1]", "[1, 2, 3]", "[1,2]"},
-         {"[1,]", "[,1]", R"(["a"])", "[1 2]", "[\n  1,\n  2\n]", "[ 1]"}},
+        {"additionalProperties false alone", R"({"type":"object","additionalProperties":false})", {"{}", "{ }"},
+         {R"({"a":1})"}},
+        {"array", R"({"type":"array","items":{"type":"integer"}})", {"[]", "[1]", "[1, 2, 3]", "[\n  1,\n  2\n]"},
+         {"[1,]", "[,1]", R"(["a"])", "[1 2]"}},
         {"array bounds", R"({"type":"array","items":{"type":"boolean"},"minItems":1,"maxItems":2})",
          {"[true]", "[true,false]"}, {"[]", "[true,false,true]"}},
         {"array exact", R"({"type":"array","items":{"type":"null"},"minItems":3,"maxItems":3})", {"[null,null,null]"},
@@ -109,31 +108,30 @@ WEIR_TEST(JsonSchemaCompiler, keywords) {
 
 WEIR_TEST(JsonSchemaCompiler, whitespaceIsBounded) {
     grammar::GrammarAutomaton a = schemaAutomaton(R"({"type":"array","items":{"type":"integer"}})");
-    CHECK(fit(a, "[1, 2]") == TextFit::Complete);
-    CHECK(fit(a, "[1,  ") == TextFit::Dead);
-    CHECK(fit(a, "[ ") == TextFit::Dead);
-    CHECK(fit(a, "[\n") == TextFit::Dead);
+    CHECK(fit(a, "[ 1 ]") == TextFit::Complete);
+    CHECK(fit(a, "[\n" + std::string(grammar::JsonRules::kMaxIndent, ' ') + "1]") == TextFit::Complete);
+    CHECK(fit(a, "[\n" + std::string(grammar::JsonRules::kMaxIndent + 1, ' ')) == TextFit::Dead);
+    CHECK(fit(a, "[\n\n") == TextFit::Dead);
+    CHECK(fit(a, "[  ") == TextFit::Dead);
     // Nothing may follow the document, not even whitespace.
     CHECK(fit(a, "[1] ") == TextFit::Dead);
 }
 
-// Plain JSON spacing, on one line as OpenAI's structured output and
-// json.dumps write it (a space at most after "," and ":", nothing else), so
-// a reply does not come out as `]\n,\n"name"`. Properties keep the
-// schema's order.
+// Plain JSON spacing: whitespace only where a printer puts it (after "{",
+// "[", "," and before "}", "]"; one space at most after ":"), so a reply does
+// not come out as `]\n,\n"name"`. Properties keep the schema's order.
 WEIR_TEST(JsonSchemaCompiler, plainSpacingInTheSchemasOrder) {
     grammar::GrammarAutomaton a = schemaAutomaton(
         R"({"type":"object","properties":{"zeta":{"type":"array","items":{"type":"integer"}},"alpha":{"type":"string"},
             "mid":{"type":"object"}},"required":["zeta","alpha"]})");
     for (const char* ok : {R"({"zeta":[1,2],"alpha":"x"})", R"({"zeta": [1, 2], "alpha": "x", "mid": {"k": [true]}})",
-                           R"({"zeta": [], "alpha": "", "mid": {}})"})
+                           "{\n  \"zeta\": [\n    1,\n    2\n  ],\n  \"alpha\": \"x\"\n}", R"({ "zeta": [ ], "alpha": "" })",
+                           R"({"zeta":[],"alpha":"","mid":{ }})"})
         CHECK_MSG(fit(a, ok) == TextFit::Complete, ok);
     for (const char* bad : {"{\"zeta\": [1]\n,\n\"alpha\": \"x\"}", R"({"zeta" : [1], "alpha": "x"})",
                             R"({"zeta":  [1], "alpha": "x"})", "{\"zeta\":\n[1], \"alpha\": \"x\"}",
                             R"({"zeta": [1 ,2], "alpha": "x"})", R"({"zeta": [1], "alpha": "x", "mid": {"k" :1}})",
-                            R"({"alpha": "x", "zeta": [1]})", R"({"zeta": [1], "alpha": "x" , "mid": {}})",
-                            R"({ "zeta": [1], "alpha": "x"})", R"({"zeta": [ 1], "alpha": "x"})",
-                            "{\n  \"zeta\": [1],\n  \"alpha\": \"x\"\n}"})
+                            R"({"alpha": "x", "zeta": [1]})", R"({"zeta": [1], "alpha": "x" , "mid": {}})"})
         CHECK_MSG(fit(a, bad) == TextFit::Dead, bad);
 }
 
