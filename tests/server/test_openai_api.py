@@ -199,7 +199,9 @@ class OpenAIApiTest(ServedTestCase):
     def test_tool_call_round_trip(self):
         question = {"role": "user", "content": "What's the weather in Paris?"}
         base = [{"role": "system", "content": TOOL_SYSTEM}] + TOOL_EXAMPLE + [question]
-        r = self.chat(messages=base, tools=[WEATHER_TOOL], tool_choice="required", max_tokens=64, temperature=0)
+        # One city, one call (without parallel_tool_calls "required" may give several).
+        one = dict(tool_choice="required", parallel_tool_calls=False)
+        r = self.chat(messages=base, tools=[WEATHER_TOOL], max_tokens=64, temperature=0, **one)
         c = r.choices[0]
         self.assertEqual(c.finish_reason, "tool_calls", f"no call: {c.message.content!r}")
         calls = c.message.tool_calls
@@ -212,8 +214,7 @@ class OpenAIApiTest(ServedTestCase):
         self.assertIn("city", args)
 
         # The same call streamed as structured deltas.
-        stream = self.chat(messages=base, tools=[WEATHER_TOOL], tool_choice="required", max_tokens=64, temperature=0,
-                           stream=True)
+        stream = self.chat(messages=base, tools=[WEATHER_TOOL], max_tokens=64, temperature=0, stream=True, **one)
         deltas = [ch.choices[0].delta for ch in stream if ch.choices]
         streamed = [tc for d in deltas for tc in (d.tool_calls or [])]
         self.assertEqual(len(streamed), 1)
