@@ -5,8 +5,11 @@
 // big prompt is prepared), 503 from a full queue, a disconnecting client
 // cancelled, stop() ending streams with an error event and [DONE] and queued
 // requests with 503 + Retry-After, HTTP keep-alive and Connection: close,
-// timeouts for slow and idle clients, the connection cap, what a browser
-// page may not do without a key, and the warning for a non-loopback address.
+// timeouts for slow and idle clients, the connection cap and its reserve
+// (256 dripping uploads do not lock out /health and whole requests, and are
+// cut off by the body's minimum rate and deadline), what a browser page may
+// not do without a key, the warning for a non-loopback address, "required"
+// tool calls, and completions leaving special tokens out.
 #include <QtTest>
 
 #include <QEventLoop>
