@@ -50,6 +50,33 @@ std::optional<ToolCall> readCall(const QJsonValue& v) {
     return call;
 }
 
+// An array of calls cut short (max_tokens, a stop string): the text of the
+// calls complete before the cut, as an array, so that they are not lost with
+// the one cut; empty when there is none.
+std::string completeCalls(const std::string& reply) {
+    const size_t start = reply.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos || reply[start] != '[') return {};
+    int depth = 0;
+    bool inString = false, escaped = false;
+    size_t lastEnd = std::string::npos;
+    for (size_t i = start; i < reply.size(); ++i) {
+        const char c = reply[i];
+        if (inString) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if ((c == '}' || c == ']') && --depth == 1 && c == '}') {
+            lastEnd = i;  // a call of the array ends here
+        }
+    }
+    if (lastEnd == std::string::npos) return {};
+    return reply.substr(start, lastEnd - start + 1) + "]";
+}
+
 } // namespace
 
 bool forcesToolCall(const ToolChoice& choice) {
@@ -90,8 +117,13 @@ std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, 
 
 std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply) {
     QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
-    if (error.error != QJsonParseError::NoError) return std::nullopt;
+    QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
+    if (error.error != QJsonParseError::NoError) {
+        const std::string complete = completeCalls(reply);
+        if (complete.empty()) return std::nullopt;
+        doc = QJsonDocument::fromJson(QByteArray::fromStdString(complete), &error);
+        if (error.error != QJsonParseError::NoError) return std::nullopt;
+    }
     if (doc.isObject()) {
         std::optional<ToolCall> call = readCall(doc.object());
         if (!call) return std::nullopt;

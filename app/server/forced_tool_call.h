@@ -32,7 +32,8 @@ std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, 
 
 // The calls in a reply held to that schema (one object, or an array of
 // them); nullopt when the reply is not that (cut short by max_tokens or a
-// stop string).
+// stop string before a call was complete). An array cut short gives the
+// calls complete before the cut.
 std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply);
 // The one call of a reply held to a single call's schema (not `several`).
 std::optional<ToolCall> readForcedCall(const std::string& reply);

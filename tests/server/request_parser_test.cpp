@@ -326,7 +326,12 @@ private slots:
         QCOMPARE((*two)[1].name, std::string("get_time"));
         QCOMPARE(readForcedCalls(R"({"name": "get_time", "arguments": {}})")->size(), size_t(1));
         QVERIFY(!readForcedCalls("[]").has_value());
-        QVERIFY(!readForcedCalls("[{\"name\": \"get_time\", \"arguments\": {}}, {\"name\": \"ge").has_value());  // cut short
+        // Cut short in the second call: the first is kept; in the first: not a call.
+        const auto cut = readForcedCalls("[{\"name\": \"get_time\", \"arguments\": {\"z\": \"}]\\\"\"}}, {\"name\": \"ge");
+        QVERIFY(cut.has_value());
+        QCOMPARE(cut->size(), size_t(1));
+        QCOMPARE(cut->front().arguments, std::string("{\"z\":\"}]\\\"\"}"));
+        QVERIFY(!readForcedCalls("[{\"name\": \"get_time\", \"argum").has_value());
         QVERIFY(!readForcedCall(R"([{"name": "get_time", "arguments": {}}])").has_value());
         // A named function is called once, and with parallel_tool_calls false "required" is one call.
         QCOMPARE(forcedCallSchema(r.tools, r.toolChoice, false), either);
