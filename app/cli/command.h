@@ -27,8 +27,11 @@ const std::vector<const Command*>& commands();
 class Args {
 public:
     explicit Args(const std::vector<std::string>& args) : args_(args) {}
+    // An option given twice is a weir::Error naming it (the second would be
+    // ignored otherwise); values(), for options that may repeat, takes all.
     bool flag(const std::string& name);                                  // --json
     std::string value(const std::string& name, const std::string& def);  // -p TEXT / --prompt=TEXT
+    std::vector<std::string> values(const std::string& name);            // every -x V, in order
     // A number given for `name` must parse completely and lie in [lo, hi];
     // otherwise weir::Error names the option, the range and what was given.
     long long intValue(const std::string& name, long long def, long long lo, long long hi);
@@ -37,6 +40,8 @@ public:
     std::vector<std::string> rest() const;
     void rejectUnknown() const;  // throws weir::Error naming the first unconsumed option
 private:
+    std::string take(size_t i, const std::string& name);  // the value of the option at i
+    void rejectRepeat(size_t first, const std::string& name) const;
     std::vector<std::string> args_;
     std::vector<bool> used_ = std::vector<bool>(args_.size(), false);
 };

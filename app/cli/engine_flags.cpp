@@ -1,8 +1,11 @@
 #include "app/cli/engine_flags.h"
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <vector>
 
 #include "weir/base/error.h"
 #include "weir/devices.h"
@@ -52,42 +55,67 @@ void noteThreadsBeyondCores(int32_t threads) {
 
 namespace {
 
-// The option's whole type range here, so nothing is truncated on the way;
-// the real limits are validateEngineOptions' (one place for app and CLI).
-int32_t int32Flag(Args& args, const char* name, int32_t def) {
-    return int32_t(args.intValue(name, def, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+// A value past its option's type (or past 64 bits) cannot be stored to be
+// checked: it becomes the type's nearest bound, which no option's range
+// includes, and the flag is remembered with the value as given,
+// so that validateEngineOptions' message names the flag's own range and
+// what was typed.
+struct Saturated {
+    std::string flag, given;
+};
+
+template <class T>
+T numberFlag(Args& args, const char* name, T def, std::vector<Saturated>& saturated) {
+    static const std::string kNotGiven = "\x01";  // no option can carry this value
+    const std::string v = args.value(name, kNotGiven);
+    if (v == kNotGiven) return def;
+    char* end = nullptr;
+    errno = 0;
+    const long long r = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || end == v.c_str())
+        throw Error(std::string("option ") + name + " expects a whole number, got '" + v + "'");
+    const bool past = errno == ERANGE || r < std::numeric_limits<T>::min() || r > std::numeric_limits<T>::max();
+    if (!past) return T(r);
+    saturated.push_back(Saturated{name, v});
+    return v.front() == '-' ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
 }
 
-int64_t int64Flag(Args& args, const char* name, int64_t def) {
-    return args.intValue(name, def, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+// "(got 2147483647)" of a saturated flag's message says what was given instead.
+std::string withGivenValue(const std::string& message, const std::vector<Saturated>& saturated) {
+    const size_t got = message.rfind("(got ");
+    for (const Saturated& s : saturated)
+        if (message.rfind(s.flag + " ", 0) == 0 && got != std::string::npos)
+            return message.substr(0, got) + "(got " + s.given + ")";
+    return message;
 }
 
 } // namespace
 
 void readEngineFlags(Args& args, EngineOptions& o) {
+    std::vector<Saturated> past;
     o.modelPath = args.value("-m", o.modelPath.empty() ? defaultModelPath() : o.modelPath);
-    o.threads = int32Flag(args, "--threads", o.threads);
+    o.threads = numberFlag(args, "--threads", o.threads, past);
     o.device = readDeviceFlag(args, o.device);
-    o.maxRunningRequests = int32Flag(args, "--max-running-requests", o.maxRunningRequests);
-    o.prefillChunk = int32Flag(args, "--prefill-chunk", o.prefillChunk);
-    o.pageSize = int32Flag(args, "--page-size", o.pageSize);
-    o.kvReserveTokens = int64Flag(args, "--kv-reserve-tokens", o.kvReserveTokens);
+    o.maxRunningRequests = numberFlag(args, "--max-running-requests", o.maxRunningRequests, past);
+    o.prefillChunk = numberFlag(args, "--prefill-chunk", o.prefillChunk, past);
+    o.pageSize = numberFlag(args, "--page-size", o.pageSize, past);
+    o.kvReserveTokens = numberFlag(args, "--kv-reserve-tokens", o.kvReserveTokens, past);
     o.swaFullTokensRatio = args.floatValue("--swa-full-tokens-ratio", o.swaFullTokensRatio,
                                            -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
-    o.swaTokens = int64Flag(args, "--swa-tokens", o.swaTokens);
+    o.swaTokens = numberFlag(args, "--swa-tokens", o.swaTokens, past);
     o.kvDtype = readKvDtypeFlag(args, o.kvDtype);
-    o.maxContext = int32Flag(args, "--max-context", o.maxContext);
-    o.retainGap = int32Flag(args, "--retain-gap", o.retainGap);
-    o.maxWaiting = int32Flag(args, "--max-waiting", o.maxWaiting);
+    o.maxContext = numberFlag(args, "--max-context", o.maxContext, past);
+    o.retainGap = numberFlag(args, "--retain-gap", o.retainGap, past);
+    o.maxWaiting = numberFlag(args, "--max-waiting", o.maxWaiting, past);
     o.repackWeights = readOnOffFlag(args, "--repack-weights", o.repackWeights);
     o.speculative = readOnOffFlag(args, "--speculative", o.speculative);
-    o.draftTokens = int32Flag(args, "--draft-tokens", o.draftTokens);
-    o.draftStepRows = int32Flag(args, "--draft-step-rows", o.draftStepRows);
-    o.draftNgramMax = int32Flag(args, "--draft-ngram-max", o.draftNgramMax);
-    o.draftNgramMin = int32Flag(args, "--draft-ngram-min", o.draftNgramMin);
-    // Before the model is loaded: a bad flag is named at once. (What a
-    // subcommand derives later, Engine's constructor checks the same way.)
-    if (const std::string bad = validateEngineOptions(o); !bad.empty()) throw Error(bad);
+    o.draftTokens = numberFlag(args, "--draft-tokens", o.draftTokens, past);
+    o.draftStepRows = numberFlag(args, "--draft-step-rows", o.draftStepRows, past);
+    o.draftNgramMax = numberFlag(args, "--draft-ngram-max", o.draftNgramMax, past);
+    o.draftNgramMin = numberFlag(args, "--draft-ngram-min", o.draftNgramMin, past);
+    // Before the model is loaded: a bad flag is named at once, with its own
+    // range. (What a subcommand derives later, Engine's constructor checks the same way.)
+    if (const std::string bad = validateEngineOptions(o); !bad.empty()) throw Error(withGivenValue(bad, past));
     noteThreadsBeyondCores(o.threads);
 }
 

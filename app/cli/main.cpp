@@ -30,22 +30,45 @@ static bool matches(const std::string& arg, const std::string& name) {
     return arg == name || arg.rfind(name + "=", 0) == 0;
 }
 
+void Args::rejectRepeat(size_t first, const std::string& name) const {
+    for (size_t i = first + 1; i < args_.size(); ++i)
+        if (!used_[i] && matches(args_[i], name))
+            throw Error("option " + name + " is given more than once");
+}
+
 bool Args::flag(const std::string& name) {
     for (size_t i = 0; i < args_.size(); ++i)
-        if (!used_[i] && args_[i] == name) { used_[i] = true; return true; }
+        if (!used_[i] && args_[i] == name) {
+            used_[i] = true;
+            rejectRepeat(i, name);
+            return true;
+        }
     return false;
+}
+
+std::string Args::take(size_t i, const std::string& name) {
+    used_[i] = true;
+    if (args_[i].size() > name.size()) return args_[i].substr(name.size() + 1);
+    if (i + 1 >= args_.size()) throw Error("option " + name + " needs a value");
+    used_[i + 1] = true;
+    return args_[i + 1];
 }
 
 std::string Args::value(const std::string& name, const std::string& def) {
     for (size_t i = 0; i < args_.size(); ++i) {
         if (used_[i] || !matches(args_[i], name)) continue;
-        used_[i] = true;
-        if (args_[i].size() > name.size()) return args_[i].substr(name.size() + 1);
-        if (i + 1 >= args_.size()) throw Error("option " + name + " needs a value");
-        used_[i + 1] = true;
-        return args_[i + 1];
+        std::string v = take(i, name);
+        rejectRepeat(i, name);
+        return v;
     }
     return def;
+}
+
+std::vector<std::string> Args::values(const std::string& name) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < args_.size(); ++i)
+        if (!used_[i] && matches(args_[i], name)) out.push_back(take(i, name));
+    return out;
 }
 
 static const std::string kNotGiven = "\x01";  // no option can carry this value

@@ -185,7 +185,7 @@ bool readTools(const QJsonObject& o, QJsonObject& chat, ApiError& err) {
 
 } // namespace
 
-bool anthropicToChatBody(const QByteArray& body, QJsonObject& chat, ApiError& err) {
+bool anthropicToChatBody(const QByteArray& body, QJsonObject& chat, ApiError& err, bool countOnly) {
     QJsonObject o;
     if (!parseJsonBody(body, o, err)) return false;
     chat = QJsonObject();
@@ -209,8 +209,12 @@ bool anthropicToChatBody(const QByteArray& body, QJsonObject& chat, ApiError& er
     // parser checks the values.
     for (const char* key : {"model", "temperature", "top_p", "top_k", "stream"})
         if (o.contains(QLatin1String(key))) chat.insert(QLatin1String(key), o.value(QLatin1String(key)));
-    chat.insert(QStringLiteral("max_tokens"), given(o, "max_tokens") ? o.value(QLatin1String("max_tokens"))
-                                                                     : QJsonValue(kAnthropicDefaultMaxTokens));
+    // Required by the Messages API (clients always send it); counting tokens needs none.
+    if (given(o, "max_tokens")) chat.insert(QStringLiteral("max_tokens"), o.value(QLatin1String("max_tokens")));
+    else if (!countOnly) {
+        err = invalid(QStringLiteral("max_tokens"), QStringLiteral("Field required"));
+        return false;
+    }
     if (given(o, "stop_sequences")) {
         if (!o.value(QLatin1String("stop_sequences")).isArray()) {
             err = invalid(QStringLiteral("stop_sequences"), QStringLiteral("expected an array of strings."));

@@ -17,11 +17,9 @@
 
 namespace weir::server {
 
-// Anthropic's default when max_tokens is missing (the API requires it; we do not).
-inline constexpr int kAnthropicDefaultMaxTokens = 400;
-
 // True with `chatBody` filled (a chat completions request body), or false
 // with `error` (400) naming the field, in Anthropic's own field names.
-bool anthropicToChatBody(const QByteArray& body, QJsonObject& chatBody, ApiError& error);
+// `countOnly` (count_tokens): max_tokens is not needed, as in Anthropic's API.
+bool anthropicToChatBody(const QByteArray& body, QJsonObject& chatBody, ApiError& error, bool countOnly = false);
 
 } // namespace weir::server

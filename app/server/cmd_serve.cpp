@@ -44,12 +44,17 @@ int run(const std::vector<std::string>& argv) {
     so.http.maxConnections = int(args.intValue("--max-connections", so.http.maxConnections, 1, 100000));
     so.http.headerTimeoutMs = seconds(args, "--header-timeout", so.http.headerTimeoutMs);
     so.http.bodyTimeoutMs = seconds(args, "--body-timeout", so.http.bodyTimeoutMs);
+    so.http.bodyDeadlineMs = seconds(args, "--body-deadline", so.http.bodyDeadlineMs);
+    so.http.bodyMinBytesPerSecond =
+        args.intValue("--body-min-rate", so.http.bodyMinBytesPerSecond, 1, 1ll << 30);
+    so.http.reservedConnections =
+        int(args.intValue("--reserved-connections", so.http.reservedConnections, 0, 100000));
     so.http.idleTimeoutMs = seconds(args, "--idle-timeout", so.http.idleTimeoutMs);
     // --allowed-host may be repeated or hold a comma-separated list.
-    for (std::string h; !(h = args.value("--allowed-host", "")).empty();)
+    for (const std::string& h : args.values("--allowed-host"))
         so.allowedHosts += QString::fromStdString(h).split(QLatin1Char(','), Qt::SkipEmptyParts);
-    // --cors-origins ORIGIN[,ORIGIN] ("*": any web page); none by default.
-    for (std::string o; !(o = args.value("--cors-origins", "")).empty();)
+    // --cors-origins ORIGIN[,ORIGIN] ("*": any web page), may be repeated too; none by default.
+    for (const std::string& o : args.values("--cors-origins"))
         so.corsOrigins += QString::fromStdString(o).split(QLatin1Char(','), Qt::SkipEmptyParts);
     for (const QString& o : so.corsOrigins)
         if (auto why = weir::server::CorsPolicy::invalidOrigin(o)) {
@@ -102,7 +107,8 @@ int run(const std::vector<std::string>& argv) {
 weir::cli::Command reg{"serve",
                        "OpenAI-compatible HTTP endpoint: [--host H] [--port P (8719)] [--api-key K] "
                        "[--max-body-bytes N] [--model-id ID] [--default-max-tokens N] [--check-integrity] "
-                       "[--max-connections N (256)] [--header-timeout S (15)] [--body-timeout S (30)] "
+                       "[--max-connections N (256)] [--reserved-connections N (32)] [--header-timeout S (15)] "
+                       "[--body-timeout S (30)] [--body-deadline S (120)] [--body-min-rate BYTES_PER_S (16384)] "
                        "[--idle-timeout S (15)] [--allowed-host NAME[,NAME]] [--cors-origins ORIGIN[,ORIGIN] | '*'] "
                        "and the engine flags",
                        &run};

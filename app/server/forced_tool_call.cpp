@@ -39,13 +39,51 @@ QJsonValue withRenamedRefs(const QJsonValue& v, const QString& prefix) {
     return out;
 }
 
+// {"name": "...", "arguments": {...}} as a call.
+std::optional<ToolCall> readCall(const QJsonValue& v) {
+    const QJsonValue name = v.toObject().value(QLatin1String("name"));
+    const QJsonValue args = v.toObject().value(QLatin1String("arguments"));
+    if (!name.isString() || !args.isObject()) return std::nullopt;
+    ToolCall call;
+    call.name = name.toString().toStdString();
+    call.arguments = QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact).toStdString();
+    return call;
+}
+
+// An array of calls cut short (max_tokens, a stop string): the text of the
+// calls complete before the cut, as an array, so that they are not lost with
+// the one cut; empty when there is none.
+std::string completeCalls(const std::string& reply) {
+    const size_t start = reply.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos || reply[start] != '[') return {};
+    int depth = 0;
+    bool inString = false, escaped = false;
+    size_t lastEnd = std::string::npos;
+    for (size_t i = start; i < reply.size(); ++i) {
+        const char c = reply[i];
+        if (inString) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if ((c == '}' || c == ']') && --depth == 1 && c == '}') {
+            lastEnd = i;  // a call of the array ends here
+        }
+    }
+    if (lastEnd == std::string::npos) return {};
+    return reply.substr(start, lastEnd - start + 1) + "]";
+}
+
 } // namespace
 
 bool forcesToolCall(const ToolChoice& choice) {
     return choice.mode == ToolChoice::Mode::Required || choice.mode == ToolChoice::Mode::Function;
 }
 
-std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice) {
+std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, bool several) {
     QJsonObject defs;
     QStringList branches;
     for (qsizetype i = 0; i < tools.size(); ++i) {
@@ -68,24 +106,44 @@ std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice) 
                                    R"("additionalProperties":false})")
                         .arg(jsonString(name), prefix);
     }
-    const QString call = branches.size() == 1 ? branches.front()
-                                              : QStringLiteral(R"({"anyOf":[%1]})").arg(branches.join(QLatin1Char(',')));
+    QString call = branches.size() == 1 ? branches.front()
+                                        : QStringLiteral(R"({"anyOf":[%1]})").arg(branches.join(QLatin1Char(',')));
+    if (several && choice.mode == ToolChoice::Mode::Required)
+        call = QStringLiteral(R"({"type":"array","items":%1,"minItems":1,"maxItems":%2})").arg(call).arg(kMaxForcedCalls);
     // The call's schema with the $defs beside it at the root.
     return (call.left(call.size() - 1) + QStringLiteral(R"(,"$defs":)") + compact(defs) + QLatin1Char('}'))
         .toStdString();
+}
+
+std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply) {
+    QJsonParseError error;
+    QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
+    if (error.error != QJsonParseError::NoError) {
+        const std::string complete = completeCalls(reply);
+        if (complete.empty()) return std::nullopt;
+        doc = QJsonDocument::fromJson(QByteArray::fromStdString(complete), &error);
+        if (error.error != QJsonParseError::NoError) return std::nullopt;
+    }
+    if (doc.isObject()) {
+        std::optional<ToolCall> call = readCall(doc.object());
+        if (!call) return std::nullopt;
+        return std::vector<ToolCall>{std::move(*call)};
+    }
+    std::vector<ToolCall> calls;
+    for (const QJsonValue& v : doc.array()) {
+        std::optional<ToolCall> call = readCall(v);
+        if (!call) return std::nullopt;
+        calls.push_back(std::move(*call));
+    }
+    if (calls.empty()) return std::nullopt;
+    return calls;
 }
 
 std::optional<ToolCall> readForcedCall(const std::string& reply) {
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
     if (error.error != QJsonParseError::NoError || !doc.isObject()) return std::nullopt;
-    const QJsonValue name = doc.object().value(QLatin1String("name"));
-    const QJsonValue args = doc.object().value(QLatin1String("arguments"));
-    if (!name.isString() || !args.isObject()) return std::nullopt;
-    ToolCall call;
-    call.name = name.toString().toStdString();
-    call.arguments = QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact).toStdString();
-    return call;
+    return readCall(doc.object());
 }
 
 } // namespace weir::server

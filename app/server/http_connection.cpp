@@ -1,7 +1,9 @@
 #include "app/server/http_connection.h"
 
 #include <QTcpSocket>
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <sys/socket.h>
 
 #include "app/server/http_response.h"
@@ -77,16 +79,27 @@ void HttpConnection::process() {
             // A kept-alive connection's next head is due within
             // headerTimeoutMs of its first byte, however slowly it trickles.
             if (!wasStarted && reader_.started() && !headTimerArmed_) {
-                timer_.start(limits_.headerTimeoutMs);
+                armReadTimer(limits_.headerTimeoutMs, ReadDeadline::Head);
                 headTimerArmed_ = true;
             }
             break;
         case HttpRequestReader::State::ReadingBody:
+            if (before != HttpRequestReader::State::ReadingBody) bodyClock_.start();
             if (reader_.wantsContinue() && !continueSent_) {
                 continueSent_ = true;
                 write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
             }
-            if (before != HttpRequestReader::State::ReadingBody || used > 0) timer_.start(limits_.bodyTimeoutMs);
+            if (before != HttpRequestReader::State::ReadingBody || used > 0) {
+                // The next read is due within the pause allowed, and the body
+                // as a whole by what the bytes so far have bought.
+                const qint64 left = bodyAllowedMs() - bodyClock_.elapsed();
+                if (left <= 0) {
+                    readDeadline_ = ReadDeadline::BodyRate;
+                    return onTimeout();
+                }
+                if (left < limits_.bodyTimeoutMs) armReadTimer(left, ReadDeadline::BodyRate);
+                else armReadTimer(limits_.bodyTimeoutMs, ReadDeadline::Pause);
+            }
             break;
         }
     }
@@ -180,14 +193,43 @@ void HttpConnection::answerDone() {
     }, Qt::QueuedConnection);
 }
 
+void HttpConnection::armReadTimer(qint64 ms, ReadDeadline deadline) {
+    if (!requestDue_.isForever() && requestDue_.remainingTime() <= ms) {
+        ms = requestDue_.remainingTime();
+        deadline = ReadDeadline::Reserve;
+    }
+    readDeadline_ = deadline;
+    timer_.start(int(std::clamp<qint64>(ms, 0, std::numeric_limits<int>::max())));
+}
+
+qint64 HttpConnection::bodyAllowedMs() const {
+    const qint64 bought = reader_.bodyReceived() * 1000 / std::max<qint64>(1, limits_.bodyMinBytesPerSecond);
+    return std::min<qint64>(limits_.bodyDeadlineMs, limits_.bodyGraceMs + bought);
+}
+
+void HttpConnection::holdToPromptRequest(int ms) {
+    closeAfterAnswer_ = true;
+    requestDue_.setRemainingTime(ms);
+    if (phase_ == Phase::Reading) armReadTimer(ms, ReadDeadline::Reserve);
+}
+
 void HttpConnection::onTimeout() {
     switch (phase_) {
-    case Phase::Reading:
-        if (reader_.started())
-            return respondFailure(HttpFailure{408, QStringLiteral("request_timeout"),
-                                              QStringLiteral("The request was not received in time.")},
-                                  true);
-        return startClosing();  // idle, or connected and silent: close without a word
+    case Phase::Reading: {
+        if (!reader_.started()) return startClosing();  // idle, or connected and silent: close without a word
+        QString why = QStringLiteral("The request was not received in time.");
+        if (readDeadline_ == ReadDeadline::Reserve)
+            why = QStringLiteral("The request was not received in time (the server is at its connection limit, "
+                                 "so a request must arrive whole within %1 ms).")
+                      .arg(limits_.reservedRequestMs);
+        else if (readDeadline_ == ReadDeadline::BodyRate)
+            why = QStringLiteral("The request body arrived too slowly: after the first %1 s it must come at %2 "
+                                 "bytes a second or more, and whole within %3 s.")
+                      .arg(limits_.bodyGraceMs / 1000.0)
+                      .arg(limits_.bodyMinBytesPerSecond)
+                      .arg(limits_.bodyDeadlineMs / 1000.0);
+        return respondFailure(HttpFailure{408, QStringLiteral("request_timeout"), why}, true);
+    }
     case Phase::Closing: return finish();
     default: return;
     }

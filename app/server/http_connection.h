@@ -7,8 +7,11 @@
 // and the limits say.
 //
 // Timeouts (HttpLimits): a request head must arrive within headerTimeoutMs, a
-// body may pause at most bodyTimeoutMs between reads (both answered 408), an
-// idle kept-alive connection is closed after idleTimeoutMs. While an answer
+// body may pause at most bodyTimeoutMs between reads and must keep up
+// bodyMinBytesPerSecond after bodyGraceMs and end within bodyDeadlineMs (all
+// answered 408), an idle kept-alive connection is closed after idleTimeoutMs.
+// A connection in the server's reserve (holdToPromptRequest) has its whole
+// request due at once and is closed after one answer. While an answer
 // is owed nothing more is read, so a client cannot queue requests behind it.
 // Closing is graceful: what is written goes out, the sending side is shut,
 // and what the client still sends is read and dropped for lingerMs, so the
@@ -68,6 +71,9 @@ public:
     void flushAndClose(QDeadlineTimer deadline);
     // Over the connection limit: the failure as the whole answer, then closed.
     void refuse(const HttpFailure& failure, HttpHeaders extra);
+    // In the reserve beyond the connection limit: the whole request is due
+    // within `ms` of now (else 408), and the connection closes after its answer.
+    void holdToPromptRequest(int ms);
     // The completion tokens the answer in progress carries, for its log line.
     void setAnswerTokens(qint64 tokens) { answer_.tokens = tokens; }
 
@@ -92,6 +98,10 @@ private:
     void deliver();
     void answerDone();
     void onTimeout();
+    // What the read timer stands for when it fires (its 408 says which).
+    enum class ReadDeadline { Head, Pause, BodyRate, Reserve };
+    void armReadTimer(qint64 ms, ReadDeadline deadline);  // at most until the reserve's deadline
+    qint64 bodyAllowedMs() const;      // how long the body may take, by what has come
     void onDisconnected();
     void startClosing();
     void shutDownSending();
@@ -116,6 +126,9 @@ private:
     bool chunked_ = false;      // the stream in progress uses chunked framing
     bool closeAfterAnswer_ = false;
     bool sendingShut_ = false;
+    QElapsedTimer bodyClock_;   // since the body being read began
+    QDeadlineTimer requestDue_{QDeadlineTimer::Forever};  // a reserve connection's deadline
+    ReadDeadline readDeadline_ = ReadDeadline::Head;
     AnsweredRequest answer_;    // the access-log line of the answer in progress
     QElapsedTimer answerClock_;
 };

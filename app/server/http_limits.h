@@ -19,13 +19,28 @@ struct HttpLimits {
     int headerTimeoutMs = 15000;
     // While a body is being received, at most this long between two reads.
     int bodyTimeoutMs = 30000;
+    // And a body that drips (a byte now and then, never pausing that long)
+    // is cut off too: after its first bodyGraceMs it must keep up
+    // bodyMinBytesPerSecond on average (as Apache's mod_reqtimeout MinRate:
+    // each byte received buys 1/rate s more), and it must be whole within
+    // bodyDeadlineMs of its start however fast it comes. Both answered 408.
+    int bodyGraceMs = 10000;
+    qint64 bodyMinBytesPerSecond = 16 * 1024;
+    int bodyDeadlineMs = 120000;
     // A kept-alive connection with no request in progress is closed after this.
     int idleTimeoutMs = 15000;
     // After the server closes its side, what the client still sends is read
     // and dropped for this long, so that the answer is not lost to a reset.
     int lingerMs = 2000;
 
-    int maxConnections = 256;                // beyond it: 503 with Retry-After, then closed
+    int maxConnections = 256;                // connections that send at their own pace
+    // Beyond maxConnections, a reserve for clients that send a whole request
+    // at once (health checks, ordinary API calls), so that slow clients
+    // holding every connection do not lock them out: a reserve connection's
+    // request must arrive whole within reservedRequestMs (else 408), and it
+    // is closed after its answer. Beyond both: 503 with Retry-After, then closed.
+    int reservedConnections = 32;
+    int reservedRequestMs = 2000;
     int maxRequestsPerConnection = 1000;     // then the answer says "Connection: close"
     int retryAfterSeconds = 2;               // Retry-After of the server's own 503s
 };

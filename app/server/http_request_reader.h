@@ -37,6 +37,8 @@ public:
     bool started() const { return state_ != State::ReadingHead || !head_.isEmpty(); }
     // The head asked for "Expect: 100-continue" and the body is still to come.
     bool wantsContinue() const { return state_ == State::ReadingBody && expectContinue_; }
+    // Bytes of the body received so far.
+    qint64 bodyReceived() const { return request_.body.size(); }
     const HttpFailure& failure() const { return failure_; }
     // The complete request; the reader is ready for the next one.
     HttpRequest take();

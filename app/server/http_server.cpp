@@ -26,7 +26,10 @@ int fileDescriptorHeadroom() {
 
 HttpServer::HttpServer(const HttpLimits& limits, HttpErrorFormatter formatError, QObject* parent)
     : QObject(parent), limits_(limits), formatError_(std::move(formatError)), tcp_(this), resumeAccepting_(this) {
-    tcp_.setMaxPendingConnections(std::max(30, limits_.maxConnections));
+    const int most = std::max(30, limits_.maxConnections + std::max(0, limits_.reservedConnections));
+    tcp_.setMaxPendingConnections(most);
+    // A burst of clients waits in the kernel's queue rather than retrying its SYNs.
+    tcp_.setListenBacklogSize(std::max(50, most));
     connect(&tcp_, &QTcpServer::newConnection, this, &HttpServer::acceptPending);
     // Qt stops accepting for good when accept() fails for want of a file;
     // start again shortly, when timeouts and closes may have freed some.
@@ -48,8 +51,12 @@ bool HttpServer::listen(const QHostAddress& address, quint16 port, QString* erro
         return false;
     }
     cap_ = std::max(1, limits_.maxConnections);
+    reserveCap_ = std::max(0, limits_.reservedConnections);
     const int headroom = fileDescriptorHeadroom();
-    if (headroom >= 0) cap_ = std::clamp(headroom - kReservedFiles, 1, cap_);
+    if (headroom >= 0) {
+        cap_ = std::clamp(headroom - kReservedFiles, 1, cap_);
+        reserveCap_ = std::clamp(headroom - kReservedFiles - cap_, 0, reserveCap_);
+    }
     return true;
 }
 
@@ -61,7 +68,8 @@ void HttpServer::stopListening() {
 void HttpServer::acceptPending() {
     while (QTcpSocket* socket = tcp_.nextPendingConnection()) {
         auto* c = new HttpConnection(socket, limits_, formatError_, this);
-        if (int(connections_.size()) >= cap_) {
+        const bool regular = int(connections_.size() - reserved_.size()) < cap_;
+        if (!regular && int(reserved_.size()) >= reserveCap_) {
             HttpFailure busy{503, QStringLiteral("too_many_connections"),
                              QStringLiteral("The server has %1 open connections, its limit. Try again shortly.")
                                  .arg(connections_.size())};
@@ -69,9 +77,18 @@ void HttpServer::acceptPending() {
             continue;
         }
         connections_.insert(c);
+        if (!regular) {
+            // Every regular slot is held (perhaps by slow clients): this one
+            // is served if its request comes whole at once.
+            reserved_.insert(c);
+            c->holdToPromptRequest(limits_.reservedRequestMs);
+        }
         connect(c, &HttpConnection::requestReceived, this, &HttpServer::requestReceived);
         connect(c, &HttpConnection::clientGone, this, &HttpServer::clientGone);
-        connect(c, &HttpConnection::closed, this, [this](HttpConnection* gone) { connections_.remove(gone); });
+        connect(c, &HttpConnection::closed, this, [this](HttpConnection* gone) {
+            connections_.remove(gone);
+            reserved_.remove(gone);
+        });
     }
 }
 

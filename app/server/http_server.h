@@ -2,8 +2,11 @@
 // The listening side of Weir's HTTP/1.1 server: accepts connections, wraps
 // each in an HttpConnection and passes their requests on. At most
 // HttpLimits::maxConnections are served at once (fewer when the process may
-// not open that many files); one more is answered 503 with Retry-After and
-// closed, so the server stays reachable however many clients hold sockets.
+// not open that many files), and beyond them up to reservedConnections whose
+// request must come whole at once (health checks, ordinary calls), so that
+// slow clients holding every regular connection do not lock others out; one
+// more is answered 503 with Retry-After and closed, so the server stays
+// reachable however many clients hold sockets.
 // Lives on one thread with its connections.
 #include <QHostAddress>
 #include <QList>
@@ -30,8 +33,10 @@ public:
     bool isListening() const { return tcp_.isListening(); }
     // Connections accepted and not yet closed (refused ones not counted).
     int connectionCount() const { return int(connections_.size()); }
-    // The cap in force: maxConnections, or less where the file limit is lower.
+    // The cap in force: maxConnections, or less where the file limit is lower
+    // (the reserve beyond it: reserveCap()).
     int connectionCap() const { return cap_; }
+    int reserveCap() const { return reserveCap_; }
     QList<HttpConnection*> connections() const { return connections_.values(); }
 
     // No new connections; those open stay.
@@ -49,7 +54,9 @@ private:
     QTcpServer tcp_;
     QTimer resumeAccepting_;
     QSet<HttpConnection*> connections_;
+    QSet<HttpConnection*> reserved_;  // of connections_: taken beyond the cap
     int cap_ = 0;
+    int reserveCap_ = 0;
 };
 
 // How many more files this process may open now (RLIMIT_NOFILE less those

@@ -754,7 +754,7 @@ void OpenAiService::deliverText(Job& j, Choice& ch, const std::string& delta, bo
         // Held until the reply ends; one that is not a call (cut short) is shown as text.
         ch.heldCall += delta;
         if (final) {
-            if (std::optional<ToolCall> call = readForcedCall(ch.heldCall)) calls.push_back(std::move(*call));
+            if (std::optional<std::vector<ToolCall>> read = readForcedCalls(ch.heldCall)) calls = std::move(*read);
             else text = std::move(ch.heldCall);
             ch.heldCall.clear();
         }

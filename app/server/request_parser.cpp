@@ -1,5 +1,7 @@
 #include "app/server/request_parser.h"
 
+#include "app/server/json_source_text.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -555,8 +557,9 @@ bool readTools(const QJsonObject& o, ChatRequest& out, ApiError& err) {
     return true;
 }
 
-// response_format: free text, any JSON object, or JSON Schema (strict or
-// not, the output is constrained either way, as llama.cpp and vLLM do).
+// response_format: free text, any JSON object (or, with "schema", JSON
+// Schema), or JSON Schema (strict or not, the output is constrained either
+// way, as llama.cpp and vLLM do).
 bool readResponseFormat(const QJsonObject& o, OutputConstraint& out, ApiError& err) {
     if (!present(o, "response_format")) return true;
     const QJsonValue rf = o.value(QLatin1String("response_format"));
@@ -574,7 +577,17 @@ bool readResponseFormat(const QJsonObject& o, OutputConstraint& out, ApiError& e
     if (t == QLatin1String("text")) {
         out = {};
     } else if (t == QLatin1String("json_object")) {
-        out = {OutputConstraint::Kind::JsonObject, {}};
+        // llama.cpp's extension: a schema beside json_object holds the reply to it, as json_schema does.
+        const QJsonValue schema = rf.toObject().value(QLatin1String("schema"));
+        if (schema.isUndefined() || schema.isNull()) {
+            out = {OutputConstraint::Kind::JsonObject, {}};
+        } else if (schema.isObject()) {
+            out = {OutputConstraint::Kind::JsonSchema,
+                   QJsonDocument(schema.toObject()).toJson(QJsonDocument::Compact).toStdString()};
+        } else {
+            err = wrongType(QStringLiteral("response_format.schema"), QStringLiteral("an object (a JSON Schema)"), schema);
+            return false;
+        }
     } else if (t == QLatin1String("json_schema")) {
         const QJsonValue js = rf.toObject().value(QLatin1String("json_schema"));
         if (!js.isObject()) {
@@ -611,7 +624,20 @@ bool parseJsonBody(const QByteArray& body, QJsonObject& out, ApiError& err) { re
 
 bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& err) {
     QJsonObject o;
-    return parseObject(body, o, err) && parseChatObject(o, out, err);
+    if (!parseObject(body, o, err) || !parseChatObject(o, out, err)) return false;
+    const QJsonObject rf = o.value(QLatin1String("response_format")).toObject();
+    const bool underJsonSchema = rf.value(QLatin1String("type")).toString() == QLatin1String("json_schema");
+    keepSchemaOrder(body,
+                    underJsonSchema ? QStringList{QStringLiteral("response_format"), QStringLiteral("json_schema"),
+                                                  QStringLiteral("schema")}
+                                    : QStringList{QStringLiteral("response_format"), QStringLiteral("schema")},
+                    out.responseFormat);
+    return true;
+}
+
+void keepSchemaOrder(const QByteArray& body, const QStringList& path, OutputConstraint& constraint) {
+    if (constraint.kind != OutputConstraint::Kind::JsonSchema) return;
+    if (std::optional<QByteArray> text = jsonSourceText(body, path)) constraint.schema = text->toStdString();
 }
 
 bool parseChatObject(const QJsonObject& o, ChatRequest& out, ApiError& err) {
@@ -674,6 +700,7 @@ bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiE
         return false;
     }
     if (!boolean(o, "echo", out.echo, err)) return false;
+    if (!boolean(o, "skip_special_tokens", out.skipSpecialTokens, err)) return false;
     if (!readGeneration(o, false, out.gen, err)) return false;
     if (!out.gen.maxTokens) out.gen.maxTokens = 16;  // OpenAI's default for completions
     if (present(o, "suffix")) {

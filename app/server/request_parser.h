@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,7 +49,8 @@ struct ChatRequest {
     QJsonArray tools;                      // OpenAI's tool list; empty for none
     ToolChoice toolChoice;
     bool parallelToolCalls = true;         // false: at most one call per reply
-    OutputConstraint responseFormat;       // response_format (schema as compact JSON text)
+    OutputConstraint responseFormat;       // response_format (the schema's JSON text, in the body's key order
+                                           // where read from a body: see keepSchemaOrder)
     GenerationFields gen;
 };
 
@@ -63,6 +65,8 @@ struct CompletionRequest {
     std::vector<CompletionPrompt> prompts; // one or more: each gets n choices
     bool echo = false;
     std::optional<std::string> suffix;     // fill in the middle (fill_in_middle.h); text prompts only
+    bool skipSpecialTokens = true;         // skip_special_tokens (vLLM's): false writes control tokens and
+                                           // media markers (<start_of_image>) as text
     GenerationFields gen;
 };
 
@@ -84,5 +88,9 @@ bool parseChatObject(const QJsonObject& body, ChatRequest& out, ApiError& error)
 // A body that must be a JSON object.
 bool parseJsonBody(const QByteArray& body, QJsonObject& out, ApiError& error);
 bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiError& error);
+// A JsonSchema constraint's schema as `body` spells it at `path` (its
+// properties in the client's order, which a QJsonObject loses); kept as it
+// is where the body has nothing there.
+void keepSchemaOrder(const QByteArray& body, const QStringList& path, OutputConstraint& constraint);
 
 } // namespace weir::server

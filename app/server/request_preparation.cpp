@@ -70,7 +70,8 @@ std::optional<ApiError> checkLogitBias(const GenerationFields& gen, const Prepar
 // the engine would refuse is a 400 naming the keyword before anything runs.
 std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint& out) {
     const bool call = forcesToolCall(cr.toolChoice);
-    out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema, forcedCallSchema(cr.tools, cr.toolChoice)}
+    out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema,
+                                  forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls)}
                : cr.responseFormat;
     const std::string problem = Engine::outputConstraintProblem(out);
     if (problem.empty()) return std::nullopt;
@@ -187,7 +188,7 @@ PreparedRequest prepareAnthropicMessages(const QByteArray& body, const Preparati
     QJsonObject chat;
     ChatRequest cr;
     ApiError err;
-    if (!anthropicToChatBody(body, chat, err) || !parseChatObject(chat, cr, err))
+    if (!anthropicToChatBody(body, chat, err, countOnly) || !parseChatObject(chat, cr, err))
         return withDialect(failed(err), ApiDialect::Anthropic);
     // Coding agents name Claude models: whatever the name, the served model
     // answers, and the answer names it.
@@ -201,6 +202,8 @@ PreparedRequest prepareResponses(const QByteArray& body, const PreparationContex
     ApiError err;
     if (!responsesToChatBody(body, chat, echo, err) || !parseChatObject(chat, cr, err))
         return withDialect(failed(err), ApiDialect::Responses);
+    keepSchemaOrder(body, {QStringLiteral("text"), QStringLiteral("format"), QStringLiteral("schema")},
+                    cr.responseFormat);
     PreparedRequest p = withDialect(prepareChat(cr, c, false), ApiDialect::Responses);
     p.echo = std::move(echo);
     return p;
@@ -295,6 +298,8 @@ PreparedRequest prepareCompletion(const QByteArray& body, const PreparationConte
         base.sampling = cr.gen.sampling;
         base.maxTokens = maxTokensFor(base.prompt.size(), cr.gen.maxTokens.value_or(16), c);
         base.stop = cr.gen.stop;
+        // Special tokens are not text unless the client asks for them.
+        base.showSpecialTokens = !cr.skipSpecialTokens;
         addChoices(std::move(base), int(i), echo, cr.gen, p);
     }
     return p;

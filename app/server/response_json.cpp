@@ -37,12 +37,13 @@ QJsonObject usageJson(const Usage& u) {
     o.insert(QStringLiteral("completion_tokens"), u.completionTokens);
     o.insert(QStringLiteral("total_tokens"), u.promptTokens + u.completionTokens);
     o.insert(QStringLiteral("prompt_tokens_details"), details);
-    // The engine's prompt-lookup drafts, in the fields OpenAI gives a
-    // prediction's tokens: kept, and verified but not kept.
-    QJsonObject completion;
-    completion.insert(QStringLiteral("accepted_prediction_tokens"), u.acceptedDraftTokens);
-    completion.insert(QStringLiteral("rejected_prediction_tokens"), u.draftTokens - u.acceptedDraftTokens);
-    o.insert(QStringLiteral("completion_tokens_details"), completion);
+    // The engine's own numbers under a name of its own (as llama.cpp's
+    // server has "timings"): OpenAI's completion_tokens_details prediction
+    // fields mean Predicted Outputs, which these drafts are not.
+    QJsonObject weir;
+    weir.insert(QStringLiteral("draft_tokens"), u.draftTokens);
+    weir.insert(QStringLiteral("accepted_draft_tokens"), u.acceptedDraftTokens);
+    o.insert(QStringLiteral("weir"), weir);
     return o;
 }
 

@@ -122,30 +122,34 @@ int32_t JsonRules::null() {
     return null_;
 }
 
+int32_t JsonRules::colonSpace() {
+    if (colon_ >= 0) return colon_;
+    colon_ = g_.addRule("colon-space");
+    g_.addAlternative(colon_, {});
+    g_.addAlternative(colon_, literal(" "));
+    return colon_;
+}
+
 int32_t JsonRules::arrayOf(int32_t item, const std::string& name) {
-    // more ::= "" | "," ws item ws more
+    // more ::= "" | "," ws item more
     const int32_t more = g_.addRule(name + "-more");
     g_.addAlternative(more, {});
-    g_.addAlternative(more, Sequence{byteOf(','), ws(), ruleRef(item), ws(), ruleRef(more)});
-    const int32_t body = g_.addRule(name + "-items");
-    g_.addAlternative(body, {});
-    g_.addAlternative(body, {ruleRef(item), ws(), ruleRef(more)});
+    g_.addAlternative(more, Sequence{byteOf(','), ws(), ruleRef(item), ruleRef(more)});
     const int32_t r = g_.addRule(name);
-    g_.addAlternative(r, Sequence{byteOf('['), ws(), ruleRef(body), byteOf(']')});
+    g_.addAlternative(r, Sequence{byteOf('['), ws(), byteOf(']')});
+    g_.addAlternative(r, Sequence{byteOf('['), ws(), ruleRef(item), ruleRef(more), ws(), byteOf(']')});
     return r;
 }
 
 int32_t JsonRules::objectOf(int32_t value, const std::string& name) {
     const int32_t member = g_.addRule(name + "-member");
-    g_.addAlternative(member, Sequence{ruleRef(string()), ws(), byteOf(':'), ws(), ruleRef(value)});
+    g_.addAlternative(member, Sequence{ruleRef(string()), byteOf(':'), ruleRef(colonSpace()), ruleRef(value)});
     const int32_t more = g_.addRule(name + "-more");
     g_.addAlternative(more, {});
-    g_.addAlternative(more, Sequence{byteOf(','), ws(), ruleRef(member), ws(), ruleRef(more)});
-    const int32_t body = g_.addRule(name + "-members");
-    g_.addAlternative(body, {});
-    g_.addAlternative(body, {ruleRef(member), ws(), ruleRef(more)});
+    g_.addAlternative(more, Sequence{byteOf(','), ws(), ruleRef(member), ruleRef(more)});
     const int32_t r = g_.addRule(name);
-    g_.addAlternative(r, Sequence{byteOf('{'), ws(), ruleRef(body), byteOf('}')});
+    g_.addAlternative(r, Sequence{byteOf('{'), ws(), byteOf('}')});
+    g_.addAlternative(r, Sequence{byteOf('{'), ws(), ruleRef(member), ruleRef(more), ws(), byteOf('}')});
     return r;
 }
 

@@ -2,10 +2,13 @@
 // The rules of JSON text (RFC 8259) that every JSON grammar shares, added to
 // a Grammar on first use: whitespace, strings, numbers, and any value.
 //
+// Whitespace is where a JSON printer puts it, so that replies read as plain
+// JSON (not `]\n,\n"name"`): none before a `,` or `:`, at most one space
+// after a `:`, and after `{`, `[`, `,` and before `}`, `]` at most one space,
+// or one newline followed by up to kMaxIndent spaces (compact and
+// pretty-printed output stay possible, a loop of blank lines does not).
 // Two bounds keep a model from running on forever where JSON itself has no
-// limit: whitespace is at most one space, or one newline followed by up to
-// kMaxIndent spaces, between two tokens of the document (so pretty-printed
-// output stays possible, a loop of blank lines does not); and a number has
+// limit: that whitespace bound, and a number has
 // at most kMaxIntegerDigits digits before the point, kMaxFractionDigits after
 // it and kMaxExponentDigits in its exponent.
 #include <cstdint>
@@ -33,13 +36,16 @@ public:
     int32_t anyObject();
     int32_t anyArray();
 
-    // A rule for `ws item ws` repeated: "[" ws (item ws ("," ws item ws)*)? "]"
-    // for arrays of one kind of item, with no bound on the count.
+    // "[" ws "]" | "[" ws item ("," ws item)* ws "]": arrays of one kind of
+    // item, with no bound on the count.
     int32_t arrayOf(int32_t item, const std::string& name);
     // {"key": value, ...} with any string keys and values of one rule.
     int32_t objectOf(int32_t value, const std::string& name);
 
+    // Between two tokens where a printer may break the line (see above).
     Element ws() { return ruleRef(whitespace()); }
+    // After a member's ':': "" | " ".
+    int32_t colonSpace();
 
 private:
     int32_t digits(int maxCount, const char* name);  // 0..maxCount digits
@@ -47,7 +53,7 @@ private:
 
     Grammar& g_;
     int32_t ws_ = -1, string_ = -1, number_ = -1, integer_ = -1, boolean_ = -1, null_ = -1;
-    int32_t value_ = -1, object_ = -1, array_ = -1, char_ = -1, intPart_ = -1;
+    int32_t value_ = -1, object_ = -1, array_ = -1, char_ = -1, intPart_ = -1, colon_ = -1;
 };
 
 } // namespace weir::grammar

@@ -216,23 +216,26 @@ private:
                 requiredNames.insert(n.asString());
             }
         }
-        // member_i ::= "key" ws ":" ws value ws
+        // member_i ::= "key" ":" colon-space value
         std::vector<int32_t> members;
         for (const auto& [key, sub] : entries) {
             const int32_t value = compileNested(sub, path + "/properties/" + pointerToken(key));
             const int32_t m = g_.addRule(ruleName(path) + "-" + key);
-            g_.addAlternative(m, literal(jsonText(Json(key))) + rules_.ws() + byteOf(':') + rules_.ws() +
-                                     ruleRef(value) + rules_.ws());
+            g_.addAlternative(m, literal(jsonText(Json(key))) + byteOf(':') + ruleRef(rules_.colonSpace()) +
+                                     ruleRef(value));
             members.push_back(m);
         }
-        // Properties in order, optional ones may be left out, commas only
-        // between written ones. first_i: nothing written yet from i on;
-        // after_i: something was written before i.
+        // Properties in the schema's order, optional ones may be left out,
+        // commas only between written ones. first_i: nothing written yet from
+        // i on; after_i: something was written before i (so the whitespace
+        // before the closing brace comes at its end, and an empty object
+        // has it once, after the opening one).
         const size_t n = entries.size();
         std::vector<int32_t> first(n + 1), after(n + 1);
         first[n] = g_.addRule(ruleName(path) + "-end");
         g_.addAlternative(first[n], {});
-        after[n] = first[n];
+        after[n] = g_.addRule(ruleName(path) + "-close");
+        g_.addAlternative(after[n], {rules_.ws()});
         for (size_t i = n; i-- > 0;) {
             const bool req = requiredNames.contains(entries[i].first);
             first[i] = g_.addRule(ruleName(path) + "-first" + std::to_string(i));
@@ -280,22 +283,21 @@ private:
             // Past minItems: any number more.
             tail = g_.addRule(base + "-more");
             g_.addAlternative(tail, {});
-            g_.addAlternative(tail, Sequence{byteOf(','), rules_.ws(), ruleRef(item), rules_.ws(), ruleRef(tail)});
+            g_.addAlternative(tail, Sequence{byteOf(','), rules_.ws(), ruleRef(item), ruleRef(tail)});
         } else {
             tail = g_.addRule(base + "-tail" + std::to_string(last));
             g_.addAlternative(tail, {});
         }
         for (int64_t k = last - 1; k >= 1; --k) {
             const int32_t r = g_.addRule(base + "-tail" + std::to_string(k));
-            g_.addAlternative(r, Sequence{byteOf(','), rules_.ws(), ruleRef(item), rules_.ws(), ruleRef(tail)});
+            g_.addAlternative(r, Sequence{byteOf(','), rules_.ws(), ruleRef(item), ruleRef(tail)});
             if (k >= minItems) g_.addAlternative(r, {});
             tail = r;
         }
-        const int32_t body = g_.addRule(base + "-items");
-        g_.addAlternative(body, Sequence{ruleRef(item), rules_.ws(), ruleRef(tail)});
-        if (minItems == 0) g_.addAlternative(body, {});
+        // "[" ws item tail ws "]", or "[" ws "]" where no item is needed.
         const int32_t r = g_.addRule(base + "-array");
-        g_.addAlternative(r, Sequence{byteOf('['), rules_.ws(), ruleRef(body), byteOf(']')});
+        g_.addAlternative(r, Sequence{byteOf('['), rules_.ws(), ruleRef(item), ruleRef(tail), rules_.ws(), byteOf(']')});
+        if (minItems == 0) g_.addAlternative(r, Sequence{byteOf('['), rules_.ws(), byteOf(']')});
         return r;
     }
 

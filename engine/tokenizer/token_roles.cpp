@@ -30,7 +30,23 @@ constexpr std::string_view kFimEndOfGeneration[] = {
     "<|file_sep|>",
 };
 
+// Media placeholders written as user-defined tokens (Gemma 3, Gemma 3n).
+constexpr std::string_view kMediaMarkers[] = {
+    "<start_of_image>", "<end_of_image>", "<image_soft_token>", "[multimodal]",
+    "<start_of_audio>", "<end_of_audio>", "<audio_soft_token>",
+};
+
 } // namespace
+
+std::vector<TokenId> findMediaMarkers(const TokenIndex& index, const std::vector<TokenType>& types) {
+    std::vector<TokenId> out;
+    for (std::string_view name : kMediaMarkers) {
+        const TokenId id = index.find(name);
+        if (id >= 0 && types[size_t(id)] == TokenType::UserDefined) out.push_back(id);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
 
 std::vector<TokenId> applyNamedTokenRoles(const TokenIndex& index, std::vector<TokenType>& types) {
     std::vector<TokenId> eog;

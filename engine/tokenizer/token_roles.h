@@ -17,4 +17,11 @@ namespace weir::tok {
 // it meets, in hash order; we force all of them.)
 std::vector<TokenId> applyNamedTokenRoles(const TokenIndex& index, std::vector<TokenType>& types);
 
+// User-defined tokens that stand for an image or audio (Gemma's
+// <start_of_image>, [multimodal], ...): markers, not text, although the file
+// types them like Gemma's HTML tags and whitespace runs, which are text.
+// Hugging Face marks them special, so its decoding (and vLLM's) leaves them
+// out unless asked. Sorted ids of those present.
+std::vector<TokenId> findMediaMarkers(const TokenIndex& index, const std::vector<TokenType>& types);
+
 } // namespace weir::tok

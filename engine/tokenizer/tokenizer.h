@@ -40,7 +40,8 @@ public:
     virtual std::vector<TokenId> encodeMarked(const MarkedText& prompt, bool addBos) const = 0;
 
     // Raw bytes of one token as it appears in output ("▁" -> " ", <0xNN> -> byte).
-    // Control tokens give "" unless showSpecial.
+    // Control tokens and user-defined media markers (token_roles.h) give ""
+    // unless showSpecial.
     virtual std::string tokenBytes(TokenId id, bool showSpecial = false) const = 0;
     // Concatenated tokenBytes. With add_space_prefix vocabularies the space
     // the tokenizer put in front of the text is removed again, so

@@ -42,6 +42,7 @@ VocabTokenizer::VocabTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
         if (id >= 0) eog_.push_back(id);
     std::sort(eog_.begin(), eog_.end());
     eog_.erase(std::unique(eog_.begin(), eog_.end()), eog_.end());
+    mediaMarkers_ = findMediaMarkers(index_, vocab_.types);
 
     std::vector<int32_t> allIds, userIds;
     std::vector<std::string_view> allTexts, userTexts;
@@ -105,7 +106,7 @@ std::string VocabTokenizer::tokenBytes(TokenId id, bool showSpecial) const {
         if (showSpecial) out = text;
         break;
     case TokenType::UserDefined:
-        out = text;
+        if (showSpecial || !std::binary_search(mediaMarkers_.begin(), mediaMarkers_.end(), id)) out = text;
         break;
     case TokenType::Byte:
         if (int b = parseByteToken(text); b >= 0) {

@@ -46,6 +46,7 @@ private:
 
     SpecialTokenSplitter specialAll_;          // parseSpecial = true
     SpecialTokenSplitter specialUserDefined_;  // parseSpecial = false
+    std::vector<TokenId> mediaMarkers_;        // sorted; shown like control tokens (token_roles.h)
 };
 
 } // namespace weir::tok

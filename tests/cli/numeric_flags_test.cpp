@@ -3,7 +3,8 @@
 // and the value. Before, values were truncated from 64 to 32 bits, negative
 // thread counts were accepted and --threads 2147483647 hung at start. The
 // model path does not exist, so a flag that slipped through shows up as a
-// model error instead of the expected message.
+// model error instead of the expected message. A value past its type names
+// the flag's own range, and an option given twice is named, not "unknown".
 #include <QFileInfo>
 #include <QProcess>
 #include <QtTest>
@@ -37,9 +38,18 @@ private slots:
         QTest::newRow("page size zero") << QStringList{"serve", "--page-size", "0"} << "--page-size must be a power of two";
         QTest::newRow("64-bit value for a 32-bit option")
             << QStringList{"bench-concurrency", "--max-context", "4294967297"}
-            << "option --max-context must be from -2147483648 to 2147483647 (got 4294967297)";
+            << "--max-context must be from 0 to 1073741824, 0 = the model's (got 4294967297)";
+        QTest::newRow("below 32 bits") << QStringList{"serve", "--draft-tokens", "-4294967297"}
+                                       << "--draft-tokens must be from 1 to 64 (got -4294967297)";
         QTest::newRow("past 64 bits") << QStringList{"serve", "--kv-reserve-tokens", "99999999999999999999"}
-                                      << "option --kv-reserve-tokens must be from";
+                                      << "--kv-reserve-tokens must be from 0 to 1073741824, 0 = from the context "
+                                         "(got 99999999999999999999)";
+        QTest::newRow("repeated flag") << QStringList{"serve", "--port", "1", "--port", "2"}
+                                       << "option --port is given more than once";
+        QTest::newRow("repeated flag with =") << QStringList{"serve", "--threads=1", "--threads", "2"}
+                                              << "option --threads is given more than once";
+        QTest::newRow("repeated switch") << QStringList{"serve", "--check-integrity", "--check-integrity"}
+                                         << "option --check-integrity is given more than once";
         QTest::newRow("reserve over the pool limit") << QStringList{"serve", "--kv-reserve-tokens", "1099511627776"}
                                                      << "--kv-reserve-tokens must be from 0 to 1073741824";
         QTest::newRow("ratio nan") << QStringList{"serve", "--swa-full-tokens-ratio", "nan"}

@@ -146,17 +146,22 @@ private slots:
         QJsonObject chat;
         ApiError e;
         ChatRequest r;
-        QVERIFY(anthropicToChatBody(R"({"messages": [{"role": "user", "content": "hi"}], "system": "Be kind."})", chat, e));
+        // max_tokens is required by the Messages API, not by count_tokens.
+        const char* noMax = R"({"messages": [{"role": "user", "content": "hi"}], "system": "Be kind."})";
+        QVERIFY(!anthropicToChatBody(noMax, chat, e));
+        QCOMPARE(e.param, QStringLiteral("max_tokens"));
+        QCOMPARE(e.message, QStringLiteral("max_tokens: Field required"));
+        QVERIFY(anthropicToChatBody(noMax, chat, e, true));
         QVERIFY(parseChatObject(chat, r, e));
-        QCOMPARE(*r.gen.maxTokens, int64_t(kAnthropicDefaultMaxTokens));
+        QVERIFY(!r.gen.maxTokens);
         QCOMPARE(r.messages[0].toObject().value("content").toString(), QStringLiteral("Be kind."));
-        const char* any = R"({"messages": [{"role": "user", "content": "hi"}], "tool_choice": {"type": "any"},
+        const char* any = R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 9, "tool_choice": {"type": "any"},
             "tools": [{"name": "f", "input_schema": {"type": "object"}}]})";
         QVERIFY(anthropicToChatBody(any, chat, e));
         QVERIFY(parseChatObject(chat, r = {}, e));
         QCOMPARE(int(r.toolChoice.mode), int(weir::ToolChoice::Mode::Required));
         QVERIFY(r.parallelToolCalls);
-        const char* none = R"({"messages": [{"role": "user", "content": "hi"}], "tool_choice": {"type": "none"},
+        const char* none = R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 9, "tool_choice": {"type": "none"},
             "tools": [{"name": "f", "input_schema": {"type": "object"}}]})";
         QVERIFY(anthropicToChatBody(none, chat, e));
         QVERIFY(parseChatObject(chat, r = {}, e));
@@ -169,6 +174,8 @@ private slots:
         QTest::addColumn<QByteArray>("body");
         QTest::addColumn<QString>("param");
         QTest::newRow("no messages") << QByteArray(R"({"max_tokens": 5})") << "messages";
+        QTest::newRow("no max_tokens") << QByteArray(R"({"messages": [{"role": "user", "content": "x"}]})")
+                                       << "max_tokens";
         QTest::newRow("image block") << QByteArray(R"({"messages": [{"role": "user", "content": [{"type": "image",
             "source": {}}]}]})") << "messages[0].content[0].type";
         QTest::newRow("bad role") << QByteArray(R"({"messages": [{"role": "system", "content": "x"}]})")
@@ -364,10 +371,34 @@ private slots:
         // A request the model cannot hold: Anthropic's dialect, the context named.
         QByteArray huge = R"({"messages": [{"role": "user", "content": ")";
         for (int i = 0; i < 3000; ++i) huge += "the ";
-        const PreparedRequest tooLong = prepareAnthropicMessages(huge + "\"}]}", c, false);
+        const PreparedRequest tooLong = prepareAnthropicMessages(huge + "\"}], \"max_tokens\": 8}", c, false);
         QVERIFY(tooLong.error);
         QCOMPARE(int(tooLong.dialect), int(ApiDialect::Anthropic));
         QCOMPARE(tooLong.error->code, QStringLiteral("context_length_exceeded"));
+#endif
+    }
+
+    // A schema beside json_object (llama.cpp's extension) is compiled like
+    // json_schema's: one the compiler refuses is a 400 naming the problem.
+    // A Responses text.format schema keeps its property order.
+    void schemasAreAppliedInTheirOwnOrder() {
+#ifndef Q_MOC_RUN
+        const PreparationContext c = context(*gemma_);
+        const PreparedRequest bad = prepareChatCompletion(R"({"messages": [{"role": "user", "content": "x"}],
+            "response_format": {"type": "json_object", "schema": {"type": "hiccup"}}})", c);
+        QVERIFY(bad.error);
+        QCOMPARE(bad.error->status, 400);
+        QCOMPARE(bad.error->param, QStringLiteral("response_format"));
+        QVERIFY2(bad.error->message.contains("unknown type 'hiccup'"), qPrintable(bad.error->message));
+        const PreparedRequest good = prepareChatCompletion(R"({"messages": [{"role": "user", "content": "x"}],
+            "response_format": {"type": "json_object", "schema": {"type": "object", "properties": {"b": {"type": "null"}}}}})", c);
+        QVERIFY(!good.error);
+        QCOMPARE(int(good.choices[0].generate.constraint.kind), int(weir::OutputConstraint::Kind::JsonSchema));
+        const PreparedRequest responses = prepareResponses(R"({"input": "x", "text": {"format": {"type": "json_schema",
+            "name": "o", "schema": {"type": "object", "properties": {"zeta": {"type": "null"}, "alpha": {"type": "null"}}}}}})", c);
+        QVERIFY(!responses.error);
+        const std::string& schema = responses.choices[0].generate.constraint.schema;
+        QVERIFY2(schema.find("zeta") < schema.find("alpha"), schema.c_str());
 #endif
     }
 
@@ -379,7 +410,8 @@ private slots:
         QVERIFY(p.clientStops.empty());
         QCOMPARE(p.choices[0].generate.maxTokens, 4);
         const PreparedRequest a = prepareAnthropicMessages(
-            R"({"messages": [{"role": "user", "content": "x"}], "stop_sequences": ["ZZ"]})", context(*gemma_), false);
+            R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 4, "stop_sequences": ["ZZ"]})",
+            context(*gemma_), false);
         QCOMPARE(a.clientStops, std::vector<std::string>{"ZZ"});
         QCOMPARE(a.choices[0].generate.stop.front(), std::string("ZZ"));  // its index is the client's
 #endif

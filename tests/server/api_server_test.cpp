@@ -5,8 +5,11 @@
 // big prompt is prepared), 503 from a full queue, a disconnecting client
 // cancelled, stop() ending streams with an error event and [DONE] and queued
 // requests with 503 + Retry-After, HTTP keep-alive and Connection: close,
-// timeouts for slow and idle clients, the connection cap, what a browser
-// page may not do without a key, and the warning for a non-loopback address.
+// timeouts for slow and idle clients, the connection cap and its reserve
+// (256 dripping uploads do not lock out /health and whole requests, and are
+// cut off by the body's minimum rate and deadline), what a browser page may
+// not do without a key, the warning for a non-loopback address, "required"
+// tool calls, and completions leaving special tokens out.
 #include <QtTest>
 
 #include <QEventLoop>
@@ -17,6 +20,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QSignalSpy>
+#include <QElapsedTimer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QThread>
@@ -27,6 +31,7 @@
 
 #include "app/server/api_server.h"
 #include "app/server/cors_policy.h"
+#include "app/server/forced_tool_call.h"
 #include "tests/server/http_test_client.h"
 #include "tests/server/raw_http_client.h"
 #include "weir/engine.h"
@@ -225,6 +230,15 @@ private slots:
         r = post("/messages", QJsonObject{{"messages", "not a list"}}, "secret");
         QCOMPARE(r.status, 400);
         QCOMPARE(obj(r.body)["error"].toObject()["type"].toString(), QStringLiteral("invalid_request_error"));
+        // max_tokens is required, as the Messages API has it; count_tokens needs none.
+        QJsonObject unbounded = message;
+        unbounded.remove("max_tokens");
+        r = post("/messages", unbounded, "secret");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(obj(r.body)["error"].toObject()["message"].toString(), QStringLiteral("max_tokens: Field required"));
+        r = post("/messages/count_tokens", unbounded, "secret");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(obj(r.body)["input_tokens"].toInt(), m["usage"].toObject()["input_tokens"].toInt());
 
         r = post("/responses", QJsonObject{{"input", "hello world"}, {"max_output_tokens", 3}, {"stream", true}}, "secret");
         QCOMPARE(r.status, 200);
@@ -457,12 +471,16 @@ private slots:
         QVERIFY(got.isEmpty());
     }
 
-    // More connections than the cap: the next is told 503 with Retry-After
-    // and closed; once one closes, the server takes connections again.
+    // More connections than the cap and its reserve: the next is told 503
+    // with Retry-After and closed; once one closes, the server takes
+    // connections again. A whole request beyond the cap is served from the
+    // reserve, and that connection closed after its answer.
     void connectionCapAnswers503() {
         Engine engine(options());
         ServerOptions so = serverOptions();
         so.http.maxConnections = 3;
+        so.http.reservedConnections = 1;
+        so.http.reservedRequestMs = 600000;  // the silent client below holds the reserve until it leaves
         ApiServer server(engine, so);
         QVERIFY(server.start());
         std::vector<std::unique_ptr<QTcpSocket>> held;
@@ -474,21 +492,133 @@ private slots:
             QByteArray buffer;
             QCOMPARE(raw::readResponse(*held.back(), buffer).status, 200);
         }
+        auto silent = std::make_unique<QTcpSocket>();  // accepted into the reserve (connections are taken in order)
+        QVERIFY(raw::connectTo(*silent, server.port()));
         const raw::Response refused = raw::exchange(server.port(), raw::request("GET", "/health"));
         QCOMPARE(refused.status, 503);
         QVERIFY(refused.header("retry-after").toInt() >= 1);
         QCOMPARE(refused.header("connection"), QByteArray("close"));
         QCOMPARE(obj(refused.body)["error"].toObject()["code"].toString(), QStringLiteral("too_many_connections"));
 
+        // The reserve free again: a whole request is answered there, then closed.
+        silent->disconnectFromHost();
+        raw::Response reserved;
+        for (int i = 0; i < 600 && reserved.status != 200; ++i) {
+            reserved = raw::exchange(server.port(), raw::request("GET", "/health"));
+            if (reserved.status != 200) QThread::msleep(50);
+        }
+        QCOMPARE(reserved.status, 200);
+        QCOMPARE(reserved.header("connection"), QByteArray("close"));
+
         held.front()->disconnectFromHost();
         held.erase(held.begin());
         // (Tried once per turn: the server notices the close a moment later.)
-        int status = 0;
-        for (int i = 0; i < 600 && status != 200; ++i) {
-            status = raw::exchange(server.port(), raw::request("GET", "/health")).status;
-            if (status != 200) QThread::msleep(50);
+        raw::Response regular;
+        for (int i = 0; i < 600; ++i) {
+            regular = raw::exchange(server.port(), raw::request("GET", "/health"));
+            if (regular.status == 200 && regular.header("connection") != "close") break;
+            QThread::msleep(50);
         }
-        QCOMPARE(status, 200);
+        QCOMPARE(regular.status, 200);
+        QVERIFY(regular.header("connection") != "close");  // kept alive: a regular connection again
+    }
+
+    // 256 clients that drip a body (a byte now and then, never pausing long
+    // enough for the read timeout) hold every regular connection: /health
+    // and a whole chat request still get through the reserve, and a dripper
+    // that lands in the reserve is cut off with 408 while it drips.
+    void drippingUploadsLeaveRoomForWholeRequests() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.bodyTimeoutMs = 600000;  // the drips never pause that long
+        so.http.bodyGraceMs = 600000;    // nor does their rate cut them here (see drippingBodiesAreCutOff)
+        so.http.reservedRequestMs = 300;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        const QByteArray head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                "application/json\r\nContent-Length: 100000\r\n\r\n{";
+        std::vector<std::unique_ptr<QTcpSocket>> drips;
+        for (int i = 0; i < so.http.maxConnections; ++i) {
+            drips.push_back(std::make_unique<QTcpSocket>());
+            QVERIFY(raw::connectTo(*drips.back(), server.port()));
+            QVERIFY(raw::sendAll(*drips.back(), head));
+        }
+        const raw::Response health = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(health.status, 200);
+        QCOMPARE(health.header("connection"), QByteArray("close"));  // a reserve connection
+        const raw::Response chat = raw::exchange(server.port(), raw::request("POST", "/v1/chat/completions", chatBody(4, false)));
+        QCOMPARE(chat.status, 200);
+        QCOMPARE(obj(chat.body)["object"].toString(), QStringLiteral("chat.completion"));
+
+        QTcpSocket late;
+        QVERIFY(raw::connectTo(late, server.port()));
+        QVERIFY(raw::sendAll(late, head));
+        QByteArray got;
+        QElapsedTimer guard;
+        guard.start();
+        while (late.state() == QAbstractSocket::ConnectedState && guard.elapsed() < raw::patienceMs()) {
+            late.write("1");
+            late.waitForBytesWritten(50);
+            late.waitForReadyRead(50);
+            got += late.readAll();
+        }
+        got += late.readAll();
+        QVERIFY2(got.startsWith("HTTP/1.1 408 "), got.constData());
+        QVERIFY2(got.contains("connection limit"), got.constData());
+        // The drippers were neither answered nor dropped.
+        for (const auto& d : drips) {
+            QCOMPARE(d->state(), QAbstractSocket::ConnectedState);
+            QCOMPARE(d->bytesAvailable(), qint64(0));
+        }
+    }
+
+    // A body that drips is cut off by its rate after the grace, and one that
+    // keeps a good rate but never ends by the body deadline, though neither
+    // pauses long enough for the read timeout: 256 drippers and one endless
+    // upload all get 408, and the connections come free.
+    void drippingBodiesAreCutOff() {
+        Engine engine(options());
+        ServerOptions so = serverOptions();
+        so.http.bodyTimeoutMs = 600000;  // never the pause between reads
+        so.http.bodyGraceMs = 200;
+        so.http.bodyMinBytesPerSecond = 1000;
+        so.http.bodyDeadlineMs = 1500;
+        ApiServer server(engine, so);
+        QVERIFY(server.start());
+        const QByteArray head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                "application/json\r\nContent-Length: 1000000\r\n\r\n{";
+        struct Client {
+            std::unique_ptr<QTcpSocket> socket = std::make_unique<QTcpSocket>();
+            QByteArray got;
+            int bytesPerTurn = 1;  // a turn is ~50 ms: 20 bytes a second, or 4000 for the endless one
+        };
+        std::vector<Client> clients(size_t(so.http.maxConnections) + 1);
+        clients.back().bytesPerTurn = 200;
+        for (Client& c : clients) {
+            QVERIFY(raw::connectTo(*c.socket, server.port()));
+            QVERIFY(raw::sendAll(*c.socket, head));
+        }
+        QElapsedTimer guard;
+        guard.start();
+        for (int open = int(clients.size()); open > 0 && guard.elapsed() < raw::patienceMs();) {
+            open = 0;
+            for (Client& c : clients) {
+                if (c.socket->state() != QAbstractSocket::ConnectedState) continue;
+                ++open;
+                c.socket->write(QByteArray(c.bytesPerTurn, ' '));
+                c.socket->flush();
+                c.got += c.socket->readAll();
+            }
+            QCoreApplication::processEvents();
+            QThread::msleep(50);
+        }
+        for (Client& c : clients) {
+            c.got += c.socket->readAll();
+            QVERIFY2(c.got.startsWith("HTTP/1.1 408 "), c.got.constData());
+            QVERIFY2(c.got.contains("too slowly"), c.got.constData());
+        }
+        const raw::Response health = raw::exchange(server.port(), raw::request("GET", "/health"));
+        QCOMPARE(health.status, 200);
     }
 
     // Without a key, what a web page can send cross-site does not run: a
@@ -684,6 +814,13 @@ private slots:
         QJsonObject usage = obj(r.body)["usage"].toObject();
         QCOMPARE(usage["prompt_tokens"].toInt(), 60);
         QCOMPARE(usage["total_tokens"].toInt(), 64);
+        // Speculative drafts are Weir's own numbers, not OpenAI's Predicted Outputs fields.
+        QVERIFY(!usage.contains("completion_tokens_details"));
+        const QJsonObject drafts = usage["weir"].toObject();
+        QVERIFY2(drafts["draft_tokens"].isDouble() && drafts["accepted_draft_tokens"].isDouble(),
+                 QJsonDocument(usage).toJson().constData());
+        QVERIFY(drafts["accepted_draft_tokens"].toInt() >= 0);
+        QVERIFY(drafts["accepted_draft_tokens"].toInt() <= drafts["draft_tokens"].toInt());
         QCOMPARE(obj(r.body)["choices"].toArray()[0].toObject()["finish_reason"].toString(), QStringLiteral("length"));
         r = completion(70, 5);
         QCOMPARE(r.status, 400);
@@ -828,6 +965,79 @@ private slots:
     }
 
     // The model file's path names nothing: it cannot be used to probe the disk.
+    // tool_choice "required": the reply is one or more calls (an array held
+    // by the grammar), each returned; with parallel_tool_calls false, one.
+    void requiredToolChoiceReturnsEveryCall() {
+        Engine engine(options());
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        const QJsonObject noArguments{{"type", "object"}, {"properties", QJsonObject{}}, {"additionalProperties", false}};
+        QJsonArray tools;
+        for (const char* name : {"ping", "pong"})
+            tools.append(QJsonObject{{"type", "function"},
+                                     {"function", QJsonObject{{"name", name}, {"parameters", noArguments}}}});
+        QJsonObject chat{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "ping and pong"}}}},
+                         {"tools", tools}, {"tool_choice", "required"}, {"max_tokens", 400}, {"temperature", 0}};
+        auto calls = [&](const QJsonObject& body) {
+            const Reply r = send(nam, server.url() + "/chat/completions", "POST",
+                                 QJsonDocument(body).toJson(QJsonDocument::Compact));
+            const QJsonObject choice = obj(r.body)["choices"].toArray()[0].toObject();
+            if (r.status != 200 || choice["finish_reason"].toString() != QLatin1String("tool_calls")) {
+                qWarning("%s", r.body.constData());
+                return QJsonArray();
+            }
+            return choice["message"].toObject()["tool_calls"].toArray();
+        };
+        QSet<QString> ids;
+        const QJsonArray several = calls(chat);
+        QVERIFY(several.size() >= 1 && several.size() <= weir::server::kMaxForcedCalls);
+        for (const QJsonValue& c : several) {
+            const QJsonObject fn = c.toObject()["function"].toObject();
+            QVERIFY(fn["name"] == QJsonValue("ping") || fn["name"] == QJsonValue("pong"));
+            QCOMPARE(fn["arguments"].toString(), QStringLiteral("{}"));
+            ids.insert(c.toObject()["id"].toString());
+        }
+        QCOMPARE(ids.size(), several.size());
+        qInfo("tool_choice required wrote %lld call(s)", qlonglong(several.size()));
+        chat["parallel_tool_calls"] = false;
+        QCOMPARE(calls(chat).size(), 1);
+    }
+
+    // A completion's text leaves out what is not text: Gemma's media marker
+    // <start_of_image> (user-defined in the file, special to Hugging Face)
+    // pushed by a logit bias; skip_special_tokens false asks for it.
+    void completionsLeaveSpecialTokensOut() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("tiny-with-image.gguf").toStdString();
+        weir::test::TinyGemma3Spec spec;
+        spec.extraUserDefinedTokens = {"<start_of_image>"};
+        weir::test::writeTinyGemma3(path, spec);
+        EngineOptions o = options();
+        o.modelPath = path;
+        Engine engine(o);
+        ApiServer server(engine, serverOptions());
+        QVERIFY(server.start());
+        QNetworkAccessManager nam;
+        const int image = 6;  // after Gemma's six control tokens
+        QJsonObject body{{"prompt", "the operator"}, {"max_tokens", 3}, {"temperature", 0},
+                         {"logit_bias", QJsonObject{{QString::number(image), 100}}}};
+        auto text = [&](const QJsonObject& b) {
+            const Reply r = send(nam, server.url() + "/completions", "POST", QJsonDocument(b).toJson(QJsonDocument::Compact));
+            const QJsonObject o = obj(r.body);
+            if (r.status != 200 || o["usage"].toObject()["completion_tokens"].toInt() != 3) qWarning("%s", r.body.constData());
+            return o["choices"].toArray()[0].toObject()["text"].toString();
+        };
+        QCOMPARE(text(body), QString());
+        body["skip_special_tokens"] = false;
+        QCOMPARE(text(body), QStringLiteral("<start_of_image>").repeated(3));
+        body["stream"] = true;
+        body["skip_special_tokens"] = true;
+        const Reply streamed = send(nam, server.url() + "/completions", "POST", QJsonDocument(body).toJson(QJsonDocument::Compact));
+        QCOMPARE(streamed.status, 200);
+        QVERIFY2(!streamed.body.contains("start_of_image"), streamed.body.constData());
+    }
+
     void theModelPathIsNotAName() {
         Engine engine(options());
         ServerOptions so = serverOptions();

@@ -17,6 +17,7 @@
 
 #include "app/server/chat_prompt.h"
 #include "app/server/forced_tool_call.h"
+#include "app/server/json_source_text.h"
 #include "app/server/request_parser.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 #include "weir/engine.h"
@@ -308,6 +309,34 @@ private slots:
                      {weir::OutputConstraint::Kind::JsonSchema, either})),
                  QString());
 
+        // "required" with parallel calls allowed: one or more calls, as an
+        // array of up to kMaxForcedCalls, read back as that many calls.
+        const std::string several = forcedCallSchema(r.tools, r.toolChoice, true);
+        QVERIFY2(several.find(QStringLiteral(R"({"type":"array","items":{"anyOf":[)").toStdString()) == 0, several.c_str());
+        QVERIFY(several.find(QStringLiteral(R"("minItems":1,"maxItems":%1)").arg(kMaxForcedCalls).toStdString()) !=
+                std::string::npos);
+        QCOMPARE(QString::fromStdString(weir::Engine::outputConstraintProblem(
+                     {weir::OutputConstraint::Kind::JsonSchema, several})),
+                 QString());
+        const auto two = readForcedCalls(R"([{"name": "get_weather", "arguments": {"city": "Paris"}},
+                                            {"name": "get_time", "arguments": {}}])");
+        QVERIFY(two.has_value());
+        QCOMPARE(two->size(), size_t(2));
+        QCOMPARE((*two)[0].arguments, std::string(R"({"city":"Paris"})"));
+        QCOMPARE((*two)[1].name, std::string("get_time"));
+        QCOMPARE(readForcedCalls(R"({"name": "get_time", "arguments": {}})")->size(), size_t(1));
+        QVERIFY(!readForcedCalls("[]").has_value());
+        // Cut short in the second call: the first is kept; in the first: not a call.
+        const auto cut = readForcedCalls("[{\"name\": \"get_time\", \"arguments\": {\"z\": \"}]\\\"\"}}, {\"name\": \"ge");
+        QVERIFY(cut.has_value());
+        QCOMPARE(cut->size(), size_t(1));
+        QCOMPARE(cut->front().arguments, std::string("{\"z\":\"}]\\\"\"}"));
+        QVERIFY(!readForcedCalls("[{\"name\": \"get_time\", \"argum").has_value());
+        QVERIFY(!readForcedCall(R"([{"name": "get_time", "arguments": {}}])").has_value());
+        // A named function is called once, and with parallel_tool_calls false "required" is one call.
+        QCOMPARE(forcedCallSchema(r.tools, r.toolChoice, false), either);
+        QVERIFY(forcedCallSchema(r.tools, {weir::ToolChoice::Mode::Function, "get_time"}, true).find("{\"type\":\"object\"") == 0);
+
         // tool_choice "none": tools given, none read.
         QVERIFY(parseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
             "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none"})", r = {}, e));
@@ -406,8 +435,42 @@ private slots:
         QVERIFY(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema",
             "json_schema": {"name": "p", "strict": true, "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}}})", r = {}, e));
         QVERIFY(r.responseFormat.kind == weir::OutputConstraint::Kind::JsonSchema);
+        // The schema as the client wrote it: its properties keep their order
+        // (the reply writes them in it), which a QJsonObject would sort.
         QCOMPARE(QString::fromStdString(r.responseFormat.schema),
-                 QStringLiteral(R"({"properties":{"a":{"type":"integer"}},"type":"object"})"));
+                 QStringLiteral(R"({"type": "object", "properties": {"a": {"type": "integer"}}})"));
+        QVERIFY(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema",
+            "json_schema": {"name": "p", "schema": {"type": "object", "properties": {"zeta": {"type": "string"},
+            "alpha": {"type": "integer"}}, "required": ["zeta", "alpha"]}}}})", r = {}, e));
+        QVERIFY(r.responseFormat.schema.find("zeta") < r.responseFormat.schema.find("alpha"));
+
+        // llama.cpp's json_object with a schema: held to the schema, as json_schema is.
+        QVERIFY2(parseChatRequest(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object",
+            "schema": {"type": "object", "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer"}}}}})", r = {}, e),
+                 qPrintable(e.message));
+        QVERIFY(r.responseFormat.kind == weir::OutputConstraint::Kind::JsonSchema);
+        QCOMPARE(QString::fromStdString(r.responseFormat.schema),
+                 QStringLiteral(R"({"type": "object", "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer"}}})"));
+    }
+
+    // The text of one value of a body, as written: nested strings with
+    // brackets, escaped keys, a repeated key (the last counts, as in
+    // QJsonDocument), missing keys and steps into what is not an object.
+    void sourceTextOfAValue() {
+        using Text = std::optional<QByteArray>;
+        const QByteArray doc = " {\"a\": {\"x\": \"}\\\"{[\", \"y\": [1, {\"z\": 2}]}, \"b\" : 3 , "
+                               "\"k\\u0065y\": [true],\n \"a\": {\"last\": \"]}\", \"n\": null}} ";
+        QVERIFY(QJsonDocument::fromJson(doc).object().value("a").toObject().contains("last"));  // Qt's choice too
+        QCOMPARE(jsonSourceText(doc, {"a"}), Text("{\"last\": \"]}\", \"n\": null}"));
+        QCOMPARE(jsonSourceText(doc, {"a", "last"}), Text("\"]}\""));
+        QCOMPARE(jsonSourceText(doc, {"a", "n"}), Text("null"));
+        QCOMPARE(jsonSourceText(doc, {"b"}), Text("3"));
+        QCOMPARE(jsonSourceText(doc, {"key"}), Text("[true]"));
+        QCOMPARE(jsonSourceText(doc, {}), Text(doc.trimmed()));
+        QVERIFY(!jsonSourceText(doc, {"c"}));
+        QVERIFY(!jsonSourceText(doc, {"b", "x"}));
+        QVERIFY(!jsonSourceText(doc, {"a", "x"}));  // only in the first "a"
+        QVERIFY(!jsonSourceText("[{\"a\": 1}]", {"a"}));
     }
 
     void errorsNameTheField_data() {
@@ -465,6 +528,7 @@ private slots:
         QTest::newRow("parallel_tool_calls") << with(R"("parallel_tool_calls": "no")") << "parallel_tool_calls" << "invalid_type";
         QTest::newRow("response_format type") << with(R"("response_format": {"type": "xml"})") << "response_format.type" << "invalid_value";
         QTest::newRow("response_format json_schema") << with(R"("response_format": {"type": "json_schema"})") << "response_format.json_schema" << "missing_required_parameter";
+        QTest::newRow("response_format json_object schema") << with(R"("response_format": {"type": "json_object", "schema": 123})") << "response_format.schema" << "invalid_type";
         QTest::newRow("response_format schema") << with(R"("response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": [1]}})") << "response_format.json_schema.schema" << "invalid_type";
     }
     void errorsNameTheField() {

@@ -117,7 +117,7 @@ class AnthropicMessagesTest(ServedTestCase):
 
     def test_forced_tool_call_streamed(self):
         with self.client.messages.stream(model="weir", max_tokens=40, messages=ASK, tools=[WEATHER],
-                                         tool_choice={"type": "any"}) as s:
+                                         tool_choice={"type": "any", "disable_parallel_tool_use": True}) as s:
             deltas = [ev.delta.type for ev in s if ev.type == "content_block_delta"]
             final = s.get_final_message()
         self.assertIn("input_json_delta", deltas)

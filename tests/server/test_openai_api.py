@@ -184,20 +184,24 @@ class OpenAIApiTest(ServedTestCase):
 
     def test_speculative_drafts_in_usage(self):
         # Code written out again: the engine's prompt-lookup drafts are kept,
-        # and usage says how many (OpenAI's prediction fields).
+        # and usage says how many in Weir's own field (OpenAI's prediction
+        # fields are for Predicted Outputs, which these are not).
         code = "int add(int a, int b) {\n    return a + b;\n}\n\nint sub(int a, int b) {\n    return a - b;\n}\n"
         r = self.client.completions.create(model=MODEL, prompt=code + "\n" + code[:20], max_tokens=24, temperature=0)
-        d = r.usage.completion_tokens_details
-        self.assertGreater(d.accepted_prediction_tokens, 0)
-        self.assertGreaterEqual(d.rejected_prediction_tokens, 0)
-        self.assertLessEqual(d.accepted_prediction_tokens, r.usage.completion_tokens)
+        self.assertIsNone(r.usage.completion_tokens_details)
+        d = r.usage.model_extra["weir"]
+        self.assertGreater(d["accepted_draft_tokens"], 0)
+        self.assertGreaterEqual(d["draft_tokens"], d["accepted_draft_tokens"])
+        self.assertLessEqual(d["accepted_draft_tokens"], r.usage.completion_tokens)
 
     # ------------------------------------------------------------ tools
 
     def test_tool_call_round_trip(self):
         question = {"role": "user", "content": "What's the weather in Paris?"}
         base = [{"role": "system", "content": TOOL_SYSTEM}] + TOOL_EXAMPLE + [question]
-        r = self.chat(messages=base, tools=[WEATHER_TOOL], tool_choice="required", max_tokens=64, temperature=0)
+        # One city, one call (without parallel_tool_calls "required" may give several).
+        one = dict(tool_choice="required", parallel_tool_calls=False)
+        r = self.chat(messages=base, tools=[WEATHER_TOOL], max_tokens=64, temperature=0, **one)
         c = r.choices[0]
         self.assertEqual(c.finish_reason, "tool_calls", f"no call: {c.message.content!r}")
         calls = c.message.tool_calls
@@ -210,8 +214,7 @@ class OpenAIApiTest(ServedTestCase):
         self.assertIn("city", args)
 
         # The same call streamed as structured deltas.
-        stream = self.chat(messages=base, tools=[WEATHER_TOOL], tool_choice="required", max_tokens=64, temperature=0,
-                           stream=True)
+        stream = self.chat(messages=base, tools=[WEATHER_TOOL], max_tokens=64, temperature=0, stream=True, **one)
         deltas = [ch.choices[0].delta for ch in stream if ch.choices]
         streamed = [tc for d in deltas for tc in (d.tool_calls or [])]
         self.assertEqual(len(streamed), 1)

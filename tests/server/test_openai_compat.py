@@ -71,8 +71,8 @@ class OpenAICompatTest(ServedTestCase):
     # ------------------------------------------------------------ defects 2-7
 
     def test_parallel_tool_calls_false_gives_one_call(self):
-        # "required" is constrained to one call (test_structured_output.py); the
-        # cap on parallel calls is then kept by construction, streamed and not.
+        # "required" is constrained to one or more calls (test_structured_output.py);
+        # without parallel calls to exactly one, streamed and not.
         args = dict(messages=TWO_CALLS, tools=[WEATHER_TOOL], tool_choice="required", max_tokens=96, temperature=0)
         both = self.chat(**args).choices[0]
         self.assertEqual(both.finish_reason, "tool_calls")

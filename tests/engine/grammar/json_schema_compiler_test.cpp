@@ -58,7 +58,7 @@ WEIR_TEST(JsonSchemaCompiler, keywords) {
          R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"boolean"}},
              "required":["b"],"additionalProperties":false})",
          {R"({"b":"x"})", R"({"a":1,"b":"x"})", R"({"b":"x","c":true})", R"({"a":1,"b":"x","c":false})",
-          "{\n  \"a\": 1,\n  \"b\": \"x\"\n}", R"({ "b" : "x" })"},
+          "{\n  \"a\": 1,\n  \"b\": \"x\"\n}", R"({ "b": "x" })"},
          {R"({})", R"({"a":1})", R"({"b":"x","a":1})", R"({"b":"x","d":1})", R"({"b":"x",})", R"({,"b":"x"})"}},
         {"object all optional", R"({"type":"object","properties":{"a":{"type":"integer"}}})", {"{}", R"({"a":2})"},
          {R"({"b":2})"}},
@@ -115,6 +115,24 @@ WEIR_TEST(JsonSchemaCompiler, whitespaceIsBounded) {
     CHECK(fit(a, "[  ") == TextFit::Dead);
     // Nothing may follow the document, not even whitespace.
     CHECK(fit(a, "[1] ") == TextFit::Dead);
+}
+
+// Plain JSON spacing: whitespace only where a printer puts it (after "{",
+// "[", "," and before "}", "]"; one space at most after ":"), so a reply does
+// not come out as `]\n,\n"name"`. Properties keep the schema's order.
+WEIR_TEST(JsonSchemaCompiler, plainSpacingInTheSchemasOrder) {
+    grammar::GrammarAutomaton a = schemaAutomaton(
+        R"({"type":"object","properties":{"zeta":{"type":"array","items":{"type":"integer"}},"alpha":{"type":"string"},
+            "mid":{"type":"object"}},"required":["zeta","alpha"]})");
+    for (const char* ok : {R"({"zeta":[1,2],"alpha":"x"})", R"({"zeta": [1, 2], "alpha": "x", "mid": {"k": [true]}})",
+                           "{\n  \"zeta\": [\n    1,\n    2\n  ],\n  \"alpha\": \"x\"\n}", R"({ "zeta": [ ], "alpha": "" })",
+                           R"({"zeta":[],"alpha":"","mid":{ }})"})
+        CHECK_MSG(fit(a, ok) == TextFit::Complete, ok);
+    for (const char* bad : {"{\"zeta\": [1]\n,\n\"alpha\": \"x\"}", R"({"zeta" : [1], "alpha": "x"})",
+                            R"({"zeta":  [1], "alpha": "x"})", "{\"zeta\":\n[1], \"alpha\": \"x\"}",
+                            R"({"zeta": [1 ,2], "alpha": "x"})", R"({"zeta": [1], "alpha": "x", "mid": {"k" :1}})",
+                            R"({"alpha": "x", "zeta": [1]})", R"({"zeta": [1], "alpha": "x" , "mid": {}})"})
+        CHECK_MSG(fit(a, bad) == TextFit::Dead, bad);
 }
 
 WEIR_TEST(JsonSchemaCompiler, numbersAreBounded) {

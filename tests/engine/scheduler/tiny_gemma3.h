@@ -30,6 +30,7 @@ struct TinyGemma3Spec {
     uint64_t seed = 7;
     std::string chatTemplate;  // Jinja source; empty: Gemma 3's from the test data, when there
     std::vector<std::string> extraControlTokens;  // more control tokens after Gemma's (e.g. FIM markers)
+    std::vector<std::string> extraUserDefinedTokens;  // after those (e.g. <start_of_image>)
 };
 
 inline std::vector<std::string> tinyVocabWords() {
@@ -79,6 +80,10 @@ inline void writeTinyGemma3(const std::string& path, const TinyGemma3Spec& spec 
     for (const std::string& t : spec.extraControlTokens) {
         tokens.push_back(t);
         types.push_back(3);
+    }
+    for (const std::string& t : spec.extraUserDefinedTokens) {
+        tokens.push_back(t);
+        types.push_back(4);
     }
     std::vector<float> scores(tokens.size(), 0.0f);
     std::set<std::string> seen(tokens.begin(), tokens.end());

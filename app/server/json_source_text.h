@@ -1,0 +1,20 @@
+#pragma once
+// The text of one value of a JSON request body, exactly as the client wrote
+// it. QJsonObject keeps its keys sorted, so a JSON Schema read through it
+// loses the order of its properties, which structured output must keep (the
+// reply writes them in the schema's order, as OpenAI's does); the schema is
+// taken from the body's own text instead.
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QStringList>
+#include <optional>
+
+namespace weir::server {
+
+// The value at `path` (object keys, outermost first) in `document`, a JSON
+// text already parsed successfully (by QJsonDocument); nullopt when a key is
+// missing or a step is not an object. Where an object repeats a key, its
+// last value counts, as in QJsonDocument.
+std::optional<QByteArray> jsonSourceText(QByteArrayView document, const QStringList& path);
+
+} // namespace weir::server
