@@ -231,6 +231,21 @@ void RemoteChatClient::handleEvent(Call& c, const QByteArray& data) {
 
 // An answer that came as one JSON object although a stream was asked for.
 void RemoteChatClient::handleWholeAnswer(Call& c, const QByteArray& body) {
+    // A stream sent without its text/event-stream type: read it as one.
+    if (body.trimmed().startsWith("data:")) {
+        const quint64 id = c.id;
+        c.streaming = true;
+        for (const SseEvent& e : c.sse.feed(body + "\n\n")) {
+            handleEvent(c, e.data);
+            if (!calls_.count(id)) return;
+        }
+        if (!c.finishReason.isEmpty()) return complete(c);
+        RemoteError e;
+        e.kind = RemoteErrorKind::StreamCut;
+        e.httpStatus = 200;
+        e.message = QStringLiteral("The connection to %1 ended before the answer finished (the text so far is kept).").arg(hostPort_);
+        return fail(c, e);
+    }
     const QJsonDocument doc = QJsonDocument::fromJson(body);
     const QJsonObject o = doc.object();
     if (!doc.isObject() || !o.value(QStringLiteral("choices")).isArray()) {

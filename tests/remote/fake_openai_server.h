@@ -51,11 +51,11 @@ public:
         s->write("0\r\n\r\n");
         s->flush();
     }
-    // A whole answer with a body.
+    // A whole answer with a body (no Content-Type header when `type` is empty).
     static void respond(QTcpSocket* s, int status, const QByteArray& reason, const QByteArray& body,
                         const QByteArray& extraHeaders = {}, const QByteArray& type = "application/json") {
-        s->write("HTTP/1.1 " + QByteArray::number(status) + " " + reason + "\r\nContent-Type: " + type +
-                 "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" + extraHeaders + "\r\n" + body);
+        s->write("HTTP/1.1 " + QByteArray::number(status) + " " + reason +
+                 (type.isEmpty() ? QByteArray() : "\r\nContent-Type: " + type) + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" + extraHeaders + "\r\n" + body);
         s->flush();
     }
     // A stream in pieces, each written on its own turn of the event loop so

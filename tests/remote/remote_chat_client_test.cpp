@@ -90,8 +90,9 @@ RemoteClientOptions fast() {
     return o;
 }
 
-FakeOpenAiServer::Answer answerWith(int status, QByteArray reason, QByteArray body, QByteArray headers = {}) {
-    return [=](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::respond(s, status, reason, body, headers); };
+FakeOpenAiServer::Answer answerWith(int status, QByteArray reason, QByteArray body, QByteArray headers = {},
+                                    QByteArray type = "application/json") {
+    return [=](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::respond(s, status, reason, body, headers, type); };
 }
 
 FakeOpenAiServer::Answer shortStream(const QByteArray& text = "Hi") {
@@ -435,6 +436,40 @@ private slots:
         QCOMPARE(r.content, QStringLiteral("All at once"));
         QCOMPARE(r.finishReason, QStringLiteral("stop"));
         QCOMPARE(r.usage.completionTokens.value_or(-1), 3);
+    }
+
+    void streamWithoutItsContentType() {
+        FakeOpenAiServer server;
+        server.script({answerWith(200, "OK", delta("plain") + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+                                  {}, {})});   // no Content-Type at all
+        RemoteChatClient client({QUrl(server.baseUrl()), {}}, fast());
+        quint64 id = 0;
+        Recorder r;
+        r.watch(client, &id);
+        id = client.startChat(QStringLiteral("m"), chatBody());
+        settle(r);
+        QCOMPARE(r.terminals, QStringList{QStringLiteral("finished")});
+        QCOMPARE(r.content, QStringLiteral("plain"));
+    }
+
+    void proxyFromTheEnvironment() {
+        // The fake server plays the proxy: it gets the request with the absolute URL.
+        FakeOpenAiServer proxy;
+        proxy.script({shortStream("via the proxy")});
+        qputenv("http_proxy", QStringLiteral("http://127.0.0.1:%1").arg(proxy.port()).toUtf8());
+        RemoteClientOptions o = fast();
+        o.systemProxy = true;
+        RemoteChatClient client({QUrl(QStringLiteral("http://gpu-box.invalid:8000/v1")), {}}, o);
+        quint64 id = 0;
+        Recorder r;
+        r.watch(client, &id);
+        id = client.startChat(QStringLiteral("m"), chatBody());
+        settle(r);
+        qunsetenv("http_proxy");
+        QCOMPARE(r.terminals, QStringList{QStringLiteral("finished")});
+        QCOMPARE(r.content, QStringLiteral("via the proxy"));
+        QCOMPARE(proxy.requests().size(), 1);
+        QCOMPARE(proxy.requests()[0].path, QByteArray("http://gpu-box.invalid:8000/v1/chat/completions"));
     }
 
     void severalRequestsAtOnceEachEndOnce() {
