@@ -11,8 +11,6 @@ namespace weir::remote {
 
 namespace {
 
-constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
-
 bool readJson(const QString& path, QJsonObject* out, QString* error) {
     QFile f(path);
     if (!f.exists()) return true;   // nothing saved yet
@@ -32,16 +30,10 @@ bool readJson(const QString& path, QJsonObject* out, QString* error) {
     return true;
 }
 
-bool writeJson(const QString& path, const QJsonObject& o, bool ownerOnly, QString* error) {
+bool writeJson(const QString& path, const QJsonObject& o, QString* error) {
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly)) {
         *error = QStringLiteral("Cannot write %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    // Restricted before the first byte: the key never sits in a readable file.
-    if (ownerOnly && !f.setPermissions(kOwnerOnly)) {
-        f.cancelWriting();
-        *error = QStringLiteral("Cannot make %1 private to you").arg(path);
         return false;
     }
     f.write(QJsonDocument(o).toJson(QJsonDocument::Indented));
@@ -58,21 +50,17 @@ void fail(QString* error, const QString& message) {
 
 } // namespace
 
-RemoteEndpointStore::RemoteEndpointStore(const QString& folder) : folder_(folder) {}
+RemoteEndpointStore::RemoteEndpointStore(const QString& folder, ApiKeyVault::Keyring keyring, const QString& keyringService)
+    : folder_(folder), vault_(QDir(folder).filePath(QStringLiteral("remote-endpoint-keys.json")), keyringService, keyring) {}
 
 QString RemoteEndpointStore::listPath() const { return QDir(folder_).filePath(QStringLiteral("remote-endpoints.json")); }
-QString RemoteEndpointStore::keysPath() const { return QDir(folder_).filePath(QStringLiteral("remote-endpoint-keys.json")); }
-
-QString RemoteEndpointStore::keyStorage() const {
-    return QStringLiteral("in %1, readable only by you (no system keyring is used yet)").arg(keysPath());
-}
+QString RemoteEndpointStore::keysPath() const { return vault_.filePath(); }
 
 bool RemoteEndpointStore::load(QString* error) {
     entries_.clear();
-    keys_.clear();
-    QJsonObject list, keys;
+    QJsonObject list;
     QString why;
-    if (!readJson(listPath(), &list, &why) || !readJson(keysPath(), &keys, &why)) {
+    if (!readJson(listPath(), &list, &why)) {
         fail(error, why);
         return false;
     }
@@ -87,14 +75,8 @@ bool RemoteEndpointStore::load(QString* error) {
         }
         entries.append(e);
     }
+    if (!vault_.load(error)) return false;
     entries_ = entries;
-    for (auto it = keys.begin(); it != keys.end(); ++it) keys_.append({it.key(), it.value().toString()});
-    // A key file someone made readable by others is made private again.
-    QFile kf(keysPath());
-    constexpr QFileDevice::Permissions others = QFileDevice::ReadGroup | QFileDevice::WriteGroup | QFileDevice::ExeGroup |
-                                               QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
-    if (kf.exists() && (kf.permissions() & others))
-        kf.setPermissions(kOwnerOnly);
     return true;
 }
 
@@ -146,16 +128,12 @@ bool RemoteEndpointStore::update(const QString& name, const RemoteEndpointEntry&
         return false;
     }
     const QList<RemoteEndpointEntry> before = entries_;
-    const auto keysBefore = keys_;
     entries_[at] = e;
-    for (auto& k : keys_)
-        if (k.first == name) k.first = e.name;   // a renamed endpoint keeps its key
-    if (!saveList(error) || !saveKeys(error)) {
+    if (!saveList(error)) {
         entries_ = before;
-        keys_ = keysBefore;
         return false;
     }
-    return true;
+    return vault_.rename(name, e.name, error);   // a renamed endpoint keeps its key
 }
 
 bool RemoteEndpointStore::setModel(const QString& name, const QString& model, QString* error) {
@@ -174,14 +152,7 @@ bool RemoteEndpointStore::setApiKey(const QString& name, const QString& apiKey, 
         fail(error, QStringLiteral("there is no endpoint named “%1”").arg(name));
         return false;
     }
-    const auto before = keys_;
-    keys_.removeIf([&](const auto& k) { return k.first == name; });
-    if (!apiKey.isEmpty()) keys_.append({name, apiKey});
-    if (!saveKeys(error)) {
-        keys_ = before;
-        return false;
-    }
-    return true;
+    return vault_.write(name, apiKey, error);
 }
 
 bool RemoteEndpointStore::remove(const QString& name, QString* error) {
@@ -190,22 +161,15 @@ bool RemoteEndpointStore::remove(const QString& name, QString* error) {
         return false;
     }
     const QList<RemoteEndpointEntry> before = entries_;
-    const auto keysBefore = keys_;
     entries_.removeIf([&](const RemoteEndpointEntry& e) { return e.name == name; });
-    keys_.removeIf([&](const auto& k) { return k.first == name; });
-    if (!saveList(error) || !saveKeys(error)) {
+    if (!saveList(error)) {
         entries_ = before;
-        keys_ = keysBefore;
         return false;
     }
-    return true;
+    return vault_.erase(name, error);
 }
 
-QString RemoteEndpointStore::apiKey(const QString& name) const {
-    for (const auto& k : keys_)
-        if (k.first == name) return k.second;
-    return {};
-}
+QString RemoteEndpointStore::apiKey(const QString& name) const { return vault_.read(name); }
 
 bool RemoteEndpointStore::saveList(QString* error) const {
     if (!QDir().mkpath(folder_)) {
@@ -218,22 +182,7 @@ bool RemoteEndpointStore::saveList(QString* error) const {
                                 {QStringLiteral("base_url"), e.baseUrl.toString()},
                                 {QStringLiteral("model"), e.model}});
     QString why;
-    if (!writeJson(listPath(), {{QStringLiteral("endpoints"), list}}, false, &why)) {
-        fail(error, why);
-        return false;
-    }
-    return true;
-}
-
-bool RemoteEndpointStore::saveKeys(QString* error) const {
-    if (!QDir().mkpath(folder_)) {
-        fail(error, QStringLiteral("Cannot create %1").arg(folder_));
-        return false;
-    }
-    QJsonObject o;
-    for (const auto& k : keys_) o.insert(k.first, k.second);
-    QString why;
-    if (!writeJson(keysPath(), o, true, &why)) {
+    if (!writeJson(listPath(), {{QStringLiteral("endpoints"), list}}, &why)) {
         fail(error, why);
         return false;
     }

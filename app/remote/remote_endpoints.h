@@ -2,13 +2,14 @@
 // The remote engines a user added: a name, the OpenAI base URL, the chosen
 // model, and the API key. The list lives in remote-endpoints.json in the
 // folder given (the desktop app passes its data folder, userDataDir()); the
-// keys live apart from it, in remote-endpoint-keys.json, a file readable and
-// writable only by the user (0600), so the list can be shown, copied or
-// exported without them. (The system keyring through QtKeychain is the next
-// step; keyStorage() says which is in use so the UI can tell the user.)
+// keys never go into it: they go to the system keyring, or where none
+// answers to remote-endpoint-keys.json, readable only by the user (see
+// ApiKeyVault). keyStorage() says which, for the UI to tell the user.
 #include <QList>
 #include <QString>
 #include <QUrl>
+
+#include "app/remote/api_key_vault.h"
 
 namespace weir::remote {
 
@@ -20,7 +21,8 @@ struct RemoteEndpointEntry {
 
 class RemoteEndpointStore {
 public:
-    explicit RemoteEndpointStore(const QString& folder);
+    explicit RemoteEndpointStore(const QString& folder, ApiKeyVault::Keyring keyring = ApiKeyVault::Keyring::Try,
+                                 const QString& keyringService = QStringLiteral("Weir remote endpoints"));
 
     // Reads both files. False with the file and the problem when one is
     // damaged (the store is then empty; nothing is overwritten until a save).
@@ -39,7 +41,8 @@ public:
 
     QString apiKey(const QString& name) const;
     // Where the keys are kept, in words for the UI.
-    QString keyStorage() const;
+    QString keyStorage() const { return vault_.storageDescription(); }
+    bool keysInKeyring() const { return vault_.usingKeyring(); }
 
     QString listPath() const;
     QString keysPath() const;
@@ -47,11 +50,10 @@ public:
 private:
     static bool validate(const RemoteEndpointEntry& e, QString* error);
     bool saveList(QString* error) const;
-    bool saveKeys(QString* error) const;
 
     QString folder_;
     QList<RemoteEndpointEntry> entries_;
-    QList<QPair<QString, QString>> keys_;   // name -> key
+    mutable ApiKeyVault vault_;   // reading a key may ask the keyring
 };
 
 } // namespace weir::remote

@@ -14,6 +14,9 @@ using namespace weir::remote;
 
 namespace {
 
+// These tests never write into the keyring of the person running them.
+constexpr ApiKeyVault::Keyring kFileOnly = ApiKeyVault::Keyring::Never;
+
 unsigned modeOf(const QString& path) {
     struct stat st {};
     if (::stat(QFile::encodeName(path).constData(), &st) != 0) return 0;
@@ -33,14 +36,14 @@ private slots:
         QTemporaryDir dir;
         QString error;
         {
-            RemoteEndpointStore s(dir.path() + QStringLiteral("/weir"));   // the folder is made on the first save
+            RemoteEndpointStore s(dir.path() + QStringLiteral("/weir"), kFileOnly);   // the folder is made on the first save
             QVERIFY2(s.load(&error), qPrintable(error));
             QVERIFY(s.endpoints().isEmpty());
             QVERIFY2(s.add(entry("GPU box", "http://gpu-box:8000/v1", "Qwen/Qwen3-8B"), QStringLiteral("sk-secret-1"), &error), qPrintable(error));
             QVERIFY2(s.add(entry("laptop ollama", "http://127.0.0.1:11434/v1"), {}, &error), qPrintable(error));
             QVERIFY2(s.setModel(QStringLiteral("laptop ollama"), QStringLiteral("llama3.2"), &error), qPrintable(error));
         }
-        RemoteEndpointStore s(dir.path() + QStringLiteral("/weir"));
+        RemoteEndpointStore s(dir.path() + QStringLiteral("/weir"), kFileOnly);
         QVERIFY2(s.load(&error), qPrintable(error));
         QCOMPARE(s.endpoints().size(), 2);
         QCOMPARE(s.endpoints()[0].name, QStringLiteral("GPU box"));
@@ -50,12 +53,32 @@ private slots:
         QCOMPARE(s.apiKey(QStringLiteral("GPU box")), QStringLiteral("sk-secret-1"));
         QCOMPARE(s.apiKey(QStringLiteral("laptop ollama")), QString());
         QVERIFY(s.keyStorage().contains(s.keysPath()));
+        QVERIFY(!s.keysInKeyring());
+    }
+
+    void fallsBackToTheFileWhenNoKeyringAnswers() {
+        if (!qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS"))
+            QSKIP("a D-Bus session runs here: a keyring may answer, and this test does not write into it");
+        QTemporaryDir dir;
+        RemoteEndpointStore s(dir.path(), ApiKeyVault::Keyring::Try, QStringLiteral("Weir test endpoints"));
+        QString error;
+        QVERIFY2(s.load(&error), qPrintable(error));
+        QVERIFY(s.add(entry("a", "http://h:1/v1"), QStringLiteral("sk-fallback"), &error));
+        QVERIFY(!s.keysInKeyring());
+        QCOMPARE(modeOf(s.keysPath()), 0600u);
+        QCOMPARE(s.apiKey(QStringLiteral("a")), QStringLiteral("sk-fallback"));
+        // The UI can say where the key went and why.
+        const QString where = s.keyStorage();
+        QVERIFY2(where.contains(s.keysPath()) && where.contains(QLatin1String("readable only by you")), qPrintable(where));
+        QVERIFY2(where.contains(QLatin1String("keyring is not available")) || where.contains(QLatin1String("without QtKeychain")),
+                 qPrintable(where));
+        qInfo("%s", qPrintable(where));
     }
 
     void keysStayPrivateAndOutOfTheList() {
         QTemporaryDir dir;
         QString error;
-        RemoteEndpointStore s(dir.path());
+        RemoteEndpointStore s(dir.path(), kFileOnly);
         QVERIFY(s.add(entry("a", "https://api.example.com/v1"), QStringLiteral("sk-very-secret"), &error));
         QCOMPARE(modeOf(s.keysPath()), 0600u);
         QFile list(s.listPath());
@@ -65,7 +88,7 @@ private slots:
         QVERIFY(QFile::setPermissions(s.keysPath(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup |
                                                          QFileDevice::ReadOther));
         QCOMPARE(modeOf(s.keysPath()), 0644u);
-        RemoteEndpointStore again(dir.path());
+        RemoteEndpointStore again(dir.path(), kFileOnly);
         QVERIFY(again.load(&error));
         QCOMPARE(modeOf(again.keysPath()), 0600u);
         // A new key keeps the file private.
@@ -76,7 +99,7 @@ private slots:
 
     void refusesBadInput() {
         QTemporaryDir dir;
-        RemoteEndpointStore s(dir.path());
+        RemoteEndpointStore s(dir.path(), kFileOnly);
         QString error;
         QVERIFY(s.add(entry("a", "http://h:1/v1"), {}, &error));
         QVERIFY(!s.add(entry("a", "http://other:2/v1"), {}, &error));
@@ -93,7 +116,7 @@ private slots:
 
     void renameKeepsTheKeyAndRemoveDropsIt() {
         QTemporaryDir dir;
-        RemoteEndpointStore s(dir.path());
+        RemoteEndpointStore s(dir.path(), kFileOnly);
         QString error;
         QVERIFY(s.add(entry("old", "http://h:1/v1"), QStringLiteral("k1"), &error));
         QVERIFY(s.add(entry("other", "http://h:2/v1"), QStringLiteral("k2"), &error));
@@ -102,7 +125,7 @@ private slots:
         QCOMPARE(s.apiKey(QStringLiteral("new")), QStringLiteral("k1"));
         QCOMPARE(s.apiKey(QStringLiteral("old")), QString());
         QVERIFY(s.remove(QStringLiteral("new"), &error));
-        RemoteEndpointStore again(dir.path());
+        RemoteEndpointStore again(dir.path(), kFileOnly);
         QVERIFY(again.load(&error));
         QCOMPARE(again.endpoints().size(), 1);
         QCOMPARE(again.endpoints()[0].name, QStringLiteral("other"));
@@ -112,7 +135,7 @@ private slots:
 
     void damagedFilesAreNamed() {
         QTemporaryDir dir;
-        RemoteEndpointStore s(dir.path());
+        RemoteEndpointStore s(dir.path(), kFileOnly);
         QFile f(s.listPath());
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("{\"endpoints\": [ {\"name\": \"a\", ");
