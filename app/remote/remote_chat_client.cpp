@@ -206,27 +206,44 @@ void RemoteChatClient::handleEvent(Call& c, const QByteArray& data) {
     }
     const QJsonObject o = doc.object();
     if (o.contains(QStringLiteral("error"))) return fail(c, errorFromStreamEvent(o, c.model, hostPort_));
-    const quint64 id = c.id;
     if (o.value(QStringLiteral("usage")).isObject()) c.usage = usageOf(o.value(QStringLiteral("usage")).toObject());
+    QString content, reasoning;
+    QJsonArray toolCalls;
     for (const QJsonValue& cv : o.value(QStringLiteral("choices")).toArray()) {
         const QJsonObject choice = cv.toObject();
         if (choice.value(QStringLiteral("index")).toInt() != 0) continue;   // n > 1 is never asked for
         const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
-        const QString content = delta.value(QStringLiteral("content")).toString();
-        if (!content.isEmpty()) emit contentDelta(id, content);
+        content += delta.value(QStringLiteral("content")).toString();
         // vLLM and llama.cpp's server: reasoning_content; some others: reasoning.
-        QString reasoning = delta.value(QStringLiteral("reasoning_content")).toString();
-        if (reasoning.isEmpty()) reasoning = delta.value(QStringLiteral("reasoning")).toString();
-        if (!reasoning.isEmpty()) emit reasoningDelta(id, reasoning);
-        for (const QJsonValue& tv : delta.value(QStringLiteral("tool_calls")).toArray()) {
-            const QJsonObject t = tv.toObject();
-            const QJsonObject fn = t.value(QStringLiteral("function")).toObject();
-            emit toolCallDelta(id, t.value(QStringLiteral("index")).toInt(), t.value(QStringLiteral("id")).toString(),
-                               fn.value(QStringLiteral("name")).toString(), fn.value(QStringLiteral("arguments")).toString());
-        }
+        const QString r = delta.value(QStringLiteral("reasoning_content")).toString();
+        reasoning += r.isEmpty() ? delta.value(QStringLiteral("reasoning")).toString() : r;
+        for (const QJsonValue& tv : delta.value(QStringLiteral("tool_calls")).toArray()) toolCalls.append(tv);
         const QJsonValue fr = choice.value(QStringLiteral("finish_reason"));
         if (fr.isString() && !fr.toString().isEmpty()) c.finishReason = fr.toString();
     }
+    // A slot may cancel the request: nothing of `c` is touched after the first signal.
+    emitDeltas(c.id, content, reasoning, toolCalls);
+}
+
+bool RemoteChatClient::emitDeltas(quint64 id, const QString& content, const QString& reasoning, const QJsonArray& toolCalls) {
+    auto alive = [this, id] { return calls_.count(id) > 0; };
+    if (!reasoning.isEmpty()) {
+        emit reasoningDelta(id, reasoning);
+        if (!alive()) return false;
+    }
+    if (!content.isEmpty()) {
+        emit contentDelta(id, content);
+        if (!alive()) return false;
+    }
+    for (qsizetype i = 0; i < toolCalls.size(); ++i) {
+        const QJsonObject t = toolCalls[i].toObject();
+        const QJsonObject fn = t.value(QStringLiteral("function")).toObject();
+        const int index = t.contains(QStringLiteral("index")) ? t.value(QStringLiteral("index")).toInt() : int(i);
+        emit toolCallDelta(id, index, t.value(QStringLiteral("id")).toString(), fn.value(QStringLiteral("name")).toString(),
+                           fn.value(QStringLiteral("arguments")).toString());
+        if (!alive()) return false;
+    }
+    return true;
 }
 
 // An answer that came as one JSON object although a stream was asked for.
@@ -259,18 +276,12 @@ void RemoteChatClient::handleWholeAnswer(Call& c, const QByteArray& body) {
     const quint64 id = c.id;
     const QJsonObject choice = o.value(QStringLiteral("choices")).toArray().first().toObject();
     const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
-    if (const QString r = msg.value(QStringLiteral("reasoning_content")).toString(); !r.isEmpty()) emit reasoningDelta(id, r);
-    if (const QString t = msg.value(QStringLiteral("content")).toString(); !t.isEmpty()) emit contentDelta(id, t);
-    const QJsonArray calls = msg.value(QStringLiteral("tool_calls")).toArray();
-    for (qsizetype i = 0; i < calls.size(); ++i) {
-        const QJsonObject t = calls[i].toObject();
-        const QJsonObject fn = t.value(QStringLiteral("function")).toObject();
-        emit toolCallDelta(id, int(i), t.value(QStringLiteral("id")).toString(), fn.value(QStringLiteral("name")).toString(),
-                           fn.value(QStringLiteral("arguments")).toString());
-    }
     c.finishReason = choice.value(QStringLiteral("finish_reason")).toString();
     c.usage = usageOf(o.value(QStringLiteral("usage")).toObject());
-    complete(c);
+    if (!emitDeltas(id, msg.value(QStringLiteral("content")).toString(), msg.value(QStringLiteral("reasoning_content")).toString(),
+                    msg.value(QStringLiteral("tool_calls")).toArray()))
+        return;
+    complete(*calls_.at(id));
 }
 
 void RemoteChatClient::onFinished(Call& c) {

@@ -12,6 +12,7 @@
 // gets no answer headers within connectTimeoutMs, or whose stream is silent
 // for readTimeoutMs, fails as a timeout. The proxy comes from the environment
 // (http_proxy, https_proxy, no_proxy) unless the options say otherwise.
+// Destroying the client aborts what still runs, without signals.
 #include <QJsonObject>
 #include <QList>
 #include <QNetworkAccessManager>
@@ -95,6 +96,8 @@ private:
     void onTimeout(Call& c);
     void handleEvent(Call& c, const QByteArray& data);
     void handleWholeAnswer(Call& c, const QByteArray& body);
+    // False when a slot ended the request on the way.
+    bool emitDeltas(quint64 id, const QString& content, const QString& reasoning, const class QJsonArray& toolCalls);
     void complete(Call& c);
     void fail(Call& c, const RemoteError& e);
     void detachReply(Call& c, bool abort);
