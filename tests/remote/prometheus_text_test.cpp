@@ -175,6 +175,9 @@ private slots:
         QCOMPARE(only(r.text, "vllm:prefix_cache_hits_total"), 3000.0);
         QCOMPARE(only(r.text, "vllm:generation_tokens_total"), 4500.0);
         QCOMPARE(r.text.family(QStringLiteral("vllm:request_success_total"))->samples.size(), 3);
+        QCOMPARE(r.text.family(QStringLiteral("python_gc_objects_collected_total"))->samples.size(), 3);
+        QCOMPARE(only(r.text, "process_resident_memory_bytes"), 1.2582912e+09);
+        QCOMPARE(r.text.family(QStringLiteral("vllm:request_success_created"))->type, PromType::Gauge);
         const PromFamily* ttft = r.text.family(QStringLiteral("vllm:time_to_first_token_seconds"));
         QVERIFY(ttft);
         QCOMPARE(ttft->type, PromType::Histogram);
