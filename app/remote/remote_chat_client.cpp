@@ -274,7 +274,8 @@ void RemoteChatClient::handleWholeAnswer(Call& c, const QByteArray& body) {
         return fail(c, e);
     }
     const quint64 id = c.id;
-    const QJsonObject choice = o.value(QStringLiteral("choices")).toArray().first().toObject();
+    const QJsonArray choices = o.value(QStringLiteral("choices")).toArray();
+    const QJsonObject choice = choices.isEmpty() ? QJsonObject() : choices.first().toObject();
     const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
     c.finishReason = choice.value(QStringLiteral("finish_reason")).toString();
     c.usage = usageOf(o.value(QStringLiteral("usage")).toObject());
