@@ -3,24 +3,18 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QNetworkProxyFactory>
+#include <QNetworkProxy>
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QPointer>
 #include <QTimer>
 
+#include "app/remote/environment_proxy.h"
 #include "app/remote/sse_parser.h"
 
 namespace weir::remote {
 
 namespace {
-
-// Proxies from the environment (http_proxy, https_proxy, no_proxy), for this
-// client's requests only: the rest of the app keeps its own settings.
-class EnvironmentProxyFactory : public QNetworkProxyFactory {
-public:
-    QList<QNetworkProxy> queryProxy(const QNetworkProxyQuery& query) override { return systemProxyForQuery(query); }
-};
 
 // An error body is read whole to quote it; past this it is not worth keeping.
 constexpr qsizetype kMaxBodyBytes = 4 << 20;
@@ -76,7 +70,7 @@ RemoteChatClient::RemoteChatClient(const RemoteEndpoint& endpoint, const RemoteC
     qRegisterMetaType<QList<weir::remote::RemoteModel>>();
     endpoint_.baseUrl = normalizedBaseUrl(endpoint.baseUrl);
     hostPort_ = hostPortOf(endpoint_.baseUrl);
-    if (options_.systemProxy) nam_.setProxyFactory(new EnvironmentProxyFactory);
+    if (options_.systemProxy) useEnvironmentProxy(nam_);
     else nam_.setProxy(QNetworkProxy::NoProxy);
 }
 

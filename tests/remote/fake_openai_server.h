@@ -35,6 +35,9 @@ public:
 
     // Answers in order; the last one repeats for any further request.
     void script(QList<Answer> answers) { answers_ = std::move(answers); }
+    // An answer for one path, before the script; other paths get 404 when
+    // there is no script.
+    void route(const QByteArray& path, Answer a) { routes_.insert(path, std::move(a)); }
     const QList<SeenRequest>& requests() const { return requests_; }
     int disconnects() const { return disconnects_; }
 
@@ -103,13 +106,16 @@ private:
                 r.body = buffer->mid(end + 4, length);
                 buffer->remove(0, end + 4 + length);
                 requests_.append(r);
-                if (!answers_.isEmpty()) answers_.value(std::min<qsizetype>(requests_.size() - 1, answers_.size() - 1))(s, r);
+                if (routes_.contains(r.path)) routes_.value(r.path)(s, r);
+                else if (!answers_.isEmpty()) answers_.value(std::min<qsizetype>(requests_.size() - 1, answers_.size() - 1))(s, r);
+                else respond(s, 404, "Not Found", "{\"error\":\"not found\"}");
             }
         });
     }
 
     QTcpServer tcp_;
     QList<Answer> answers_;
+    QHash<QByteArray, Answer> routes_;
     QList<SeenRequest> requests_;
     int disconnects_ = 0;
 };

@@ -3,7 +3,8 @@
 // API key: the model list, a streamed answer with its usage, a wrong key, an
 // unknown model, a prompt longer than the context, a cancel mid-stream that
 // frees the server's pool, and the gauges read from /v1/cache/status and
-// /v1/stats. Skipped when weir-cli or the model is not there.
+// /v1/stats, directly and by the poller. Skipped when weir-cli or the model
+// is not there.
 #include <QtTest>
 
 #include <QJsonArray>
@@ -14,6 +15,7 @@
 #include <QProcess>
 
 #include "app/remote/remote_chat_client.h"
+#include "app/remote/remote_pool_poller.h"
 #include "app/remote/remote_pool_status.h"
 
 using namespace weir::remote;
@@ -181,6 +183,17 @@ private slots:
         QVERIFY(s.kvUsage.has_value());
         QVERIFY(s.prefixHitRate.has_value());     // /v1/stats has prompt tokens by now
         QVERIFY(s.tokensPerSecond.has_value());
+    }
+
+    void pollerFindsWeir() {
+        RemotePoolPoller p({QUrl(base_), kKey}, options_);
+        QSignalSpy spy(&p, &RemotePoolPoller::statusRead);
+        p.pollOnce();
+        QVERIFY(spy.wait(60000));
+        const RemotePoolStatus s = spy.first().first().value<RemotePoolStatus>();
+        QCOMPARE(s.source, RemoteSource::Weir);
+        QVERIFY(s.kvCapacityTokens.value_or(0) > 0);
+        QCOMPARE(s.running.value_or(-1), 0);
     }
 };
 
