@@ -59,7 +59,7 @@ bool looksLikeContextTooLong(const QJsonObject& fields, const QString& message) 
     if (code == QLatin1String("context_length_exceeded") || type == QLatin1String("exceed_context_size_error")) return true;
     static const QRegularExpression words(
         QStringLiteral("maximum context length|context length|context size|context window|exceeds? the (available )?context|"
-                       "prompt is too long|too many tokens"),
+                       "prompt is too long|input is too long|too many tokens"),
         QRegularExpression::CaseInsensitiveOption);
     return words.match(message).hasMatch();
 }
@@ -73,10 +73,12 @@ RemoteError contextTooLong(const QJsonObject& fields, const QString& message, co
     if (fields.contains(QStringLiteral("n_prompt_tokens")))
         e.requestedTokens = fields.value(QStringLiteral("n_prompt_tokens")).toInteger();
     if (!e.contextLimit) e.contextLimit = firstNumber(message, QStringLiteral("maximum context length is ([\\d,]+)"));
-    if (!e.contextLimit) e.contextLimit = firstNumber(message, QStringLiteral("context (?:size|window|length)(?: is| of)? ([\\d,]+)"));
+    // Other wordings: "context length is N", "context length (N tokens)", "context size of N".
+    if (!e.contextLimit) e.contextLimit = firstNumber(message, QStringLiteral("context (?:size|window|length)\\D{0,20}?([\\d,]+)"));
     if (!e.requestedTokens)
         e.requestedTokens = firstNumber(message, QStringLiteral("(?:you )?requested ([\\d,]+) tokens"));
     if (!e.requestedTokens) e.requestedTokens = firstNumber(message, QStringLiteral("resulted in ([\\d,]+) tokens"));
+    if (!e.requestedTokens) e.requestedTokens = firstNumber(message, QStringLiteral("input\\D{0,20}?([\\d,]+) tokens"));
     const QString who = model.isEmpty() ? QStringLiteral("the model") : QStringLiteral("“%1”").arg(model);
     if (e.contextLimit && e.requestedTokens)
         e.message = QStringLiteral("The conversation is too long for %1 on %2: the model holds %3 tokens and this request "

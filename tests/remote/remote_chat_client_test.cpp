@@ -251,6 +251,9 @@ private slots:
             << 400
             << QByteArray("{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":9000,\"n_ctx\":8192}}")
             << int(RemoteErrorKind::ContextTooLong) << QStringList{QStringLiteral("holds 8192 tokens"), QStringLiteral("needs 9000")};
+        QTest::newRow("context (N tokens) wording")
+            << 400 << QByteArray("{\"error\":{\"message\":\"The input (5,000 tokens) is longer than the model's context length (4,096 tokens).\"}}")
+            << int(RemoteErrorKind::ContextTooLong) << QStringList{QStringLiteral("holds 4096 tokens"), QStringLiteral("needs 5000")};
         QTest::newRow("500") << 500 << QByteArray("{\"detail\":\"CUDA out of memory\"}") << int(RemoteErrorKind::Http)
                              << QStringList{QStringLiteral("answered HTTP 500"), QStringLiteral("CUDA out of memory")};
         QTest::newRow("400 other") << 400 << QByteArray("{\"error\":{\"message\":\"temperature must be at most 2\"}}")
