@@ -363,7 +363,10 @@ std::optional<int> RemoteChatClient::retryWaitMs(Call& c, int status, QString* w
         if (ok && seconds >= 0) {
             waitMs = seconds * 1000;
         } else {
-            const QDateTime when = QDateTime::fromString(QString::fromLatin1(header), Qt::RFC2822Date);
+            // An HTTP-date ("Fri, 04 Dec 2026 21:51:00 GMT"); Qt's RFC 2822 reader wants "+0000".
+            QString text = QString::fromLatin1(header);
+            if (text.endsWith(QLatin1String(" GMT"))) text = text.chopped(4) + QStringLiteral(" +0000");
+            const QDateTime when = QDateTime::fromString(text, Qt::RFC2822Date);
             if (when.isValid()) waitMs = std::max<qint64>(0, QDateTime::currentDateTimeUtc().msecsTo(when));
         }
     }

@@ -191,6 +191,26 @@ private slots:
         QVERIFY(!server.requests()[0].headers.contains("authorization"));   // no key, no header
     }
 
+    void retryAfterAsAnHttpDate() {
+        FakeOpenAiServer server;
+        // As HTTP writes dates: "Fri, 04 Dec 2026 21:51:00 GMT".
+        const QByteArray when = QLocale::c()
+                                    .toString(QDateTime::currentDateTimeUtc().addSecs(3), QStringLiteral("ddd, dd MMM yyyy hh:mm:ss 'GMT'"))
+                                    .toLatin1();
+        server.script({answerWith(503, "Service Unavailable", "{}", "Retry-After: " + when + "\r\n"), shortStream("later")});
+        RemoteChatClient client({QUrl(server.baseUrl()), {}}, fast());
+        quint64 id = 0;
+        Recorder r;
+        r.watch(client, &id);
+        id = client.startChat(QStringLiteral("m"), chatBody());
+        settle(r);
+        QCOMPARE(r.terminals, QStringList{QStringLiteral("finished")});
+        QCOMPARE(r.retryWaits.size(), 1);
+        // The date is two to three seconds away: the wait is the server's, not the 20 ms backoff.
+        QVERIFY2(r.retryWaits[0] >= 1000 && r.retryWaits[0] <= 3000, qPrintable(QString::number(r.retryWaits[0])));
+        QCOMPARE(server.requests().size(), 2);
+    }
+
     void gives503UpAfterTheRetriesWithBackoff() {
         FakeOpenAiServer server;
         server.script({answerWith(503, "Service Unavailable", "{\"error\":{\"message\":\"engine is loading\"}}")});

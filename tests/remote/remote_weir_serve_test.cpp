@@ -2,7 +2,8 @@
 // serve` on SmolLM2 135M in a child process, on a free loopback port, with an
 // API key: the model list, a streamed answer with its usage, a wrong key, an
 // unknown model, a prompt longer than the context, a cancel mid-stream that
-// frees the server's pool, and the gauges read from /v1/cache/status and
+// frees the server's pool, a server killed mid-reply (the partial kept), and
+// the gauges read from /v1/cache/status and
 // /v1/stats, directly and by the poller. Skipped when weir-cli or the model
 // is not there.
 #include <QtTest>
@@ -89,28 +90,44 @@ class RemoteWeirServeTest : public QObject {
     QString base_;
     RemoteClientOptions options_;
 
+    // Starts `weir-cli serve` in `p`; returns its base URL ("http://127.0.0.1:PORT/v1"), or "" with the reason in `why`.
+    static QString startServer(QProcess& p, QString* why) {
+        const QString cli = qEnvironmentVariable("WEIR_BIN_DIR") + QStringLiteral("/weir-cli");
+        const QString model = qEnvironmentVariable("WEIR_SOURCE_DIR") + QStringLiteral("/models/smollm2-135m-instruct-q4_1.gguf");
+        p.setProgram(cli);
+        p.setArguments({QStringLiteral("serve"), QStringLiteral("-m"), model, QStringLiteral("--port"), QStringLiteral("0"),
+                        QStringLiteral("--api-key"), kKey, QStringLiteral("--model-id"), QStringLiteral("smollm2"),
+                        QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--max-context"), QStringLiteral("512")});
+        p.setProcessChannelMode(QProcess::SeparateChannels);
+        p.start();
+        if (!p.waitForStarted(30000)) {
+            *why = QStringLiteral("weir-cli did not start");
+            return {};
+        }
+        QByteArray out;
+        while (!out.contains('\n')) {
+            if (!p.waitForReadyRead(120000)) {
+                *why = QString::fromUtf8(p.readAllStandardError());
+                return {};
+            }
+            out += p.readAllStandardOutput();
+        }
+        // "listening on http://127.0.0.1:PORT/v1"
+        const QString base = QString::fromUtf8(out.left(out.indexOf('\n')).split(' ').last().trimmed());
+        if (!base.startsWith(QLatin1String("http://"))) *why = QString::fromUtf8(out);
+        return base.startsWith(QLatin1String("http://")) ? base : QString();
+    }
+
 private slots:
     void initTestCase() {
         const QString cli = qEnvironmentVariable("WEIR_BIN_DIR") + QStringLiteral("/weir-cli");
         const QString model = qEnvironmentVariable("WEIR_SOURCE_DIR") + QStringLiteral("/models/smollm2-135m-instruct-q4_1.gguf");
         if (!QFileInfo(cli).isExecutable()) QSKIP("weir-cli is not built");
         if (!QFileInfo::exists(model)) QSKIP("models/smollm2-135m-instruct-q4_1.gguf is not there");
-        server_.setProgram(cli);
-        server_.setArguments({QStringLiteral("serve"), QStringLiteral("-m"), model, QStringLiteral("--port"), QStringLiteral("0"),
-                              QStringLiteral("--api-key"), kKey, QStringLiteral("--model-id"), QStringLiteral("smollm2"),
-                              QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--max-context"), QStringLiteral("512")});
-        server_.setProcessChannelMode(QProcess::SeparateChannels);
-        server_.start();
-        QVERIFY(server_.waitForStarted(30000));
-        QByteArray out;
-        while (!out.contains('\n')) {
-            QVERIFY2(server_.waitForReadyRead(120000), server_.readAllStandardError().constData());
-            out += server_.readAllStandardOutput();
-        }
-        // "listening on http://127.0.0.1:PORT/v1"
-        base_ = QString::fromUtf8(out.left(out.indexOf('\n')).split(' ').last().trimmed());
-        QVERIFY2(base_.startsWith(QLatin1String("http://")), out.constData());
         for (const char* v : {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) qunsetenv(v);
+        QString why;
+        base_ = startServer(server_, &why);
+        QVERIFY2(!base_.isEmpty(), qPrintable(why));
         options_.connectTimeoutMs = 60000;
         options_.readTimeoutMs = 60000;
     }
@@ -183,6 +200,34 @@ private slots:
         QVERIFY(s.kvUsage.has_value());
         QVERIFY(s.prefixHitRate.has_value());     // /v1/stats has prompt tokens by now
         QVERIFY(s.tokensPerSecond.has_value());
+    }
+
+    void serverKilledMidReplyKeepsThePartial() {
+        QProcess second;
+        QString why;
+        const QString base = startServer(second, &why);
+        QVERIFY2(!base.isEmpty(), qPrintable(why));
+        RemoteChatClient c({QUrl(base), kKey}, options_);
+        QJsonObject body = ask(QStringLiteral("Tell me a long story about a river."), 400);
+        body.insert(QStringLiteral("ignore_eos"), true);
+        Outcome o;
+        quint64 id = 0;
+        connect(&c, &RemoteChatClient::contentDelta, &c, [&](quint64 i, const QString& t) {
+            if (i != id) return;
+            o.content += t;
+            if (second.state() == QProcess::Running) second.kill();   // the server dies mid-reply
+        });
+        connect(&c, &RemoteChatClient::finished, &c, [&](quint64 i) { if (i == id) o.terminals << QStringLiteral("finished"); });
+        connect(&c, &RemoteChatClient::failed, &c, [&](quint64 i, const RemoteError& e) {
+            if (i == id) o.terminals << QStringLiteral("failed"), o.error = e;
+        });
+        id = c.startChat(QStringLiteral("smollm2"), body);
+        QTRY_VERIFY_WITH_TIMEOUT(!o.terminals.isEmpty(), 60000);
+        second.waitForFinished(30000);
+        QCOMPARE(o.terminals, QStringList{QStringLiteral("failed")});
+        QVERIFY(!o.content.isEmpty());
+        QCOMPARE(o.error.kind, RemoteErrorKind::StreamCut);
+        QVERIFY2(o.error.message.contains(QLatin1String("the text so far is kept")), qPrintable(o.error.message));
     }
 
     void pollerFindsWeir() {
