@@ -1,0 +1,185 @@
+// The remote pool status per server kind: vLLM, SGLang and llama.cpp's server
+// from their /metrics pages (fixtures/), rates from two scrapes, llama.cpp's
+// /slots, Weir's /v1/cache/status and /v1/stats, Ollama's /api/ps; what a
+// server does not expose stays empty and is said, never drawn as zero.
+#include <QtTest>
+
+#include <QFile>
+#include <QJsonDocument>
+
+#include "app/remote/remote_pool_status.h"
+
+using namespace weir::remote;
+
+namespace {
+
+QByteArray fixture(const char* name) {
+    QFile f(QStringLiteral(WEIR_REMOTE_FIXTURES "/") + QLatin1String(name));
+    if (!f.open(QIODevice::ReadOnly)) qFatal("fixture %s missing", name);
+    return f.readAll();
+}
+
+MetricsScrape scrape(const QByteArray& body, qint64 atMs) {
+    const PromParseResult r = parsePrometheusText(body);
+    if (!r.ok) qFatal("%s", qPrintable(r.error));
+    return {r.text, atMs};
+}
+
+bool notes(const RemotePoolStatus& s, const char* what) {
+    for (const QString& n : s.notes)
+        if (n.startsWith(QLatin1String(what)) && n.contains(QLatin1String("not exposed"))) return true;
+    return false;
+}
+
+QJsonObject json(const char* text) { return QJsonDocument::fromJson(text).object(); }
+
+} // namespace
+
+class RemotePoolStatusTest : public QObject {
+    Q_OBJECT
+private slots:
+    void vllmOneScrape() {
+        const RemotePoolStatus s = poolStatusFromMetrics(scrape(fixture("vllm_v1.prom"), 1000));
+        QCOMPARE(s.source, RemoteSource::Vllm);
+        QCOMPARE(s.kvUsage.value_or(-1), 0.4125);
+        QCOMPARE(s.running.value_or(-1), 3);
+        QCOMPARE(s.waiting.value_or(-1), 2);
+        QCOMPARE(s.prefixHitRate.value_or(-1), 0.25);   // 3000 of 12000 since the start
+        QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(2048 * 16));
+        QVERIFY(!s.tokensPerSecond);                    // a rate needs two readings
+        QVERIFY(notes(s, "tokens/s"));
+        QVERIFY(!notes(s, "KV cache usage"));
+    }
+
+    void vllmRatesBetweenTwoScrapes() {
+        QByteArray later = fixture("vllm_v1.prom");
+        later.replace("generation_tokens_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 4500.0",
+                      "generation_tokens_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 4800.0");
+        later.replace("prefix_cache_queries_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 12000.0",
+                      "prefix_cache_queries_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 13000.0");
+        later.replace("prefix_cache_hits_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 3000.0",
+                      "prefix_cache_hits_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 3900.0");
+        const MetricsScrape a = scrape(fixture("vllm_v1.prom"), 10'000), b = scrape(later, 12'000);
+        const RemotePoolStatus s = poolStatusFromMetrics(b, &a);
+        QCOMPARE(s.tokensPerSecond.value_or(-1), 150.0);   // 300 tokens in 2 s
+        QCOMPARE(s.prefixHitRate.value_or(-1), 0.9);       // 900 of the last 1000
+        QVERIFY(!notes(s, "tokens/s"));
+        // A counter that went down: the server restarted; no rate this time.
+        const RemotePoolStatus restarted = poolStatusFromMetrics(a, &b);
+        QVERIFY(!restarted.tokensPerSecond);
+    }
+
+    void vllmV0NamesAndSeveralEngines() {
+        const RemotePoolStatus s = poolStatusFromMetrics(scrape(
+            "# TYPE vllm:gpu_cache_usage_perc gauge\n"
+            "vllm:gpu_cache_usage_perc{model_name=\"m\",engine=\"0\"} 0.2\n"
+            "vllm:gpu_cache_usage_perc{model_name=\"m\",engine=\"1\"} 0.6\n"
+            "# TYPE vllm:num_requests_running gauge\n"
+            "vllm:num_requests_running{model_name=\"m\",engine=\"0\"} 2.0\n"
+            "vllm:num_requests_running{model_name=\"m\",engine=\"1\"} 5.0\n"
+            "# TYPE vllm:gpu_prefix_cache_hit_rate gauge\n"
+            "vllm:gpu_prefix_cache_hit_rate{model_name=\"m\"} 0.5\n", 0));
+        QCOMPARE(s.source, RemoteSource::Vllm);
+        QCOMPARE(s.kvUsage.value_or(-1), 0.4);   // averaged across engines
+        QCOMPARE(s.running.value_or(-1), 7);     // summed
+        QVERIFY(!s.waiting);
+        QVERIFY(notes(s, "waiting requests"));
+        QCOMPARE(s.prefixHitRate.value_or(-1), 0.5);
+    }
+
+    void sglang() {
+        const MetricsScrape a = scrape(fixture("sglang.prom"), 0);
+        RemotePoolStatus s = poolStatusFromMetrics(a);
+        QCOMPARE(s.source, RemoteSource::Sglang);
+        QCOMPARE(s.kvUsage.value_or(-1), 0.31);
+        QCOMPARE(s.running.value_or(-1), 37);
+        QCOMPARE(s.waiting.value_or(-1), 12);
+        QCOMPARE(s.prefixHitRate.value_or(-1), 0.4172930293042116);
+        QCOMPARE(s.tokensPerSecond.value_or(-1), 412.7730519044163);   // its own gauge on a first reading
+        QByteArray later = fixture("sglang.prom");
+        later.replace("sglang:generation_tokens_total{model_name=\"meta-llama/Llama-3.1-8B-Instruct\"} 4.902113e+06",
+                      "sglang:generation_tokens_total{model_name=\"meta-llama/Llama-3.1-8B-Instruct\"} 4.902313e+06");
+        const MetricsScrape b = scrape(later, 4000);
+        s = poolStatusFromMetrics(b, &a);
+        QCOMPARE(s.tokensPerSecond.value_or(-1), 50.0);   // 200 tokens in 4 s
+    }
+
+    void llamaCppMetricsAndSlots() {
+        const MetricsScrape a = scrape(fixture("llamacpp.prom"), 0);
+        QByteArray later = fixture("llamacpp.prom");
+        later.replace("llamacpp:tokens_predicted_total 2750", "llamacpp:tokens_predicted_total 2850");
+        RemotePoolStatus s = poolStatusFromMetrics(scrape(later, 500), &a);
+        QCOMPARE(s.source, RemoteSource::LlamaCpp);
+        QCOMPARE(s.kvUsage.value_or(-1), 0.25);
+        QCOMPARE(s.running.value_or(-1), 1);
+        QCOMPARE(s.waiting.value_or(-1), 2);
+        QCOMPARE(s.tokensPerSecond.value_or(-1), 200.0);
+        QVERIFY(!s.prefixHitRate);
+        QVERIFY(notes(s, "prefix-cache hit rate"));
+        addLlamaCppSlots(s, QJsonDocument::fromJson(
+                                R"([{"id":0,"n_ctx":4096,"is_processing":true},{"id":1,"n_ctx":4096,"is_processing":false}])")
+                                .array());
+        QCOMPARE(s.maxRunning.value_or(-1), 2);
+        QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(8192));
+        QCOMPARE(s.running.value_or(-1), 1);
+    }
+
+    void llamaCppWithoutKvMetricsUsesSlotsForRunning() {
+        // A build whose /metrics lacks the KV and request gauges.
+        RemotePoolStatus s = poolStatusFromMetrics(scrape("# TYPE llamacpp:tokens_predicted_total counter\n"
+                                                          "llamacpp:tokens_predicted_total 10\n", 0));
+        QVERIFY(!s.kvUsage);
+        QVERIFY(notes(s, "KV cache usage"));
+        QVERIFY(notes(s, "running requests"));
+        addLlamaCppSlots(s, QJsonDocument::fromJson(
+                                R"([{"id":0,"n_ctx":2048,"is_processing":true},{"id":1,"n_ctx":2048,"is_processing":true},
+                                    {"id":2,"n_ctx":2048,"is_processing":false}])").array());
+        QCOMPARE(s.running.value_or(-1), 2);
+        QVERIFY(!notes(s, "running requests"));
+        QCOMPARE(s.maxRunning.value_or(-1), 3);
+    }
+
+    void unknownPageSaysSo() {
+        const RemotePoolStatus s = poolStatusFromMetrics(scrape("process_cpu_seconds_total 12\n", 0));
+        QCOMPARE(s.source, RemoteSource::Unknown);
+        QVERIFY(!s.kvUsage && !s.running && !s.waiting && !s.prefixHitRate && !s.tokensPerSecond);
+        QCOMPARE(s.notes.size(), 1);
+        QVERIFY(s.notes[0].contains(QLatin1String("nothing to show")));
+    }
+
+    void weir() {
+        // The shape of Weir's /v1/cache/status and /v1/stats (app/server).
+        const QJsonObject cache = json(R"({"full":{"name":"full","capacity_tokens":8192,"free_tokens":6144},
+                                           "window":{"name":"window","capacity_tokens":0,"free_tokens":0},
+                                           "requests":[],"running":2,"waiting":1,"device":"cpu"})");
+        const QJsonObject stats = json(R"({"tokens":{"prompt":1000,"completion":300,"cached_prompt":400},
+                                           "throughput":{"window_seconds":60,"generated_tokens_per_second":12.5}})");
+        const RemotePoolStatus s = poolStatusFromWeir(cache, stats);
+        QCOMPARE(s.source, RemoteSource::Weir);
+        QCOMPARE(s.kvUsage.value_or(-1), 0.25);
+        QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(8192));
+        QCOMPARE(s.running.value_or(-1), 2);
+        QCOMPARE(s.waiting.value_or(-1), 1);
+        QCOMPARE(s.prefixHitRate.value_or(-1), 0.4);
+        QCOMPARE(s.tokensPerSecond.value_or(-1), 12.5);
+        QVERIFY(s.notes.isEmpty());
+        // Without /v1/stats: the pools and the queue, and the rest said missing.
+        const RemotePoolStatus bare = poolStatusFromWeir(cache);
+        QVERIFY(!bare.prefixHitRate && !bare.tokensPerSecond);
+        QVERIFY(notes(bare, "tokens/s"));
+    }
+
+    void ollama() {
+        const RemotePoolStatus s = poolStatusFromOllama(json(
+            R"({"models":[{"name":"llama3.2:latest","model":"llama3.2:latest","size":3383340032,"size_vram":3383340032,
+                           "expires_at":"2026-12-04T22:00:00Z","context_length":4096}]})"));
+        QCOMPARE(s.source, RemoteSource::Ollama);
+        QCOMPARE(s.loadedModels, QStringList{QStringLiteral("llama3.2:latest")});
+        QVERIFY(!s.kvUsage && !s.running && !s.waiting && !s.prefixHitRate && !s.tokensPerSecond);
+        QVERIFY(notes(s, "KV cache usage"));
+        QVERIFY(s.notes[0].contains(QLatin1String("Ollama")));
+    }
+};
+
+QTEST_GUILESS_MAIN(RemotePoolStatusTest)
+#include "remote_pool_status_test.moc"
