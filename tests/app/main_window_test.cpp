@@ -241,6 +241,7 @@ private slots:
         // Issue 26: the theme line said "from the system palette" for a theme
         // chosen in the settings; Import showed an upload arrow.
         QQuickItem* theme = findItem(window_, "aboutTheme");
+        QVERIFY(theme);
         app_->settings()->setTheme(QStringLiteral("dark"));
         QTRY_COMPARE(theme->property("text").toString(), QStringLiteral("dark (chosen in the settings)"));
         app_->settings()->setTheme(QStringLiteral("system"));
@@ -519,12 +520,22 @@ private slots:
             }
             const QString name = o->objectName().isEmpty() ? sequences.value(0).toString() : o->objectName();
             if (standard && spelled) problems << name + QStringLiteral(": a StandardKey beside spelled-out keys");
+            QStringList keys;  // this shortcut's keys, as this platform resolves them
             for (const QVariant& v : sequences) {
-                if (v.typeId() != QMetaType::QString) continue;
-                const QString key = QKeySequence(v.toString()).toString(QKeySequence::PortableText);
-                if (owner.contains(key) && owner.value(key) != name) problems << key + QStringLiteral(" is bound twice");
+                if (v.typeId() == QMetaType::QString) keys << QKeySequence(v.toString()).toString(QKeySequence::PortableText);
+                else
+                    for (const QKeySequence& k : QKeySequence::keyBindings(QKeySequence::StandardKey(v.toInt())))
+                        keys << k.toString(QKeySequence::PortableText);
+            }
+            for (const QString& key : keys) {
+                if (owner.contains(key) || keys.count(key) > 1) problems << key + QStringLiteral(" is bound twice (") + name + u')';
                 owner.insert(key, name);
             }
+            // Offscreen, StandardKey.Quit resolves to no key (its keyboard
+            // scheme is Windows'), so the old [StandardKey.Quit, "Ctrl+Q"]
+            // read back as one key here: check that Ctrl+Q is declared alone.
+            if (keys.contains(QStringLiteral("Ctrl+Q")) && o->property("sequence").toString() != QStringLiteral("Ctrl+Q"))
+                problems << QStringLiteral("Ctrl+Q is not declared as the quit shortcut's one key");
         }
         QVERIFY(owner.contains(QStringLiteral("Ctrl+Q")));
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
