@@ -154,7 +154,7 @@ private slots:
             QQuickItem* banner = findItem(window, "storageBanner");
             QTRY_VERIFY(banner->isVisible());
             const QString text = banner->property("text").toString();
-            QVERIFY2(text.contains(QStringLiteral("cannot be written")) && text.contains(QStringLiteral("data folder")),
+            QVERIFY2(text.contains(QStringLiteral("cannot be written")) && text.contains(QStringLiteral("is read-only")),
                      qPrintable(text));
             QVERIFY(!saveScreenshot(window, shots_, QStringLiteral("storage-read-only-folder")).isEmpty());
         }

@@ -260,7 +260,7 @@ bool Storage::open(int targetVersion) {
     // SQLite keeps its log and the log's index beside the file: without them
     // nothing can be written, and reading a WAL file needs the index too.
     if (!folderWritable(dir_))
-        return fail(QStringLiteral("the data folder cannot be written"), dir_, StorageProblem::ReadOnly);
+        return fail(QStringLiteral("the data folder %1 is read-only").arg(dir_), QString(), StorageProblem::ReadOnly);
     mode_ = int(StorageMode::ReadWrite);
     if (openReadWrite(targetVersion < 0 ? migrations::kLatest : targetVersion)) return true;
     dropThreadConnection();
