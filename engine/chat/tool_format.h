@@ -91,7 +91,7 @@ public:
     std::vector<std::string> stopStrings() const;
     // Every family's tool-result opening among those stop strings: a reply
     // that begins with one is a model echoing the template, not inventing a
-    // result, and must not end there (StopStringMatcher's openers).
+    // result, and must not end there (StopStringMatcher's openers: kept as text).
     static std::vector<std::string> resultOpeners();
     // True when the call markers are control tokens: ask the engine for
     // generated text with special tokens shown (GenerateRequest::showSpecialTokens).

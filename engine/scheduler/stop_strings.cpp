@@ -38,17 +38,23 @@ StopStringMatcher::Result StopStringMatcher::push(const std::string& delta) {
         }
         if (cut == std::string::npos) break;
         if (opener_[which] && !emittedText_ && allWhitespace(std::string_view(pending_).substr(0, cut))) {
-            pending_.erase(cut, stops_[which].size());  // the reply opens with it: drop it, go on
+            // The reply opens with it: it is text, and the reply goes on. (A
+            // fence kept whole renders as a code block; dropping only its
+            // opening line would leave its closing ``` to swallow the answer.)
+            const size_t end = cut + stops_[which].size();
+            r.text += pending_.substr(0, end);
+            pending_.erase(0, end);
+            emittedText_ = true;
             continue;
         }
         matched_ = index_[which];
-        r.text = pending_.substr(0, cut);
+        r.text += pending_.substr(0, cut);
         r.stopped = stopped_ = true;
         pending_.clear();
         return r;
     }
     const size_t hold = heldBackLength();
-    r.text = pending_.substr(0, pending_.size() - hold);
+    r.text += pending_.substr(0, pending_.size() - hold);
     pending_.erase(0, pending_.size() - hold);
     emittedText_ = emittedText_ || !allWhitespace(r.text);
     return r;

@@ -10,10 +10,10 @@ namespace weir {
 class StopStringMatcher {
 public:
     // `openers`: stop strings that, found where the reply so far is only
-    // whitespace, are dropped instead of ending it. A chat format's tool-result
-    // marker stops a model that starts inventing a result mid-reply, but a
-    // model that merely opens its answer with it (echoing the template) would
-    // otherwise reply with nothing.
+    // whitespace, are kept as text instead of ending it. A chat format's
+    // tool-result marker stops a model that starts inventing a result
+    // mid-reply, but a model that merely opens its answer with it (echoing the
+    // template) would otherwise reply with nothing.
     explicit StopStringMatcher(std::vector<std::string> stops, const std::vector<std::string>& openers = {});
 
     struct Result {

@@ -69,16 +69,17 @@ WEIR_TEST(StopStrings, holdsLongestPossiblePrefix) {
 
 // Issue 26: SmolLM2 often opened its answer after a tool result with the
 // "```tool_output" fence the format stops on, and the reply ended empty. An
-// opener found before any text is dropped; found after text, it still stops.
-WEIR_TEST(StopStrings, openerAtTheStartIsDropped) {
+// opener found before any text is kept as text (the fence then renders as a
+// code block); found after text, it still stops.
+WEIR_TEST(StopStrings, openerAtTheStartIsKeptAsText) {
     StopStringMatcher m({"<end_of_turn>", "```tool_output"}, {"```tool_output"});
     std::string out;
-    for (const char* d : {"\n", "```tool", "_output", "\nSunny, 21 C.", " Enjoy"}) {
+    for (const char* d : {"\n", "```tool", "_output", "\nSunny, 21 C.\n```\n", "Enjoy"}) {
         auto r = m.push(d);
         REQUIRE_MSG(!r.stopped, d);
         out += r.text;
     }
-    REQUIRE_EQ(out, std::string("\n\nSunny, 21 C. Enjoy"));
+    REQUIRE_EQ(out, std::string("\n```tool_output\nSunny, 21 C.\n```\nEnjoy"));
     // Later in the reply it is the model inventing a tool result: stop.
     auto r = m.push("\n```tool_output\n{}");
     REQUIRE(r.stopped);
@@ -93,7 +94,7 @@ WEIR_TEST(StopStrings, otherStopsAtTheStartStillStop) {
     REQUIRE_EQ(r.text, std::string());
     REQUIRE_EQ(m.matched(), 0);
 }
-WEIR_TEST(StopStrings, requestsDropEveryFamilysResultOpener) {
+WEIR_TEST(StopStrings, requestsKeepEveryFamilysLeadingResultOpener) {
     // The scheduler's requests use the tool formats' result openers.
     for (const std::string& opener : weir::ToolFormat::resultOpeners()) {
         weir::GenerateRequest req;
@@ -101,7 +102,7 @@ WEIR_TEST(StopStrings, requestsDropEveryFamilysResultOpener) {
         weir::ActiveRequest a(1, std::move(req), {}, nullptr);
         auto r = a.stops.push(opener + "\nIt is sunny.");
         REQUIRE_MSG(!r.stopped, opener.c_str());
-        REQUIRE_EQ(r.text, std::string("\nIt is sunny."));
+        REQUIRE_EQ(r.text, opener + "\nIt is sunny.");
         REQUIRE(a.stops.push(opener).stopped);
     }
     REQUIRE(!weir::ToolFormat::resultOpeners().empty());
