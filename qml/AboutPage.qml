@@ -53,7 +53,14 @@ Rectangle {
                     HoverHandler { cursorShape: parent.hoveredLink ? Qt.PointingHandCursor : Qt.ArrowCursor }
                 }
                 Label { text: qsTr("Theme"); color: Theme.muted }
-                Label { text: Theme.dark ? qsTr("dark (from the system palette)") : qsTr("light (from the system palette)"); color: Theme.text }
+                Label {
+                    objectName: "aboutTheme"
+                    // Chosen in the settings, or followed from the desktop.
+                    text: App.settings.theme === "dark" ? qsTr("dark (chosen in the settings)")
+                        : App.settings.theme === "light" ? qsTr("light (chosen in the settings)")
+                        : Theme.dark ? qsTr("dark (from the system palette)") : qsTr("light (from the system palette)")
+                    color: Theme.text
+                }
             }
         }
         Card {
@@ -81,7 +88,7 @@ Rectangle {
             }
         }
         RowLayout {
-            IconButton { text: qsTr("Import conversation (JSON)\u2026"); iconName: "upload"; onClicked: importDialog.open() }
+            IconButton { text: qsTr("Import conversation (JSON)\u2026"); iconName: "import"; onClicked: importDialog.open() }
         }
     }
     ImportDialog { id: importDialog }

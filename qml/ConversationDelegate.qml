@@ -7,6 +7,7 @@ import Weir
 // (pulsing) or waits in the queue (its place), and a menu.
 ItemDelegate {
     id: row
+    objectName: "conversationRow"
     required property real conversationId
     required property string title
     required property string activity
@@ -38,6 +39,22 @@ ItemDelegate {
     leftPadding: 12
     rightPadding: 6
     onClicked: activated()
+    // An ItemDelegate takes no focus by itself: every row is in the Tab order,
+    // Up and Down move between rows (scrolling), Return opens the row (the
+    // title editor takes its own Return).
+    focusPolicy: Qt.StrongFocus
+    Keys.onReturnPressed: activated()
+    Keys.onEnterPressed: activated()
+    Keys.onUpPressed: focusRow(index - 1)
+    Keys.onDownPressed: focusRow(index + 1)
+    onActiveFocusChanged: if (activeFocus && ListView.view) ListView.view.positionViewAtIndex(index, ListView.Contain)
+    function focusRow(i) {
+        const view = ListView.view
+        if (!view || i < 0 || i >= view.count) return
+        view.positionViewAtIndex(i, ListView.Contain)
+        const item = view.itemAtIndex(i)
+        if (item) item.forceActiveFocus(Qt.TabFocusReason)
+    }
     onDoubleClicked: renameRequested()
 
     background: Item {

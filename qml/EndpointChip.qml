@@ -13,6 +13,9 @@ AbstractButton {
     implicitWidth: row.implicitWidth + 20
     readonly property var ep: App.endpoint
     onClicked: popup.opened ? popup.close() : popup.open()
+    // Space clicks a button; Return and Enter do too on a chip, as on a link.
+    Keys.onReturnPressed: chip.clicked()
+    Keys.onEnterPressed: chip.clicked()
     Accessible.name: qsTr("OpenAI-compatible endpoint")
 
     contentItem: Item {

@@ -31,6 +31,8 @@ Item {
         "info": "M21 12 A9 9 0 1 1 3 12 A9 9 0 1 1 21 12 M12 11 V16.5 M12 7.6 V7.8",
         "download": "M12 4 V15 M7 10 L12 15 L17 10 M5 19.5 H19",
         "upload": "M12 15 V4 M7 9 L12 4 L17 9 M5 19.5 H19",
+        // An arrow into a tray: something brought into Weir.
+        "import": "M12 3.5 V13.5 M7.5 9 L12 13.5 L16.5 9 M4.5 13.5 V19.5 H19.5 V13.5",
         "more": "M6 12 H6.01 M12 12 H12.01 M18 12 H18.01",
         "undo": "M9 14 L4 9 L9 4 M4 9 H14 A5.5 5.5 0 0 1 14 20 H11",
         "warning": "M12 3.5 L21.5 20 H2.5 Z M12 10 V14 M12 17 V17.2",

@@ -123,7 +123,9 @@ ApplicationWindow {
     }
 
     Shortcut { sequence: "Ctrl+N"; onActivated: window.startConversation() }
-    Shortcut { sequences: [StandardKey.Quit, "Ctrl+Q"]; context: Qt.ApplicationShortcut; onActivated: window.close() }
+    // Once: StandardKey.Quit is Ctrl+Q on Linux desktops, and a key listed
+    // twice makes the shortcut ambiguous (it then does nothing).
+    Shortcut { objectName: "quitShortcut"; sequence: "Ctrl+Q"; context: Qt.ApplicationShortcut; onActivated: window.close() }
     Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Ctrl+B"; onActivated: window.toggleSidebar() }
     // Spelled out: StandardKey.ZoomIn/ZoomOut are these same keys, and a key

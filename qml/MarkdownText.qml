@@ -28,5 +28,6 @@ TextEdit {
         codeBackground: Theme.inlineCode
         monospaceFamily: Theme.monoFamily
         blockSpacing: Math.round(Theme.baseSize * 0.75)
+        fontPixelSize: edit.font.pixelSize   // the HTML carries the size: zoom applies through it
     }
 }

@@ -12,6 +12,9 @@ AbstractButton {
     implicitHeight: 30
     implicitWidth: row.implicitWidth + 20
     readonly property int state: App.engine.state
+    // Space clicks a button; Return and Enter do too on a chip, as on a link.
+    Keys.onReturnPressed: chip.clicked()
+    Keys.onEnterPressed: chip.clicked()
 
     contentItem: Item {
         RowLayout {

@@ -195,7 +195,7 @@ Rectangle {
                     Label { text: mr.entry.catalogueName || mr.entry.name; color: Theme.text; font.weight: Font.DemiBold; elide: Text.ElideRight; Layout.maximumWidth: mr.width * 0.5 }
                     Label {
                         visible: text !== ""
-                        text: mr.entry.role === "chat" ? qsTr("chat model") : mr.entry.role === "default" ? qsTr("pool test model") : ""
+                        text: mr.entry.role === "chat" ? qsTr("chat model") : mr.entry.role === "default" ? qsTr("weir-cli's default") : ""
                         color: Theme.faint
                         font.pixelSize: Theme.smallSize - 1
                     }
@@ -216,6 +216,18 @@ Rectangle {
                                : qsTr("%1 layers, none sliding").arg(mr.entry.layers),
                              mr.entry.hasChatTemplate ? qsTr("own chat template")
                                : mr.entry.baseModel ? qsTr("base model (continues text)") : qsTr("built-in chat template")].join(" \u00b7 ")
+                }
+                // The engine's own words, below the plain sentence.
+                Label {
+                    objectName: "modelErrorDetail"
+                    visible: mr.broken && (mr.entry.errorDetail || "") !== ""
+                    Layout.fillWidth: true
+                    text: mr.entry.errorDetail || ""
+                    color: Theme.muted
+                    font.pixelSize: Theme.smallSize - 1
+                    wrapMode: Text.Wrap
+                    maximumLineCount: 3
+                    elide: Text.ElideRight
                 }
                 Label {
                     Layout.fillWidth: true

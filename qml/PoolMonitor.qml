@@ -10,6 +10,14 @@ Rectangle {
     objectName: "poolMonitorPage"
     color: Theme.window
 
+    // A model without sliding layers has nothing in this pool: say so rather
+    // than "the last 0 tokens ... for the 0 sliding layers".
+    function slidingPoolDescription(layers, window) {
+        if (layers <= 0 || window <= 0) return qsTr("Not used: this model has no sliding-window layers.")
+        return Theme.count(layers, qsTr("The last %2 tokens of each request, for the %1 sliding layer."),
+                           qsTr("The last %2 tokens of each request, for the %1 sliding layers.")).arg(App.formatNumber(window))
+    }
+
     ScrollView {
         anchors.fill: parent
         contentWidth: availableWidth
@@ -62,8 +70,7 @@ Rectangle {
                     Layout.fillWidth: true
                     pool: "window"
                     title: qsTr("Sliding-window pool")
-                    description: Theme.count(App.engine.modelInfo.slidingLayers || 0, qsTr("The last %2 tokens of each request, for the %1 sliding layer."), qsTr("The last %2 tokens of each request, for the %1 sliding layers."))
-                                 .arg(App.formatNumber(App.engine.modelInfo.slidingWindow || 0))
+                    description: page.slidingPoolDescription(App.engine.modelInfo.slidingLayers || 0, App.engine.modelInfo.slidingWindow || 0)
                     status: App.pools.window
                 }
             }

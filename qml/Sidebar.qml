@@ -53,7 +53,7 @@ Rectangle {
             }
             IconButton {
                 objectName: "importButton"
-                iconName: "upload"
+                iconName: "import"
                 tip: qsTr("Import a conversation (JSON)")
                 onClicked: importDialog.open()
             }
@@ -213,6 +213,9 @@ Rectangle {
         hoverEnabled: true
         highlighted: sidebar.page === page
         onClicked: sidebar.navigate(page)
+        focusPolicy: Qt.StrongFocus  // an ItemDelegate takes no focus by itself
+        Keys.onReturnPressed: sidebar.navigate(page)
+        Keys.onEnterPressed: sidebar.navigate(page)
         contentItem: RowLayout {
             spacing: 10
             Icon { name: nav.iconName; size: 17; color: nav.highlighted ? Theme.accent : Theme.muted }

@@ -189,16 +189,29 @@ std::vector<std::string> ToolFormat::toolNames(const jinja::Value& tools) {
     return names;
 }
 
+namespace {
+
+constexpr const char* kFunctionGemmaResult = "<start_function_response>";
+constexpr const char* kGemma4Result = "<|tool_response>";
+constexpr const char* kQwenResult = "<tool_response>";
+constexpr const char* kFencedResult = "```tool_output";
+
+} // namespace
+
 std::vector<std::string> ToolFormat::stopStrings() const {
     switch (family_) {
-    case ToolFamily::FunctionGemma: return {"<start_function_response>"};
-    case ToolFamily::Gemma4: return {"<|tool_response>"};
-    case ToolFamily::Qwen: return {"<tool_response>"};
+    case ToolFamily::FunctionGemma: return {kFunctionGemmaResult};
+    case ToolFamily::Gemma4: return {kGemma4Result};
+    case ToolFamily::Qwen: return {kQwenResult};
     case ToolFamily::Llama3: return {"<|eom_id|>"};
     case ToolFamily::Gemma3:
-    case ToolFamily::Generic: return {"```tool_output"};
+    case ToolFamily::Generic: return {kFencedResult};
     }
     return {};
+}
+
+std::vector<std::string> ToolFormat::resultOpeners() {
+    return {kFunctionGemmaResult, kGemma4Result, kQwenResult, kFencedResult};
 }
 
 ToolFormat::CallMarkers ToolFormat::jsonCallMarkers() const {

@@ -89,6 +89,10 @@ public:
     // Markers that end a turn which called a tool (the tool's reply comes from
     // the client, not the model); use with ChatTemplate::endOfTurnStrings().
     std::vector<std::string> stopStrings() const;
+    // Every family's tool-result opening among those stop strings: a reply
+    // that begins with one is a model echoing the template, not inventing a
+    // result, and must not end there (StopStringMatcher's openers: kept as text).
+    static std::vector<std::string> resultOpeners();
     // True when the call markers are control tokens: ask the engine for
     // generated text with special tokens shown (GenerateRequest::showSpecialTokens).
     bool markersAreSpecialTokens() const;

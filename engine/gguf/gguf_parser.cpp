@@ -26,6 +26,8 @@ namespace {
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 
 // Smallest encoding of one value of a type: used to reject counts that cannot fit.
+uint64_t alignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
 size_t minValueBytes(ValueType t) {
     switch (t) {
     case ValueType::U8: case ValueType::I8: case ValueType::Bool: return 1;
@@ -283,6 +285,29 @@ void GgufParser::placeTensors(GgufFile& file) {
             fail(offsetFieldOffsets_[order[k]],
                  "tensor " + quoteForMessage(cur.name) + " data overlaps tensor " + quoteForMessage(prev.name));
     }
+    // Tensors are packed: each one's data, padded to the alignment, ends where
+    // the next begins. More room than that means the declared type or shape
+    // is smaller than what was written (an F32 norm relabelled BF16, a Q4_1
+    // matrix relabelled Q4_K), and reading it would give garbage.
+    const uint64_t dataBytes = size_ - dataStart;
+    for (size_t k = 0; k < order.size(); ++k) {
+        const TensorInfo& t = file.tensors_[order[k]];
+        const uint64_t padded = alignUp(t.offset + t.nbytes, file.alignment_);
+        const bool last = k + 1 == order.size();
+        const uint64_t room = last ? dataBytes - t.offset : file.tensors_[order[k + 1]].offset - t.offset;
+        if (last ? room > padded - t.offset : room != padded - t.offset)
+            fail(offsetFieldOffsets_[order[k]], tensorSizeMismatch(t, room, last));
+    }
+}
+
+std::string GgufParser::tensorSizeMismatch(const TensorInfo& t, uint64_t room, bool last) const {
+    const kernels::TypeTraits* tr = kernels::typeTraits(t.type);
+    std::string shape;
+    for (uint32_t d = 0; d < std::max<uint32_t>(t.nDims, 1); ++d) shape += (d ? ", " : "") + std::to_string(t.ne[d]);
+    return "tensor " + quoteForMessage(t.name) + " is " + (tr ? tr->name : "?") + " [" + shape + "], " +
+           std::to_string(t.nbytes) + " bytes, but " + std::to_string(room) + " bytes lie " +
+           (last ? "from its start to the end of the file" : "before the next tensor") +
+           ": its type or shape does not match its data";
 }
 
 } // namespace weir::gguf

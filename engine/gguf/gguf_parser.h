@@ -39,6 +39,7 @@ private:
     Value readValue(ValueType type, int depth);
     void readTensorInfos(GgufFile& file, uint64_t count);
     void placeTensors(GgufFile& file);
+    std::string tensorSizeMismatch(const TensorInfo& t, uint64_t room, bool last) const;
 
     const uint8_t* data_;
     size_t size_;

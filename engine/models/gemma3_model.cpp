@@ -21,8 +21,13 @@ static ModelConfig gemma3Config(const gguf::GgufFile& file) {
 
     // Sliding layers: an explicit per-layer pattern array, or a period n where
     // the last layer of every n is global (default 6: layers 5, 11, 17 ... global).
+    // A window of 0 or 1 (a layer that sees nothing or only its own token) or
+    // one beyond the trained context is no real model's: refuse it.
     const int64_t window = meta.intOr("attention.sliding_window", 0);
-    c.slidingWindow = window > 0 ? int32_t(window) : 0;
+    if (meta.has("attention.sliding_window") && (window < 2 || window > c.nCtxTrain))
+        meta.refuse("attention.sliding_window",
+                    "must be between 2 and the context length " + std::to_string(c.nCtxTrain));
+    c.slidingWindow = int32_t(window);
     c.layerSlides.assign(size_t(c.nLayer), false);
     if (c.slidingWindow > 0) {
         const gguf::Value* pat = meta.find("attention.sliding_window_pattern");

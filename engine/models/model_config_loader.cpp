@@ -10,6 +10,8 @@ namespace weir {
 
 namespace {
 
+constexpr float kMaxNormEps = 1e-2f;
+
 // general.file_type values (llama_ftype) by name.
 const char* fileTypeName(int64_t ft) {
     switch (ft) {
@@ -53,6 +55,10 @@ ModelConfig readBaseConfig(const gguf::GgufFile& file, const ModelMetadata& meta
     c.headDimV = positive("attention.value_length", meta.intOr("attention.value_length", c.headDimK));
     c.nCtxTrain = positive("context_length", meta.intOr("context_length", 2048));
     c.normEps = float(meta.positiveFloatOr("attention.layer_norm_rms_epsilon", defaultEps));
+    // Real models use 1e-5 or 1e-6; an epsilon near the activations' scale
+    // flattens every norm and the output is garbage.
+    if (c.normEps > kMaxNormEps)
+        meta.refuse("attention.layer_norm_rms_epsilon", "outside (0, 0.01]: no model uses a norm epsilon this large");
     c.nRot = positive("rope.dimension_count", meta.intOr("rope.dimension_count", c.headDimK));
 
     const gguf::TensorInfo* emb = file.findTensor("token_embd.weight");

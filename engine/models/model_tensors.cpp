@@ -30,7 +30,10 @@ kernels::WeightView ModelTensors::matrix(const std::string& name, int64_t cols, 
                     (tr && cols % tr->blockElems != 0 ? " but rows of " + std::to_string(cols) + " are not a multiple of its block" : "") +
                     ", which matmul does not support");
     const size_t stride = kernels::rowBytes(t.type, cols);
-    if (t.nbytes && t.nbytes < stride * size_t(rows)) throw Error(file_.path() + ": tensor " + name + " data is truncated");
+    // Exactly: a type whose bytes merely fit would be read as the wrong layout.
+    if (t.nbytes != stride * size_t(rows))
+        throw Error(file_.path() + ": tensor " + name + " holds " + std::to_string(t.nbytes) + " bytes, expected " +
+                    std::to_string(stride * size_t(rows)) + " for its type and shape");
     return kernels::WeightView{t.type, t.data, cols, rows, stride};
 }
 

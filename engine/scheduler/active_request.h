@@ -17,6 +17,7 @@
 #include "weir/types/generate.h"
 #include "engine/grammar/grammar_constraint.h"
 #include "engine/grammar/lazy_constraint.h"
+#include "engine/chat/tool_format.h"
 #include "engine/sampling/sampler.h"
 #include "engine/scheduler/stop_strings.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -30,7 +31,7 @@ struct ActiveRequest {
         : id(id_), tag(req.tag), tokens(std::move(req.prompt)),
           promptTokens(int32_t(tokens.size())), maxTokens(req.embed ? 1 : req.maxTokens),
           stopAtEndOfGeneration(req.stopAtEndOfGeneration), sink(std::move(sink_)),
-          sampler(req.sampling), stops(std::move(req.stop)),
+          sampler(req.sampling), stops(std::move(req.stop), ToolFormat::resultOpeners()),
           topLogprobs(std::min(req.topLogprobs, kMaxTopLogprobs)), constraintSpec(std::move(req.constraint)),
           embed(req.embed), submitted(Clock::now()) {
         if (tok) detokenizer = std::make_unique<StreamingDetokenizer>(*tok, req.showSpecialTokens);

@@ -9,7 +9,12 @@ namespace weir {
 
 class StopStringMatcher {
 public:
-    explicit StopStringMatcher(std::vector<std::string> stops);
+    // `openers`: stop strings that, found where the reply so far is only
+    // whitespace, are kept as text instead of ending it. A chat format's
+    // tool-result marker stops a model that starts inventing a result
+    // mid-reply, but a model that merely opens its answer with it (echoing the
+    // template) would otherwise reply with nothing.
+    explicit StopStringMatcher(std::vector<std::string> stops, const std::vector<std::string>& openers = {});
 
     struct Result {
         std::string text;   // safe to emit now
@@ -30,7 +35,9 @@ private:
 
     std::vector<std::string> stops_;
     std::vector<int> index_;  // stops_[i] is the constructor's stops[index_[i]] (empty ones are dropped)
+    std::vector<bool> opener_;  // stops_[i] is one of the openers
     std::string pending_;
+    bool emittedText_ = false;  // something other than whitespace went out
     bool stopped_ = false;
     int matched_ = -1;
 };

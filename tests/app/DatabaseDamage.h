@@ -101,4 +101,32 @@ inline void makeWritable(const QString& path) {
     QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
 }
 
+// Whether a file can be created in `dir`.
+inline bool canCreateIn(const QString& dir) {
+    QFile probe(dir + QStringLiteral("/.weir-write-probe"));
+    if (!probe.open(QIODevice::WriteOnly)) return false;
+    probe.close();
+    probe.remove();
+    return true;
+}
+
+// Makes the folder `dir` and the database in it unwritable for this process,
+// as on a read-only mount: nothing can be created beside the file (chmod, or
+// for root the immutable attribute on the folder). False if not possible here.
+// Undo with makeWritableFolder.
+inline bool makeReadOnlyFolder(const QString& dir, const QString& database) {
+    if (!makeReadOnly(database)) return false;
+    QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner);
+    if (canCreateIn(dir)) {
+        if (::geteuid() == 0) QProcess::execute(QStringLiteral("chattr"), {QStringLiteral("+i"), dir});
+    }
+    return !canCreateIn(dir);
+}
+
+inline void makeWritableFolder(const QString& dir, const QString& database) {
+    if (::geteuid() == 0) QProcess::execute(QStringLiteral("chattr"), {QStringLiteral("-i"), dir});
+    QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    makeWritable(database);
+}
+
 } // namespace weir::desktop::testing

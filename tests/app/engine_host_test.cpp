@@ -87,6 +87,9 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(refused.count(), 1, 30000);
         QCOMPARE(refused.at(0).at(0).toString(), QStringLiteral("bad.gguf"));
         QVERIFY(refused.at(0).at(1).toString().contains(QStringLiteral("general.architecture")));
+        // A plain sentence leads, the reader's detail follows (issue 26).
+        QVERIFY2(refused.at(0).at(1).toString().startsWith(QStringLiteral("Weir cannot load this model. bad.gguf: missing")),
+                 qPrintable(refused.at(0).at(1).toString()));
         QCOMPARE(states.count(), 0);  // never Loading, never Failed
         QCOMPARE(host.state(), EngineHost::Ready);
         QCOMPARE(host.modelPath(), QStringLiteral("good.gguf"));

@@ -5,6 +5,7 @@
 // UI can be looked at without a model; the real-model run is tests/e2e.
 #include <QAccessible>
 #include <QFontInfo>
+#include <QKeySequence>
 #include <QQmlApplicationEngine>
 #include <QQmlContext>
 #include <QQmlProperty>
@@ -266,6 +267,16 @@ private slots:
         QVERIFY(!kernels.isEmpty());
         QVERIFY2(findItem(window_, "cpuLine")->property("text").toString().contains(kernels), qPrintable(kernels));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("about")).isEmpty());
+
+        // Issue 26: the theme line said "from the system palette" for a theme
+        // chosen in the settings; Import showed an upload arrow.
+        QQuickItem* theme = findItem(window_, "aboutTheme");
+        QVERIFY(theme);
+        app_->settings()->setTheme(QStringLiteral("dark"));
+        QTRY_COMPARE(theme->property("text").toString(), QStringLiteral("dark (chosen in the settings)"));
+        app_->settings()->setTheme(QStringLiteral("system"));
+        QTRY_VERIFY(theme->property("text").toString().endsWith(QStringLiteral("(from the system palette)")));
+        QCOMPARE(findItem(window_, "importButton")->property("iconName").toString(), QStringLiteral("import"));
     }
 
     void markdownRepliesLookRight() {
@@ -321,6 +332,39 @@ private slots:
         QVERIFY(sawCodeSpan);
         QVERIFY(sawTable);
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("markdown")).isEmpty());
+    }
+
+    // Issue 26: zoom scaled menus, the user's bubble and code, but not the
+    // reply's text (its HTML carried the application font's size).
+    void zoomScalesReplyText() {
+        QTRY_VERIFY(findVisual(window_, "quoteBar"));  // the Markdown conversation of the test before
+        auto replyTextPx = [&] {
+            for (QQuickItem* item : allItems(window_->contentItem())) {
+                if (!item->isVisible() || !item->findChild<QObject*>(QStringLiteral("markdownStyler"), Qt::FindDirectChildrenOnly)) continue;
+                QTextDocument* document = item->property("textDocument").value<QQuickTextDocument*>()->textDocument();
+                for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
+                    for (auto it = block.begin(); !it.atEnd(); ++it)
+                        if (it.fragment().text().startsWith(QStringLiteral("Here are the numbers")))
+                            return QFontInfo(it.fragment().charFormat().font()).pixelSize();
+            }
+            return 0;
+        };
+        auto userTextPx = [&] {
+            for (QQuickItem* item : allItems(window_->contentItem()))
+                if (item->isVisible() && item->property("text").toString() == QStringLiteral("Show me the table"))
+                    return QFontInfo(item->property("font").value<QFont>()).pixelSize();
+            return 0;
+        };
+        const int replyBefore = replyTextPx(), userBefore = userTextPx();
+        QVERIFY(replyBefore > 0 && userBefore > 0);
+        QCOMPARE(replyBefore, userBefore);  // one body size for both sides
+        app_->settings()->setZoom(1.5);
+        QTRY_VERIFY(userTextPx() > userBefore);
+        QTRY_COMPARE(replyTextPx(), userTextPx());
+        QVERIFY2(replyTextPx() >= int(replyBefore * 1.4), qPrintable(QString::number(replyTextPx())));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("markdown-zoom-150")).isEmpty());
+        app_->settings()->setZoom(1.0);
+        QTRY_COMPARE(replyTextPx(), replyBefore);
     }
 
     // A reply that quotes its own code: the fake drafts from earlier words
@@ -486,6 +530,110 @@ private slots:
         QTest::keyClick(window_, Qt::Key_Return, Qt::ControlModifier);
         QTRY_COMPARE(app_->storage()->messages(id).first().content, QStringLiteral("edited with the keyboard"));
         QTRY_VERIFY_WITH_TIMEOUT(!chat->isGenerating(id), 30000);
+    }
+
+    // Issue 26: Ctrl+Q was bound twice (StandardKey.Quit is Ctrl+Q on Linux
+    // desktops) and so did nothing there. No shortcut may list a platform's
+    // StandardKey beside spelled-out keys, nor share a key with another.
+    void everyShortcutKeyIsBoundOnce() {
+        QStringList problems;
+        QHash<QString, QString> owner;
+        for (QObject* o : window_->findChildren<QObject*>()) {
+            if (qstrcmp(o->metaObject()->className(), "QQuickShortcut") != 0) continue;
+            QVariantList sequences = o->property("sequences").toList();
+            const QVariant single = o->property("sequence");
+            if (sequences.isEmpty() && single.isValid()) sequences << single;
+            bool standard = false, spelled = false;
+            for (const QVariant& v : sequences) {
+                if (v.typeId() == QMetaType::QString) spelled = true;
+                else standard = true;
+            }
+            const QString name = o->objectName().isEmpty() ? sequences.value(0).toString() : o->objectName();
+            if (standard && spelled) problems << name + QStringLiteral(": a StandardKey beside spelled-out keys");
+            QStringList keys;  // this shortcut's keys, as this platform resolves them
+            for (const QVariant& v : sequences) {
+                if (v.typeId() == QMetaType::QString) keys << QKeySequence(v.toString()).toString(QKeySequence::PortableText);
+                else
+                    for (const QKeySequence& k : QKeySequence::keyBindings(QKeySequence::StandardKey(v.toInt())))
+                        keys << k.toString(QKeySequence::PortableText);
+            }
+            for (const QString& key : keys) {
+                if (owner.contains(key) || keys.count(key) > 1) problems << key + QStringLiteral(" is bound twice (") + name + u')';
+                owner.insert(key, name);
+            }
+            // Offscreen, StandardKey.Quit resolves to no key (its keyboard
+            // scheme is Windows'), so the old [StandardKey.Quit, "Ctrl+Q"]
+            // read back as one key here: check that Ctrl+Q is declared alone.
+            if (keys.contains(QStringLiteral("Ctrl+Q")) && o->property("sequence").toString() != QStringLiteral("Ctrl+Q"))
+                problems << QStringLiteral("Ctrl+Q is not declared as the quit shortcut's one key");
+        }
+        QVERIFY(owner.contains(QStringLiteral("Ctrl+Q")));
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+    }
+
+    // Issue 26: Tab reaches every conversation row and the Model, Tools and
+    // About pages; Return opens a focused row, page or chip; search results
+    // are rows like the others.
+    void keyboardReachesRowsPagesAndChips() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QVERIFY(chat->conversations()->count() >= 3);
+        QQuickItem* search = findItem(window_, "searchField");
+        search->forceActiveFocus();
+        QStringList chain;
+        QList<QQuickItem*> rows, seen;
+        for (int i = 0; i < 120; ++i) {  // once round the window
+            QTest::keyClick(window_, Qt::Key_Tab);
+            QQuickItem* focused = window_->activeFocusItem();
+            if (!focused || seen.contains(focused)) break;
+            seen << focused;
+            chain << describe(focused);
+            if (focused->objectName() == QLatin1String("conversationRow")) rows << focused;
+        }
+        const QString where = chain.join(QStringLiteral("\n  "));
+        for (const char* page : {"navModel", "navTools", "navAbout", "navPoolMonitor", "modelChip", "endpointChip"})
+            QVERIFY2(chain.join(u'|').contains(QString::fromLatin1(page)), qPrintable(QString::fromLatin1(page) + QStringLiteral(" not reached:\n  ") + where));
+        QVERIFY2(rows.size() >= 3, qPrintable(QStringLiteral("conversation rows reached: %1\n  ").arg(rows.size()) + where));
+
+        // Return on a row that is not the open conversation opens it.
+        const qint64 open = chat->currentId();
+        QQuickItem* other = nullptr;
+        for (QQuickItem* row : rows)
+            if (qint64(row->property("conversationId").toReal()) != open) other = row;
+        QVERIFY(other);
+        other->forceActiveFocus(Qt::TabFocusReason);
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_COMPARE(chat->currentId(), qint64(other->property("conversationId").toReal()));
+
+        // Return on a page and on a chip.
+        findItem(window_, "navAbout")->forceActiveFocus(Qt::TabFocusReason);
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_COMPARE(window_->property("page").toString(), QStringLiteral("about"));
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QQuickItem* modelChip = nullptr;
+        QTRY_VERIFY((modelChip = findVisual(window_, "modelChip")));
+        modelChip->forceActiveFocus(Qt::TabFocusReason);
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_COMPARE(window_->property("page").toString(), QStringLiteral("model"));
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        QTRY_VERIFY(findItem(window_, "composerInput")->hasActiveFocus());  // the chat page focuses it, later
+
+        // A search: Tab from the field goes to the results; Return opens one.
+        QTest::qWait(100);  // the chat page's deferred focus on the composer
+        search->forceActiveFocus();
+        const int all = chat->conversations()->count();
+        typeText(window_, QStringLiteral("Markdown"));
+        QVERIFY2(search->hasActiveFocus(), qPrintable(describe(window_->activeFocusItem())));
+        QTRY_VERIFY(chat->conversations()->count() >= 1 && chat->conversations()->count() < all);
+        QVERIFY(search->hasActiveFocus());
+        QTest::keyClick(window_, Qt::Key_Tab);
+        QQuickItem* result = window_->activeFocusItem();
+        QVERIFY2(result && result->objectName() == QLatin1String("conversationRow"), qPrintable(result ? describe(result) : QStringLiteral("nothing")));
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_COMPARE(chat->currentId(), qint64(result->property("conversationId").toReal()));
+        search->forceActiveFocus();
+        QTest::keyClick(window_, Qt::Key_Escape);
+        QTRY_COMPARE(chat->conversations()->count(), all);
     }
 
     // Every control a screen reader can reach says what it is, on every page.

@@ -125,6 +125,24 @@ private slots:
         QVERIFY(code);
     }
 
+    // Issue 26 (zoom): the HTML names the body's font size, so the TextEdit's
+    // own size (Theme.baseSize, zoom included) never reached reply text.
+    void bodyTextHasTheStylesSize() {
+        for (qreal px : {14.0, 21.0}) {
+            DocumentStyle style;
+            style.fontPixelSize = px;
+            QTextDocument shown;
+            QFont small = shown.defaultFont();
+            small.setPixelSize(9);  // what the TextEdit's document starts with does not matter
+            shown.setDefaultFont(small);
+            shown.setHtml(styledHtml(QStringLiteral("Plain words and **bold** ones."), style));
+            int fragments = 0;
+            for (auto it = shown.begin().begin(); !it.atEnd(); ++it, ++fragments)
+                QCOMPARE(QFontInfo(it.fragment().charFormat().font()).pixelSize(), int(px));
+            QVERIFY(fragments >= 2);
+        }
+    }
+
     void theMonospaceFamilyIsFixedPitch() {
         const QString family = monospaceFamily();
         QVERIFY(!family.isEmpty());

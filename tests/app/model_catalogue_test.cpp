@@ -9,7 +9,9 @@
 #include <QTemporaryDir>
 
 #include "app/locations/model_locations.h"
+#include "settings/InstalledModels.h"
 #include "settings/ModelCatalogue.h"
+#include "settings/ModelFileProblem.h"
 
 namespace loc = weir::locations;
 
@@ -121,6 +123,43 @@ private slots:
         QCOMPARE(weir::desktop::catalogueName(QStringLiteral(WEIR_CHAT_MODEL_FILE)), QStringLiteral("SmolLM2 135M Instruct"));
         QCOMPARE(weir::desktop::catalogueName(kDefaultFile), QStringLiteral("Gemma 3 270M"));
         QCOMPARE(weir::desktop::catalogueName(QStringLiteral("my-own-model.gguf")), QString());
+    }
+
+    // Issue 26: a file that cannot be loaded led with the reader's detail
+    // ("tensor_count 272 cannot fit in the 976 bytes left"). The Model page
+    // now leads with a sentence and keeps the detail below it.
+    void brokenFilesLeadWithAPlainSentence() {
+        QTemporaryDir dir;
+        auto write = [&](const char* name, const QByteArray& bytes) {
+            QFile f(dir.filePath(QString::fromLatin1(name)));
+            if (!f.open(QIODevice::WriteOnly)) return QString();
+            f.write(bytes);
+            return f.fileName();
+        };
+        // A GGUF header promising 272 tensors, then the file ends.
+        QByteArray cut("GGUF");
+        auto u32 = [&](quint32 v) { cut.append(reinterpret_cast<const char*>(&v), 4); };
+        auto u64 = [&](quint64 v) { cut.append(reinterpret_cast<const char*>(&v), 8); };
+        u32(3);
+        u64(272);
+        u64(0);
+        cut.append(976, '\0');
+        const QVariantMap truncated = weir::desktop::InstalledModels::summarize(write("cut.gguf", cut));
+        QCOMPARE(truncated.value("error").toString(), QStringLiteral("This file is not a complete GGUF model (it may be cut short)."));
+        QVERIFY2(truncated.value("errorDetail").toString().contains(QStringLiteral("tensor_count 272 cannot fit in the 976 bytes left")),
+                 qPrintable(truncated.value("errorDetail").toString()));
+
+        const QVariantMap text = weir::desktop::InstalledModels::summarize(write("notes.gguf", "just some notes, not a model"));
+        QCOMPARE(text.value("error").toString(), QStringLiteral("This file is not a GGUF model."));
+        QVERIFY(text.value("errorDetail").toString().contains(QStringLiteral("bad magic")));
+
+        using weir::desktop::describeModelFileProblem;
+        QCOMPARE(describeModelFileProblem(QStringLiteral("m.gguf: unsupported architecture 'mamba' (supported: gemma3, llama)")).headline,
+                 QStringLiteral("Weir does not support this model's architecture."));
+        QCOMPARE(describeModelFileProblem(QStringLiteral("m.gguf: offset 88: duplicate key 'a'")).headline,
+                 QStringLiteral("This file is a damaged GGUF model."));
+        QCOMPARE(describeModelFileProblem(QStringLiteral("m.gguf: missing tensor output_norm.weight")).headline,
+                 QStringLiteral("Weir cannot load this model."));
     }
 
     void unreadableCatalogueIsEmpty() {

@@ -136,6 +136,32 @@ private slots:
         QCOMPARE(fileBytes(path), before);
     }
 
+    // Issue 26: on a read-only mount the window showed "cannot read" and an
+    // empty session; it shows the conversations, read-only.
+    void readOnlyFolderShowsItsConversations() {
+        QTemporaryDir dir;
+        QVERIFY(writeDatabase(dir.path(), QStringLiteral("Mine"), 4) > 0);
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        if (!makeReadOnlyFolder(dir.path(), path)) QSKIP("cannot make a folder read-only for this process here");
+        const QByteArray before = fileBytes(path);
+        {
+            DesktopApp app(FakeEngineBackend::factory());
+            QVERIFY(app.start(noModel(dir.path())));
+            QQuickWindow* window = app.window();
+            QVERIFY(window);
+            QCOMPARE(app.storage()->mode(), StorageMode::ReadOnly);
+            QCOMPARE(app.chat()->conversations()->count(), 1);
+            QQuickItem* banner = findItem(window, "storageBanner");
+            QTRY_VERIFY(banner->isVisible());
+            const QString text = banner->property("text").toString();
+            QVERIFY2(text.contains(QStringLiteral("cannot be written")) && text.contains(QStringLiteral("is read-only")),
+                     qPrintable(text));
+            QVERIFY(!saveScreenshot(window, shots_, QStringLiteral("storage-read-only-folder")).isEmpty());
+        }
+        makeWritableFolder(dir.path(), path);
+        QCOMPARE(fileBytes(path), before);
+    }
+
     void fullDiskShowsABannerUntilThereIsRoom() {
         QTemporaryDir dir;
         FakeEngineConfig config;

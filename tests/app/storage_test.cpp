@@ -401,6 +401,35 @@ private slots:
         QCOMPARE(fileBytes(path), before);
     }
 
+    // Issue 26: a healthy WAL database on a read-only mount got "cannot read"
+    // and an empty in-memory session: SQLite cannot create the log's index
+    // (-shm) there. It opens read-only, as immutable, with its conversations.
+    void readOnlyFolderOpensItsConversations() {
+        QTemporaryDir dir;
+        const qint64 conv = writeDatabase(dir.path(), QStringLiteral("On a read-only disk"), 3);
+        QVERIFY(conv > 0);
+        const QString path = dir.filePath(QStringLiteral("weir.sqlite3"));
+        QVERIFY(!QFile::exists(path + QStringLiteral("-wal")));
+        if (!makeReadOnlyFolder(dir.path(), path)) QSKIP("cannot make a folder read-only for this process here");
+        const QByteArray before = fileBytes(path);
+        {
+            Storage s(dir.path());
+            QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("data folder .* is read-only")));
+            QVERIFY(!s.open());
+            QCOMPARE(s.lastProblem(), StorageProblem::ReadOnly);
+            QVERIFY2(s.openReadOnly(), qPrintable(s.lastError()));
+            QCOMPARE(s.mode(), StorageMode::ReadOnly);
+            const auto conversations = s.conversations();
+            QCOMPARE(conversations.size(), 1);
+            QCOMPARE(conversations.first().title, QStringLiteral("On a read-only disk"));
+            QCOMPARE(s.messages(conv).size(), 3);
+            QCOMPARE(s.createConversation(QStringLiteral("new")), 0);
+        }
+        QVERIFY(!QFile::exists(path + QStringLiteral("-shm")));
+        makeWritableFolder(dir.path(), path);
+        QCOMPARE(fileBytes(path), before);
+    }
+
     void damagedFileIsNeverWritten_data() {
         QTest::addColumn<int>("kind");
         QTest::newRow("bytes overwritten in the middle") << int(Damage::OverwrittenInTheMiddle);

@@ -8,6 +8,7 @@
 #include "engine/EngineWorker.h"
 #include "engine/EventRelay.h"
 #include "engine/StatusSlot.h"
+#include "settings/ModelFileProblem.h"
 
 namespace weir::desktop {
 
@@ -71,7 +72,9 @@ void EngineHost::load(const QString& path) {
 void EngineHost::onFileChecked(quint64 serial, const QString& path, const QString& error) {
     if (serial != checkSerial_) return;  // another load, an unload or a cancel came since
     if (!error.isEmpty()) {
-        emit loadRefused(path, error);
+        // A plain sentence first, the reader's detail after it.
+        const ModelFileProblem problem = describeModelFileProblem(error);
+        emit loadRefused(path, problem.headline + u' ' + problem.detail);
         return;
     }
     startLoad(path);

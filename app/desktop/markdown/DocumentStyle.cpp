@@ -1,5 +1,6 @@
 #include "markdown/DocumentStyle.h"
 
+#include <QFont>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
@@ -119,6 +120,11 @@ void applyDocumentStyle(QTextDocument* document, const DocumentStyle& style) {
 QString styledHtml(const QString& markdown, const DocumentStyle& style) {
     QTextDocument document;
     document.setUndoRedoEnabled(false);
+    if (style.fontPixelSize > 0) {
+        QFont body = document.defaultFont();
+        body.setPixelSize(qRound(style.fontPixelSize));
+        document.setDefaultFont(body);
+    }
     document.setMarkdown(markdown);
     applyDocumentStyle(&document, style);
     return document.toHtml();

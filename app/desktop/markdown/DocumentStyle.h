@@ -18,6 +18,10 @@ struct DocumentStyle {
     QString monospaceFamily;    // empty: leave code fonts as imported
     qreal blockSpacing = 10;    // px below a paragraph, heading, list or table
     qreal cellPadding = 6;      // px inside each table cell
+    // px of the body text (the TextEdit's font, zoom included); 0 leaves the
+    // application's. The HTML carries the body's size, so a TextEdit's own
+    // font size would not apply to it.
+    qreal fontPixelSize = 0;
 };
 
 // Applies `style` to a document filled by QTextDocument::setMarkdown (or a

@@ -22,6 +22,7 @@ class MarkdownStyler : public QObject {
     Q_PROPERTY(QColor codeBackground READ codeBackground WRITE setCodeBackground NOTIFY styleChanged)
     Q_PROPERTY(QString monospaceFamily READ monospaceFamily WRITE setMonospaceFamily NOTIFY styleChanged)
     Q_PROPERTY(qreal blockSpacing READ blockSpacing WRITE setBlockSpacing NOTIFY styleChanged)
+    Q_PROPERTY(qreal fontPixelSize READ fontPixelSize WRITE setFontPixelSize NOTIFY styleChanged)
     Q_PROPERTY(int revision READ revision NOTIFY styleChanged)
 
 public:
@@ -37,6 +38,8 @@ public:
     void setMonospaceFamily(const QString& f) { set(style_.monospaceFamily, f); }
     qreal blockSpacing() const { return style_.blockSpacing; }
     void setBlockSpacing(qreal px) { set(style_.blockSpacing, px); }
+    qreal fontPixelSize() const { return style_.fontPixelSize; }
+    void setFontPixelSize(qreal px) { set(style_.fontPixelSize, px); }
     int revision() const { return revision_; }
 
     // Markdown (single newlines kept as line breaks) as styled HTML.

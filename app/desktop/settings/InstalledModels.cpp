@@ -10,6 +10,7 @@
 #include "app/locations/model_locations.h"
 #include "settings/BaseModelGuess.h"
 #include "settings/ModelCatalogue.h"
+#include "settings/ModelFileProblem.h"
 #include "weir/model_file.h"
 
 namespace weir::desktop {
@@ -57,7 +58,9 @@ QVariantMap InstalledModels::summarize(const QString& path) {
         m["error"] = QString();
     } catch (const std::exception& e) {
         m["name"] = info.completeBaseName();
-        m["error"] = QString::fromUtf8(e.what());
+        const ModelFileProblem problem = describeModelFileProblem(QString::fromUtf8(e.what()));
+        m["error"] = problem.headline;
+        m["errorDetail"] = problem.detail;
     }
     return m;
 }

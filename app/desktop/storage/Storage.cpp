@@ -8,8 +8,13 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
+#include <QUrl>
 #include <QVariant>
 #include <atomic>
+
+#ifdef Q_OS_UNIX
+#include <unistd.h>
+#endif
 
 #include "app/logging/log_categories.h"
 #include "storage/MessageTree.h"
@@ -124,6 +129,17 @@ StorageProblem problemOf(const QSqlError& error) {
     }
 }
 
+// Whether files can be created in `dir`: access() also says no on a
+// read-only mount or for an immutable folder, where root's permission bits
+// would say yes.
+bool folderWritable(const QString& dir) {
+#ifdef Q_OS_UNIX
+    return ::access(QFile::encodeName(dir).constData(), W_OK) == 0;
+#else
+    return QFileInfo(dir).isWritable();
+#endif
+}
+
 // SQLite's own words ("database or disk is full"), without Qt's prefix.
 QString reasonOf(const QSqlError& error) {
     const QString text = error.databaseText().trimmed();
@@ -189,7 +205,12 @@ QSqlDatabase Storage::db() {
         d.setDatabaseName(QStringLiteral("file:%1temporary?mode=memory&cache=shared").arg(connectionPrefix_));
         options << QStringLiteral("QSQLITE_OPEN_URI");
     } else {
-        d.setDatabaseName(path_);
+        if (mode == StorageMode::ReadOnly && immutable_) {
+            d.setDatabaseName(QUrl::fromLocalFile(path_).toString(QUrl::FullyEncoded) + QStringLiteral("?immutable=1"));
+            options << QStringLiteral("QSQLITE_OPEN_URI");
+        } else {
+            d.setDatabaseName(path_);
+        }
         if (mode == StorageMode::ReadOnly) options << QStringLiteral("QSQLITE_OPEN_READONLY");
     }
     d.setConnectOptions(options.join(u';'));
@@ -236,6 +257,10 @@ bool Storage::open(int targetVersion) {
     integrityProblems_.clear();
     if (!QDir().mkpath(dir_))
         return fail(QStringLiteral("cannot create the data folder"), dir_, StorageProblem::ReadOnly);
+    // SQLite keeps its log and the log's index beside the file: without them
+    // nothing can be written, and reading a WAL file needs the index too.
+    if (!folderWritable(dir_))
+        return fail(QStringLiteral("the data folder %1 is read-only").arg(dir_), QString(), StorageProblem::ReadOnly);
     mode_ = int(StorageMode::ReadWrite);
     if (openReadWrite(targetVersion < 0 ? migrations::kLatest : targetVersion)) return true;
     dropThreadConnection();
@@ -296,6 +321,7 @@ bool Storage::openReadOnly() {
     interruptedAtOpen_ = 0;
     if (QFileInfo(path_).size() <= 0)
         return fail(QStringLiteral("there is no database to read at ") + path_, {}, StorageProblem::Other);
+    immutable_ = !folderWritable(dir_) && QFileInfo(path_ + QStringLiteral("-wal")).size() <= 0;
     mode_ = int(StorageMode::ReadOnly);
     if (openForReading()) return true;
     dropThreadConnection();

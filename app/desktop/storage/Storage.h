@@ -60,7 +60,10 @@ public:
     bool open(int targetVersion = -1);
     // After open() failed: the existing file, read-only (no migration, nothing
     // written). Writes then fail with StorageProblem::ReadOnly. False if even
-    // reading fails (not a database, unreadable schema, no file).
+    // reading fails (not a database, unreadable schema, no file). In a folder
+    // that cannot be written (a read-only mount) and without a write-ahead log
+    // beside it, the file is read as immutable (SQLite could not create the
+    // log's index there, and nothing can change the file).
     bool openReadOnly();
     // After both failed: an empty database in memory, so the app still works;
     // nothing in it outlives the process. The file is not touched.
@@ -190,6 +193,9 @@ private:
     QMutex connectionsMutex_;
     QSet<QString> connections_;
     std::atomic<int> mode_{int(StorageMode::Closed)};  // read by every thread's db()
+    // ReadOnly on a folder nothing can be created in (a read-only mount):
+    // SQLite opens the file as immutable, as it cannot make the WAL's index.
+    std::atomic<bool> immutable_{false};
     int interruptedAtOpen_ = 0;
     QStringList integrityProblems_;
     mutable QMutex lastErrorMutex_;

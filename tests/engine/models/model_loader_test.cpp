@@ -5,7 +5,9 @@
 
 #include <filesystem>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "engine/gguf/gguf_file.h"
@@ -59,6 +61,41 @@ std::string loadError(const std::vector<uint8_t>& bytes) {
     } catch (const Error& e) {
         return e.what();
     }
+}
+
+// Rewrites the file with tensor `name` stored as `type` (zero bytes of the right size).
+std::vector<uint8_t> withTensorType(const std::vector<uint8_t>& bytes, const std::string& name, kernels::GgmlType type) {
+    auto f = gguf::GgufFile::fromMemory(bytes.data(), bytes.size(), "in");
+    gguf::GgufWriter w;
+    for (const auto& kv : f->metadata()) w.add(kv.key, kv.value);
+    for (const auto& t : f->tensors()) {
+        std::vector<int64_t> ne(t.ne, t.ne + std::max<uint32_t>(1, t.nDims));
+        if (t.name != name) {
+            w.addTensor(t.name, t.type, ne, t.data, size_t(t.nbytes));
+            continue;
+        }
+        std::vector<uint8_t> data(kernels::rowBytes(type, ne[0]) * size_t(t.elements() / ne[0]), 0);
+        w.addTensor(t.name, type, ne, std::move(data));
+    }
+    return w.toBytes();
+}
+
+// Changes the type id in tensor `name`'s info record and nothing else: the
+// data written for the old type stays, as in a file whose type was swapped.
+std::vector<uint8_t> relabelTensorType(std::vector<uint8_t> bytes, const std::string& name, kernels::GgmlType type) {
+    std::vector<uint8_t> key(8, 0);
+    const uint64_t len = name.size();
+    std::memcpy(key.data(), &len, 8);
+    key.insert(key.end(), name.begin(), name.end());
+    const auto at = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
+    if (at == bytes.end()) throw Error("no tensor info for " + name);
+    size_t pos = size_t(at - bytes.begin()) + key.size();
+    uint32_t dims = 0;
+    std::memcpy(&dims, &bytes[pos], 4);
+    pos += 4 + 8 * size_t(dims);
+    const uint32_t id = uint32_t(type);
+    std::memcpy(&bytes[pos], &id, 4);
+    return bytes;
 }
 
 } // namespace
@@ -217,6 +254,12 @@ static std::vector<RefusesCorruptMetadataRow> refusesCorruptMetadataRows() {
     rows.push_back({"rope base negative", "gemma3.rope.freq_base", 1, -10000.0, "gemma3.rope.freq_base = -10000: must be a finite positive number"});
     rows.push_back({"rope base beyond float", "gemma3.rope.freq_base", 1, 1e39, "gemma3.rope.freq_base = inf: must be a finite positive number"});
     rows.push_back({"block_count as float", "gemma3.block_count", 1, 4.0, "gemma3.block_count = 4: stored as f32, expected an integer"});
+    // Issue 26: values that parsed and loaded silently, changing the output.
+    rows.push_back({"sliding window 0", "gemma3.attention.sliding_window", 0, 0.0, "gemma3.attention.sliding_window = 0: must be between 2 and the context length 1024"});
+    rows.push_back({"sliding window 1", "gemma3.attention.sliding_window", 0, 1.0, "gemma3.attention.sliding_window = 1: must be between 2 and the context length 1024"});
+    rows.push_back({"sliding window beyond the context", "gemma3.attention.sliding_window", 0, 4294967295.0, "gemma3.attention.sliding_window = 4294967295: must be between 2 and the context length 1024"});
+    rows.push_back({"epsilon 1e30", "gemma3.attention.layer_norm_rms_epsilon", 1, 1e30, "gemma3.attention.layer_norm_rms_epsilon = 1e+30: outside (0, 0.01]"});
+    rows.push_back({"epsilon 0.5", "gemma3.attention.layer_norm_rms_epsilon", 1, 0.5, "gemma3.attention.layer_norm_rms_epsilon = 0.5: outside (0, 0.01]"});
     return rows;
 }
 
@@ -245,6 +288,35 @@ WEIR_TEST(ModelLoader, refusesCorruptMetadata) {
         REQUIRE_MSG(e.find(expected) != std::string::npos, e.c_str());
         REQUIRE_MSG(e.rfind("test.gguf: ", 0) == 0, e.c_str());  // and the file
     });
+}
+
+// Issue 26: a tensor whose declared type is smaller than the bytes written
+// for it (an F32 norm relabelled BF16 or F16, a Q4_1 matrix relabelled Q4_K)
+// loaded and read the wrong layout. The same types written honestly load.
+WEIR_TEST(ModelLoader, refusesTensorTypeSwaps) {
+    using kernels::GgmlType;
+    REQUIRE_EQ(loadError(withTensorType(synth_, "output_norm.weight", GgmlType::BF16)), std::string());
+    REQUIRE_EQ(loadError(withTensorType(synth_, "output_norm.weight", GgmlType::F16)), std::string());
+    const auto q41 = withTensorType(synth_, "blk.0.attn_q.weight", GgmlType::Q4_1);
+    REQUIRE_EQ(loadError(q41), std::string());
+
+    std::string e = loadError(relabelTensorType(synth_, "output_norm.weight", GgmlType::BF16));
+    REQUIRE_MSG(e.find("'output_norm.weight' is BF16 [256], 512 bytes, but 1024 bytes lie") != std::string::npos, e.c_str());
+    REQUIRE_MSG(e.find("its type or shape does not match its data") != std::string::npos, e.c_str());
+    e = loadError(relabelTensorType(synth_, "blk.1.attn_norm.weight", GgmlType::F16));
+    REQUIRE_MSG(e.find("'blk.1.attn_norm.weight' is F16 [256]") != std::string::npos, e.c_str());
+    e = loadError(relabelTensorType(q41, "blk.0.attn_q.weight", GgmlType::Q4_K));
+    REQUIRE_MSG(e.find("'blk.0.attn_q.weight' is Q4_K [256, 256], 36864 bytes, but 40960 bytes lie") != std::string::npos,
+                e.c_str());
+    // The last tensor in the file has no next tensor: the end of the file bounds it.
+    auto f = gguf::GgufFile::fromMemory(synth_.data(), synth_.size(), "in");
+    const gguf::TensorInfo* last = &f->tensors().front();
+    for (const auto& t : f->tensors()) if (t.offset > last->offset) last = &t;
+    // Q2_K: fewer bytes per row than any type the synthetic model uses.
+    REQUIRE(last->ne[0] % 256 == 0 && kernels::rowBytes(GgmlType::Q2_K, last->ne[0]) < kernels::rowBytes(last->type, last->ne[0]));
+    e = loadError(relabelTensorType(synth_, last->name, GgmlType::Q2_K));
+    REQUIRE_MSG(e.find("'" + last->name + "' is Q2_K") != std::string::npos, e.c_str());
+    REQUIRE_MSG(e.find("bytes lie from its start to the end of the file") != std::string::npos, e.c_str());
 }
 
 WEIR_TEST(ModelLoader, refusesTokenIdsOutsideTheVocabulary) {
