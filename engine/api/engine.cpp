@@ -51,11 +51,7 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     if (options.modelPath.empty()) throw Error("no model file given");
     if (const std::string bad = validateEngineOptions(options); !bad.empty()) throw Error(bad);
     const auto loadStart = std::chrono::steady_clock::now();
-    BackendRequest device;
-    device.device = options.device;
-    device.threads = options.threads;
-    device.repackWeights = options.repackWeights;
-    m.parts = assembleModel(options.modelPath, device);
+    m.parts = assembleModel(options.modelPath, backendRequestFor(options.device, options.threads, options.repackWeights));
     m.file = m.parts.file;
     m.model = m.parts.model.get();
     {

@@ -46,11 +46,7 @@ struct ModelRunner::Impl {
 
 ModelRunner::ModelRunner(const ModelRunnerOptions& options) : impl_(std::make_unique<Impl>(options)) {
     Impl& m = *impl_;
-    BackendRequest device;
-    device.device = options.device;
-    device.threads = options.threads;
-    device.repackWeights = options.repackWeights;
-    m.parts = assembleModel(options.modelPath, device);
+    m.parts = assembleModel(options.modelPath, backendRequestFor(options.device, options.threads, options.repackWeights));
     m.file = m.parts.file;
     m.model = m.parts.model.get();
     const ModelConfig& cfg = m.model->config();

@@ -5,6 +5,7 @@
 #include "engine/backend/cpu_backend.h"
 #include "engine/backend/cuda_module.h"
 #include "weir/base/error.h"
+#include "weir/types/engine_limits.h"
 
 namespace weir {
 
@@ -39,7 +40,9 @@ std::string deviceName(const DeviceInfo& device) {
 
 std::vector<DeviceInfo> listDevices(std::string* cudaProblem) {
     std::vector<DeviceInfo> out;
-    out.push_back(CpuBackend({1, false}).device());
+    DeviceInfo cpu = CpuBackend({1, false}).device();
+    cpu.detail = std::to_string(EngineLimits::physicalCores()) + " physical cores";  // what --threads 0 uses
+    out.push_back(std::move(cpu));
     CudaModule& cuda = CudaModule::instance();
     std::vector<DeviceInfo> gpus = cuda.devices();
     if (gpus.empty() && cudaProblem) *cudaProblem = cuda.problem();

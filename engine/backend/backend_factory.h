@@ -18,6 +18,15 @@ struct BackendRequest {
     bool cudaGraphs = true;      // CUDA: replay decode steps as graphs
 };
 
+// The request of an engine or a runner with these options.
+inline BackendRequest backendRequestFor(const std::string& device, int32_t threads, bool repackWeights) {
+    BackendRequest r;
+    r.device = device;
+    r.threads = threads;
+    r.repackWeights = repackWeights;
+    return r;
+}
+
 // What a --device value names. Throws weir::Error for a malformed one.
 struct DeviceChoice {
     bool automatic = false;
