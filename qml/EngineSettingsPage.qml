@@ -54,7 +54,7 @@ Rectangle {
         readonly property var info: App.engine.modelInfo || ({})
         deviceFreeBytes: (target.freeBytes || 0)
                          + (info.device === target.id ? (info.fullPoolBytes || 0) + (info.windowPoolBytes || 0) : 0)
-        deviceLabel: target.gpu ? target.name + " (" + target.id + ")" : qsTr("this computer's memory")
+        deviceLabel: target.gpu ? target.name + " (" + target.id + ")" : qsTr("this computer")
         deviceIsGpu: target.gpu || false
         Component.onCompleted: setModelInfo(App.engine.modelInfo)
     }
@@ -189,6 +189,7 @@ Rectangle {
                 onUseFloor: page.set("windowPoolTokens", advisor.windowFloor)
                 onUseMaxRunning: function(n) { page.set("maxRunning", n) }
                 onUseFullFloor: page.set("fullPoolTokens", advisor.fullFloor)
+                onUseFullPool: function(tokens) { page.set("fullPoolTokens", tokens) }
             }
 
             RowLayout {

@@ -12,6 +12,7 @@ Rectangle {
     signal useFloor()
     signal useMaxRunning(int n)
     signal useFullFloor()
+    signal useFullPool(var tokens)
 
     readonly property bool warning: advisor.windowBelowFloor || advisor.problems.length > 0
     implicitHeight: column.implicitHeight + 32
@@ -159,6 +160,26 @@ Rectangle {
                       .arg(App.formatNumber(panel.advisor.effectiveFullTokens)).arg(App.formatNumber(panel.advisor.fullFloor))
             }
             IconButton { text: qsTr("Use %1").arg(App.formatNumber(panel.advisor.fullFloor)); onClicked: panel.useFullFloor() }
+        }
+        // The pools do not fit where they would live: offer the largest full pool that does.
+        RowLayout {
+            visible: panel.advisor.memoryProblem.length > 0 && panel.advisor.largestFittingFullPool > 0
+            spacing: 8
+            Icon { name: "warning"; size: 16; color: Theme.danger }
+            Label {
+                Layout.fillWidth: true
+                wrapMode: Text.Wrap
+                color: Theme.danger
+                text: qsTr("A full pool of %1 tokens (%2) fits in %3.")
+                      .arg(App.formatNumber(panel.advisor.largestFittingFullPool))
+                      .arg(App.formatBytes(panel.advisor.largestFittingFullPool * panel.advisor.fullBytesPerToken))
+                      .arg(panel.advisor.deviceLabel)
+            }
+            IconButton {
+                objectName: "useFittingPoolButton"
+                text: qsTr("Use %1").arg(App.formatNumber(panel.advisor.largestFittingFullPool))
+                onClicked: panel.useFullPool(panel.advisor.largestFittingFullPool)
+            }
         }
     }
 }

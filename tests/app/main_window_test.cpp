@@ -215,8 +215,13 @@ private slots:
                  qPrintable(advisor->property("refusal").toString()));
         QVERIFY(!findItem(window_, "applyButton")->isEnabled());
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("engine-settings-memory")).isEmpty());
-        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("fullPoolTokens")), Q_ARG(QVariant, 0));
+        // Taking the offered size clears the problem.
+        const qint64 fitting = advisor->property("largestFittingFullPool").toLongLong();
+        QVERIFY(fitting > 0);
+        QVERIFY(clickItem(window_, findItem(window_, "useFittingPoolButton")));
         QTRY_VERIFY(advisor->property("memoryProblem").toString().isEmpty());
+        QCOMPARE(advisor->property("effectiveFullTokens").toLongLong(), fitting);
+        QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("fullPoolTokens")), Q_ARG(QVariant, 0));
         QMetaObject::invokeMethod(page, "setDraft", Q_ARG(QVariant, QStringLiteral("device")), Q_ARG(QVariant, QString()));
     }
 

@@ -64,6 +64,8 @@ class SizingAdvisor : public QObject {
     // shrunkFullTokens then says to what it would shrink (0 = not shrunk).
     Q_PROPERTY(QString memoryProblem READ memoryProblem NOTIFY resultsChanged)
     Q_PROPERTY(qint64 shrunkFullTokens READ shrunkFullTokens NOTIFY resultsChanged)
+    // With a memoryProblem: the largest full pool that fits (0: not even its floor).
+    Q_PROPERTY(qint64 largestFittingFullPool READ largestFittingFullPool NOTIFY resultsChanged)
 
 public:
     explicit SizingAdvisor(QObject* parent = nullptr);
@@ -88,6 +90,7 @@ public:
     QString refusal() const { return refusal_; }
     QString memoryProblem() const { return memoryProblem_; }
     qint64 shrunkFullTokens() const { return shrunkFullTokens_; }
+    qint64 largestFittingFullPool() const { return largestFitting_; }
 
     // The model geometry, from EngineHost::modelInfo (layers, layerPattern,
     // slidingWindow, kvHeads, headDimK, contextLength).
