@@ -110,7 +110,6 @@ void Transformer::reserve(int64_t n) {
     gate_.ensure(N * c.nFf * f, "FFN gate");
     up_.ensure(N * c.nFf * f, "FFN up");
     act_.ensure(N * c.nFf * f, "FFN activation");
-    if (!backend_.hostVisible()) logits_.ensure(N * size_t(c.nVocab) * f, "logits");
     outRows_.reserve(N);
     capTokens_ = n;
 }
@@ -193,6 +192,10 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     for (int64_t i = 0; i < n; ++i)
         if (batch.tokens[size_t(i)].wantLogits) outRows_.push_back(int32_t(i));
     const int64_t nOut = int64_t(outRows_.size());
+    // Device logits for the rows that want them (a prompt chunk has one),
+    // grown before the step: memory never changes inside one.
+    if (!backend_.hostVisible())
+        logits_.ensure(size_t(std::max<int64_t>(nOut, 1)) * size_t(c.nVocab) * sizeof(float), "logits");
 
     Backend& b = backend_;
     StepInfo step;
