@@ -170,10 +170,11 @@ Rectangle {
                 Layout.fillWidth: true
                 wrapMode: Text.Wrap
                 color: Theme.danger
-                text: qsTr("A full pool of %1 tokens (%2) fits in %3.")
+                // Results only: reading an input here would evaluate its binding, which
+                // recomputes the results this text depends on (a binding loop).
+                text: qsTr("A full pool of %1 tokens (%2) fits.")
                       .arg(App.formatNumber(panel.advisor.largestFittingFullPool))
                       .arg(App.formatBytes(panel.advisor.largestFittingFullPool * panel.advisor.fullBytesPerToken))
-                      .arg(panel.advisor.deviceLabel)
             }
             IconButton {
                 objectName: "useFittingPoolButton"
