@@ -68,7 +68,7 @@ foreach(file IN LISTS files)
   foreach(line IN LISTS lines)
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*$" "\\1" inc "${line}")
     # Resolve as the compiler does: the including file's folder, the desktop
-    # app's own root (its headers say "engine/EngineHost.h"), then the roots.
+    # app's own root (its headers say "engine_host/EngineHost.h"), then the roots.
     set(candidates "${dir}/${inc}")
     if(file MATCHES "^(app/desktop|tests/app)/")
       list(APPEND candidates "app/desktop/${inc}")

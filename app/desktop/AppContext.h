@@ -8,7 +8,7 @@
 #include <QtQml/qqmlregistration.h>
 
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"

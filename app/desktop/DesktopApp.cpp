@@ -18,7 +18,7 @@
 #include "app/logging/rotating_log_file.h"
 #include "chat/ChatController.h"
 #include "tools/ToolRegistry.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/EngineBackend.h"
+#include "engine_host/EngineBackend.h"
 
 class QQmlApplicationEngine;
 class QQuickWindow;

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/ClientTags.h"
-#include "engine/EngineBackend.h"
+#include "engine_host/ClientTags.h"
+#include "engine_host/EngineBackend.h"
 
 namespace weir::desktop::testing {
 

@@ -13,7 +13,7 @@
 
 #include "FakeEngineBackend.h"
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "storage/Storage.h"
 #include "tools/ToolRegistry.h"
 

@@ -20,7 +20,7 @@
 #include <QTemporaryDir>
 
 #include "FakeEngineBackend.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"

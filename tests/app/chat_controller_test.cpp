@@ -11,7 +11,7 @@
 
 #include "FakeEngineBackend.h"
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "storage/Storage.h"
 
 using namespace weir::desktop;

@@ -7,7 +7,7 @@
 #include <QTimer>
 
 #include "FakeEngineBackend.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "weir/base/error.h"
 
 using namespace weir::desktop;

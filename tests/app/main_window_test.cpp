@@ -22,7 +22,7 @@
 #include "DesktopApp.h"
 #include "FakeEngineBackend.h"
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
 #include "settings/AppSettings.h"
 #include "storage/Storage.h"

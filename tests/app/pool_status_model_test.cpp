@@ -4,7 +4,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "engine/ClientTags.h"
+#include "engine_host/ClientTags.h"
 #include "monitor/PoolStatusModel.h"
 
 using namespace weir::desktop;

@@ -15,7 +15,7 @@
 #include "DesktopApp.h"
 #include "FakeEngineBackend.h"
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "storage/Storage.h"
 
 using namespace weir::desktop;

@@ -20,7 +20,7 @@
 #include "AppDriver.h"
 #include "DesktopApp.h"
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "storage/Storage.h"
 #include "tools/ToolRegistry.h"
 

@@ -12,7 +12,7 @@
 #include "AppDriver.h"
 #include "DesktopApp.h"
 #include "chat/ChatController.h"
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "settings/InstalledModels.h"
 #include "storage/Storage.h"
 #include "weir/model_file.h"

@@ -1,6 +1,6 @@
 #include "monitor/RequestUsageModel.h"
 
-#include "engine/ClientTags.h"
+#include "engine_host/ClientTags.h"
 
 namespace weir::desktop {
 

@@ -7,7 +7,7 @@
 
 #include "app/server/cors_policy.h"
 
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 #include "settings/AppSettings.h"
 
 namespace weir::desktop {

@@ -9,7 +9,7 @@
 #include <QString>
 #include <QtQml/qqmlregistration.h>
 
-#include "engine/EndpointConfig.h"
+#include "engine_host/EndpointConfig.h"
 
 namespace weir::desktop {
 

@@ -9,7 +9,7 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
-#include "engine/EndpointConfig.h"
+#include "engine_host/EndpointConfig.h"
 #include "settings/ConversationPresets.h"
 #include "weir/engine.h"
 

@@ -1,13 +1,13 @@
-#include "engine/EngineHost.h"
+#include "engine_host/EngineHost.h"
 
 #include <QFileInfo>
 #include <QMetaObject>
 #include <algorithm>
 
-#include "engine/CrossThreadParcel.h"
-#include "engine/EngineWorker.h"
-#include "engine/EventRelay.h"
-#include "engine/StatusSlot.h"
+#include "engine_host/CrossThreadParcel.h"
+#include "engine_host/EngineWorker.h"
+#include "engine_host/EventRelay.h"
+#include "engine_host/StatusSlot.h"
 #include "settings/ModelFileProblem.h"
 
 namespace weir::desktop {

@@ -1,4 +1,4 @@
-#include "engine/ContextFit.h"
+#include "engine_host/ContextFit.h"
 
 #include <algorithm>
 

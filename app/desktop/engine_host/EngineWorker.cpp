@@ -1,5 +1,5 @@
-#include "engine/EngineWorker.h"
-#include "engine/StatusSlot.h"
+#include "engine_host/EngineWorker.h"
+#include "engine_host/StatusSlot.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <exception>
 
-#include "engine/EngineHost.h"
-#include "engine/EventRelay.h"
+#include "engine_host/EngineHost.h"
+#include "engine_host/EventRelay.h"
 #include "settings/BaseModelGuess.h"
 #include "settings/ModelCatalogue.h"
 #ifdef WEIR_HAVE_SERVER

@@ -8,11 +8,11 @@
 #include <functional>
 #include <memory>
 
-#include "engine/EndpointConfig.h"
+#include "engine_host/EndpointConfig.h"
 #include "app/server/thread_inbox.h"
-#include "engine/ContextFit.h"
-#include "engine/EngineBackend.h"
-#include "engine/ToolCallHandoff.h"
+#include "engine_host/ContextFit.h"
+#include "engine_host/EngineBackend.h"
+#include "engine_host/ToolCallHandoff.h"
 
 namespace weir::desktop {
 

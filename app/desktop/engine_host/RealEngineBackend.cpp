@@ -1,6 +1,6 @@
 // The shipped backend: a thin forwarder to weir::Engine. Kept in its own file
 // so unit tests that use a fake never pull in the engine's symbols.
-#include "engine/EngineBackend.h"
+#include "engine_host/EngineBackend.h"
 
 namespace weir::desktop {
 namespace {

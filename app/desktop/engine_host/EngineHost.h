@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "app/server/thread_inbox.h"
-#include "engine/ContextFit.h"
-#include "engine/EndpointConfig.h"
-#include "engine/EngineBackend.h"
-#include "engine/ToolCallHandoff.h"
+#include "engine_host/ContextFit.h"
+#include "engine_host/EndpointConfig.h"
+#include "engine_host/EngineBackend.h"
+#include "engine_host/ToolCallHandoff.h"
 
 namespace weir::desktop {
 
