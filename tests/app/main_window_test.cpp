@@ -361,6 +361,40 @@ private slots:
 
     // Issue 26: zoom scaled menus, the user's bubble and code, but not the
     // reply's text (its HTML carried the application font's size).
+    void zoomScalesReplyText() {
+        QTRY_VERIFY(findVisual(window_, "quoteBar"));  // the Markdown conversation of the test before
+        auto replyTextPx = [&] {
+            for (QQuickItem* item : allItems(window_->contentItem())) {
+                if (!item->isVisible() || !item->findChild<QObject*>(QStringLiteral("markdownStyler"), Qt::FindDirectChildrenOnly)) continue;
+                QTextDocument* document = item->property("textDocument").value<QQuickTextDocument*>()->textDocument();
+                for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
+                    for (auto it = block.begin(); !it.atEnd(); ++it)
+                        if (it.fragment().text().startsWith(QStringLiteral("Here are the numbers")))
+                            return QFontInfo(it.fragment().charFormat().font()).pixelSize();
+            }
+            return 0;
+        };
+        auto userTextPx = [&] {
+            for (QQuickItem* item : allItems(window_->contentItem()))
+                if (item->isVisible() && item->property("text").toString() == QStringLiteral("Show me the table"))
+                    return QFontInfo(item->property("font").value<QFont>()).pixelSize();
+            return 0;
+        };
+        const int replyBefore = replyTextPx(), userBefore = userTextPx();
+        QVERIFY(replyBefore > 0 && userBefore > 0);
+        QCOMPARE(replyBefore, userBefore);  // one body size for both sides
+        app_->settings()->setZoom(1.5);
+        QTRY_VERIFY(userTextPx() > userBefore);
+        QTRY_COMPARE(replyTextPx(), userTextPx());
+        QVERIFY2(replyTextPx() >= int(replyBefore * 1.4), qPrintable(QString::number(replyTextPx())));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("markdown-zoom-150")).isEmpty());
+        app_->settings()->setZoom(1.0);
+        QTRY_COMPARE(replyTextPx(), replyBefore);
+    }
+
+    // A reply that quotes its own code: the fake drafts from earlier words
+    // (as prompt lookup does), and the stats line says how many it kept, with
+    // a tooltip that explains them. A reply without drafts shows none.
     // Issue 26: at 600 px the reply's text and code ran past the right edge
     // (the figures line, which could not shrink, widened the whole column).
     void narrowWindowKeepsRepliesInside() {
@@ -412,40 +446,6 @@ private slots:
         QTRY_COMPARE(window_->width(), 1360);
     }
 
-    void zoomScalesReplyText() {
-        QTRY_VERIFY(findVisual(window_, "quoteBar"));  // the Markdown conversation of the test before
-        auto replyTextPx = [&] {
-            for (QQuickItem* item : allItems(window_->contentItem())) {
-                if (!item->isVisible() || !item->findChild<QObject*>(QStringLiteral("markdownStyler"), Qt::FindDirectChildrenOnly)) continue;
-                QTextDocument* document = item->property("textDocument").value<QQuickTextDocument*>()->textDocument();
-                for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
-                    for (auto it = block.begin(); !it.atEnd(); ++it)
-                        if (it.fragment().text().startsWith(QStringLiteral("Here are the numbers")))
-                            return QFontInfo(it.fragment().charFormat().font()).pixelSize();
-            }
-            return 0;
-        };
-        auto userTextPx = [&] {
-            for (QQuickItem* item : allItems(window_->contentItem()))
-                if (item->isVisible() && item->property("text").toString() == QStringLiteral("Show me the table"))
-                    return QFontInfo(item->property("font").value<QFont>()).pixelSize();
-            return 0;
-        };
-        const int replyBefore = replyTextPx(), userBefore = userTextPx();
-        QVERIFY(replyBefore > 0 && userBefore > 0);
-        QCOMPARE(replyBefore, userBefore);  // one body size for both sides
-        app_->settings()->setZoom(1.5);
-        QTRY_VERIFY(userTextPx() > userBefore);
-        QTRY_COMPARE(replyTextPx(), userTextPx());
-        QVERIFY2(replyTextPx() >= int(replyBefore * 1.4), qPrintable(QString::number(replyTextPx())));
-        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("markdown-zoom-150")).isEmpty());
-        app_->settings()->setZoom(1.0);
-        QTRY_COMPARE(replyTextPx(), replyBefore);
-    }
-
-    // A reply that quotes its own code: the fake drafts from earlier words
-    // (as prompt lookup does), and the stats line says how many it kept, with
-    // a tooltip that explains them. A reply without drafts shows none.
     void speculativeDraftsShowInTheStatsLine() {
         ChatController* chat = app_->chat();
         {
@@ -921,6 +921,8 @@ private slots:
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("settings")));
         QQuickItem* apply = findItem(window_, "applyButton");
         QTRY_VERIFY(apply && apply->isVisible());
+        QQuickItem* page = findItem(window_, "engineSettingsPage");
+        page->setProperty("draft", page->property("saved"));  // nothing to apply: disabled
         QTRY_VERIFY(!apply->isEnabled());
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("apply-disabled-dark")).isEmpty());
         const QImage shot = window_->grabWindow();
