@@ -83,8 +83,11 @@ set(WEIR_DEB_PLUGIN_DEPENDS libqt6sql6-sqlite qt6-qpa-plugins)
 list(JOIN WEIR_DEB_QML_DEPENDS ", " qml_depends)
 list(JOIN WEIR_DEB_PLUGIN_DEPENDS ", " plugin_depends)
 set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "${qml_depends}, ${plugin_depends}")
-# Wayland sessions; python3-venv for share/weir/install-models.py.
-set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "qt6-wayland, python3-venv")
+# Wayland sessions; the desktop's own file dialogs (through the portal, or
+# GTK's), which Qt uses in place of its drawn one when a platform theme is
+# there; python3-venv for share/weir/install-models.py.
+set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS
+    "qt6-wayland, qt6-xdgdesktopportal-platformtheme, qt6-gtk-platformtheme, python3-venv")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 # The CUDA module links cuBLAS 13, which no Debian 12 package provides (it
 # comes from NVIDIA's CUDA repository, or a toolkit in /usr/local/cuda), so

@@ -100,6 +100,11 @@ for p in sqldrivers/libqsqlite.so platforms/libqxcb.so; do
   has_dep "$pkg" || fail "the app loads $p from $pkg, which Depends does not list"
 done
 pass "Depends: computed libraries, every QML module imported and the Qt plugins loaded"
+recommends=$(dpkg-deb -f "$deb" Recommends)
+for pkg in qt6-xdgdesktopportal-platformtheme qt6-gtk-platformtheme; do
+  echo ", $recommends," | grep -qE ", $pkg," || fail "Recommends lacks $pkg (native file dialogs): $recommends"
+done
+pass "Recommends: the platform themes that give native file dialogs"
 
 # ---- the installed binaries, with only the scratch XDG folders ----
 home="$scratch/home"

@@ -391,6 +391,7 @@ bool ChatController::startReply(qint64 conversationId, qint64 versionOf, qint64 
         g.continuing = true;
         g.text = reply.content;
         g.basePromptTokens = reply.promptTokens;
+        g.baseCachedTokens = reply.cachedTokens;
         g.baseCompletionTokens = reply.completionTokens;
         g.baseDraftTokens = reply.draftTokens;
         g.baseAcceptedDraftTokens = reply.acceptedDraftTokens;
@@ -660,7 +661,10 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
     m.completionTokens = g.tokens;
     m.timeToFirstTokenMs = std::max(0.0, g.firstTokenMs);
     m.draftTokens = m.acceptedDraftTokens = 0;  // this part's, from the engine; a continued reply adds its base below
-    if (usage) {
+    // A reply ended by an unload or reload comes with no figures: keep the
+    // prompt and the tokens counted as they streamed.
+    if (g.promptTokens > 0 && (!usage || usage->promptTokens == 0)) m.promptTokens = g.promptTokens;
+    if (usage && (usage->promptTokens > 0 || usage->completionTokens > 0)) {
         m.promptTokens = usage->promptTokens;
         m.completionTokens = usage->completionTokens;
         m.cachedTokens = usage->cachedPromptTokens;
@@ -670,8 +674,13 @@ void ChatController::endReply(quint64 ticket, MessageState state, const QString&
         m.acceptedDraftTokens = usage->acceptedDraftTokens;
     }
     if (g.continuing) {
-        // One reply written in parts: the first prompt, and every part's tokens.
-        if (g.basePromptTokens > 0) m.promptTokens = g.basePromptTokens;
+        // One reply written in parts: the first prompt (and what of it was
+        // cached: a later part's prompt holds the reply so far), and every
+        // part's tokens.
+        if (g.basePromptTokens > 0) {
+            m.promptTokens = g.basePromptTokens;
+            m.cachedTokens = std::min(g.baseCachedTokens, g.basePromptTokens);
+        }
         m.completionTokens += g.baseCompletionTokens;
         m.draftTokens += g.baseDraftTokens;
         m.acceptedDraftTokens += g.baseAcceptedDraftTokens;
@@ -1044,7 +1053,8 @@ bool ChatController::deleteMessage(qint64 messageId) {
 bool ChatController::continueReply(qint64 messageId) {
     auto m = storage_->message(messageId);
     if (!m || m->role != u"assistant" || m->content.isEmpty() || busy(m->conversationId)) return false;
-    if (m->state == MessageState::Failed || m->state == MessageState::Streaming) return false;
+    // A failed reply with text (cut by an unload or reload) writes on too.
+    if (m->state == MessageState::Streaming) return false;
     // Only the latest reply: the model writes on where the conversation ends.
     const QList<MessageRecord> branch = storage_->messages(m->conversationId);
     if (branch.isEmpty() || branch.last().id != messageId) return false;
