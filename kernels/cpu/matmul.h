@@ -23,8 +23,11 @@ bool matmulSupports(GgmlType type, int64_t cols);
 // for the 32-element quants, Q8_K for the K-quants, F16/BF16 for those types)
 // so results track the reference closely (formulas in quantize.h). Runs on the
 // pool's threads, a tile of up to 16 weight rows x 64 activation rows each,
-// reading every weight row once per 4 activation rows. The kernel path (scalar
-// or AVX2) is the one cpu_features.h reports active.
+// reading every weight row once per 4 activation rows. The kernels are the
+// ones cpu_features.h reports active: scalar, AVX2 or AVX-512 VNNI rows, and
+// for prompts (32 rows or more) of the tiled types the tile GEMM on AMX or
+// VNNI (amx_tiles.h); weights packed at load (weight_tiles.h) take their own
+// path.
 //
 // groups (optional) says how llama.cpp's CPU backend would have batched each
 // activation row: its kernel choice, and so the last bits of a result, depend
