@@ -218,6 +218,12 @@ void CpuBackend::matmul(const WeightView& w, const float* x, int64_t rows, float
     kernels::matmul(w, x, rows, y, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
 }
 
+void CpuBackend::matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) {
+    manyOuts_.clear();
+    for (const Projection& p : outs) manyOuts_.push_back({p.w, p.y});
+    kernels::matmulMany(manyOuts_, x, rows, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
+}
+
 void CpuBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
     for (int64_t r = 0; r < rows; ++r) kernels::addInPlace(y + r * width, bias, width);
 }
