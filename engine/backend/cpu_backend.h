@@ -5,6 +5,7 @@
 // llama.cpp's kernel choice per sequence (and so its bits). The ops call the
 // kernels of kernels/cpu exactly as the transformer did before the seam, so
 // every reference test keeps its results.
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -29,6 +30,12 @@ public:
     ~CpuBackend() override;
 
     kernels::ThreadPool& pool() { return *pool_; }
+
+    // Flash decoding: the parts a query of a token alone in its sequence's
+    // batch is cut into over `keys` positions, with `heads` query heads on
+    // `threads` threads. 1 (attention as a whole, bit for bit as llama.cpp
+    // attends) unless there are more threads than heads.
+    static int64_t attentionParts(int64_t heads, int64_t threads, int64_t keys);
 
     // DeviceMemory: process memory.
     void* allocate(size_t bytes, std::string_view what) override;
@@ -91,6 +98,18 @@ private:
     static constexpr int kAttnTileQueries = 32;
     std::vector<AttnTile> attnTiles_;
     std::vector<int64_t> attnCost_;    // prefix sums of per-tile work
+    // Flash decoding (attend()): a split token's queries in parts of at
+    // least kAttnMinPartKeys positions, one (token, head, part) per item.
+    static constexpr int64_t kAttnMinPartKeys = 128;
+    struct AttnSplitItem {
+        int32_t token, head, part;
+    };
+    std::vector<AttnSplitItem> attnSplit_;
+    std::vector<int32_t> attnTokenParts_;          // per batch token (1: whole, in tiles)
+    std::vector<kernels::AttendPart> attnParts_;   // per item
+    std::vector<float> attnPartAcc_;               // per item, headDimV floats
+    std::unique_ptr<std::atomic<int32_t>[]> attnPartsLeft_;  // per (token, head): parts not yet done
+    size_t attnPartsLeftSize_ = 0;
     // Each row's sequence batch (size, index) for matmul's llama.cpp kernel
     // choice: all batch rows, and the rows that produce logits.
     std::vector<int32_t> order_, groupSize_, groupIndex_, outGroupSize_, outGroupIndex_;
