@@ -6,7 +6,13 @@ import Weir
 // engines from the settings. Shown only when there are remote engines.
 ComboBox {
     id: chooser
-    readonly property var names: App.remote.names
+    // A plain array (a QStringList is not spread by concat).
+    readonly property var names: {
+        const out = []
+        const list = App.remote.names
+        for (let i = 0; i < list.length; ++i) out.push(list[i])
+        return out
+    }
     visible: names.length > 0
     implicitWidth: 220
     model: [qsTr("Local engine")].concat(names)

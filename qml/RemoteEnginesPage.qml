@@ -26,12 +26,12 @@ Rectangle {
         nameField.text = ""
         urlField.text = ""
         keyField.text = ""
-        remote.cancelTest()
+        remote.resetTest()
     }
     function startEdit(name) {
         const e = remote.endpoint(name)
         if (!e.name) return
-        remote.cancelTest()
+        remote.resetTest()
         editing = e.name
         chosenModel = e.model
         formError = ""
@@ -47,6 +47,7 @@ Rectangle {
         if (formError.length === 0) resetForm()
     }
     function test() {
+        formError = ""
         remote.testConnection(urlField.text, keyField.text, editing)
     }
 
@@ -173,6 +174,7 @@ Rectangle {
                         TextField {
                             id: nameField
                             objectName: "remoteNameField"
+                            onTextEdited: page.formError = ""
                             Layout.fillWidth: true
                             placeholderText: qsTr("e.g. GPU box")
                             Accessible.name: qsTr("Name")
@@ -181,6 +183,7 @@ Rectangle {
                         TextField {
                             id: urlField
                             objectName: "remoteUrlField"
+                            onTextEdited: page.formError = ""
                             Layout.fillWidth: true
                             placeholderText: "http://gpu-box:8000/v1"
                             font.family: Theme.monoFamily
@@ -191,6 +194,7 @@ Rectangle {
                         TextField {
                             id: keyField
                             objectName: "remoteKeyField"
+                            onTextEdited: page.formError = ""
                             Layout.fillWidth: true
                             echoMode: TextInput.PasswordEchoOnEdit
                             placeholderText: page.editing.length > 0 ? qsTr("leave empty to keep the saved key")
@@ -210,7 +214,13 @@ Rectangle {
                                 model: page.remote.testModels
                                 textRole: "label"
                                 valueRole: "id"
-                                currentIndex: indexOfValue(page.chosenModel)
+                                // Follows both the list and the choice (indexOfValue would not
+                                // be told when the list changes).
+                                currentIndex: {
+                                    const list = page.remote.testModels
+                                    for (let i = 0; i < list.length; ++i) if (list[i].id === page.chosenModel) return i
+                                    return -1
+                                }
                                 onActivated: page.chosenModel = currentValue
                                 Accessible.name: qsTr("Model")
                             }

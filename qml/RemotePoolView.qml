@@ -55,18 +55,29 @@ Rectangle {
                             anchors.fill: parent
                             spacing: 6
                             Label { text: tile.modelData.label; color: Theme.muted; font.pixelSize: Theme.smallSize }
-                            Label {
-                                objectName: "remoteGaugeValue"
+                            RowLayout {
                                 Layout.fillWidth: true
-                                text: view.rp.hasData ? tile.modelData.text : "\u2014"
-                                elide: Text.ElideRight
-                                font.pixelSize: tile.modelData.exposed ? Theme.titleSize + 2 : Theme.baseSize
-                                font.weight: tile.modelData.exposed ? Font.DemiBold : Font.Normal
-                                color: tile.modelData.exposed ? Theme.text : Theme.faint
+                                spacing: 6
+                                Label {
+                                    objectName: "remoteGaugeValue"
+                                    text: view.rp.hasData ? tile.modelData.text : "\u2014"
+                                    font.pixelSize: Theme.titleSize + 2
+                                    font.weight: tile.modelData.exposed ? Font.DemiBold : Font.Normal
+                                    color: tile.modelData.exposed ? Theme.text : Theme.faint
+                                }
+                                Label {
+                                    Layout.fillWidth: true
+                                    Layout.alignment: Qt.AlignBaseline
+                                    text: tile.modelData.detail
+                                    color: Theme.muted
+                                    font.pixelSize: Theme.smallSize - 1
+                                    elide: Text.ElideRight
+                                }
                             }
+                            // Always laid out, so every tile has the same height.
                             Rectangle {
                                 Layout.fillWidth: true
-                                visible: tile.modelData.fraction >= 0
+                                opacity: tile.modelData.fraction >= 0 ? 1 : 0
                                 height: 6; radius: 3
                                 color: Theme.poolFree
                                 Rectangle {

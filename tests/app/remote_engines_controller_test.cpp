@@ -193,8 +193,18 @@ private slots:
         QCOMPARE(finishTest(*c), QStringLiteral("ok"));
         QCOMPARE(c->testModels().size(), 2);
         QTRY_COMPARE(slow.disconnects(), 1);   // the first request was dropped
-        c->cancelTest();
-        QCOMPARE(c->testState(), QStringLiteral("ok"));   // nothing running: the result stays
+        // A cleared form forgets the result.
+        QSignalSpy changed(c.get(), &RemoteEnginesController::testChanged);
+        c->resetTest();
+        QCOMPARE(c->testState(), QString());
+        QVERIFY(c->testModels().isEmpty());
+        QCOMPARE(changed.count(), 1);
+        // And a test still running is dropped without an answer.
+        c->testConnection(slow.baseUrl(), QString());
+        QTRY_COMPARE(slow.requests().size(), 2);
+        c->resetTest();
+        QCOMPARE(c->testState(), QString());
+        QTRY_COMPARE(slow.disconnects(), 2);
     }
 
     void keyStorageLine() {

@@ -72,7 +72,8 @@ private slots:
         QCOMPARE(m.source(), QStringLiteral("vLLM /metrics"));
         const QVariantMap kv = gaugeOf(m, QStringLiteral("kvUsage"));
         QCOMPARE(kv.value(QStringLiteral("exposed")).toBool(), true);
-        QCOMPARE(kv.value(QStringLiteral("text")).toString(), QStringLiteral("41% of 32768 tokens"));
+        QCOMPARE(kv.value(QStringLiteral("text")).toString(), QStringLiteral("41%"));
+        QCOMPARE(kv.value(QStringLiteral("detail")).toString(), QStringLiteral("of 32768 tokens"));
         QCOMPARE(kv.value(QStringLiteral("fraction")).toDouble(), 0.4125);
         QCOMPARE(kv.value(QStringLiteral("source")).toString(), QStringLiteral("vLLM /metrics"));
         QCOMPARE(gaugeOf(m, QStringLiteral("running")).value(QStringLiteral("text")).toString(), QStringLiteral("3"));
@@ -93,10 +94,14 @@ private slots:
                                                         {"id":1,"n_ctx":4096,"is_processing":false}])").array());
         m.setStatus(s);
         QCOMPARE(m.source(), QStringLiteral("llama.cpp server /metrics"));
-        QCOMPARE(gaugeOf(m, QStringLiteral("kvUsage")).value(QStringLiteral("text")).toString(), QStringLiteral("25% of 8192 tokens"));
+        QCOMPARE(gaugeOf(m, QStringLiteral("kvUsage")).value(QStringLiteral("text")).toString(), QStringLiteral("25%"));
+        QCOMPARE(gaugeOf(m, QStringLiteral("kvUsage")).value(QStringLiteral("detail")).toString(), QStringLiteral("of 8192 tokens"));
         const QVariantMap prefix = gaugeOf(m, QStringLiteral("prefixHitRate"));
         QCOMPARE(prefix.value(QStringLiteral("text")).toString(), QStringLiteral("not exposed"));
-        QVERIFY(gaugeOf(m, QStringLiteral("running")).value(QStringLiteral("text")).toString().endsWith(QLatin1String(" of 2")));
+        const QVariantMap running = gaugeOf(m, QStringLiteral("running"));
+        QCOMPARE(running.value(QStringLiteral("detail")).toString(), QStringLiteral("of 2 at most"));
+        QCOMPARE(running.value(QStringLiteral("fraction")).toDouble(),
+                 running.value(QStringLiteral("text")).toString().toDouble() / 2.0);
 
         // Two slots of 4096 for a model of 8192: a long conversation does not fit its slot.
         m.setContextLength(8192);

@@ -152,9 +152,9 @@ void RemoteEnginesController::setTest(const QString& state, const QString& messa
     emit testChanged();
 }
 
-void RemoteEnginesController::cancelTest() {
+void RemoteEnginesController::resetTest() {
     testClient_.reset();   // aborts the request, without signals
-    if (testState_ == QLatin1String("testing")) setTest({}, {});
+    if (!testState_.isEmpty()) setTest({}, {});
 }
 
 void RemoteEnginesController::testConnection(const QString& baseUrl, const QString& apiKey, const QString& savedName) {

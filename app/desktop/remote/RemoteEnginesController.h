@@ -91,7 +91,9 @@ public:
     // `savedName` when apiKey is empty. Ends in testChanged with "ok" or
     // "failed"; a new test replaces one still running.
     Q_INVOKABLE void testConnection(const QString& baseUrl, const QString& apiKey, const QString& savedName = {});
-    Q_INVOKABLE void cancelTest();
+    // Stops a test still running and forgets the last result (the form was
+    // cleared or switched to another endpoint).
+    Q_INVOKABLE void resetTest();
 
 signals:
     void endpointsChanged();

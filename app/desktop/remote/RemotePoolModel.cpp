@@ -16,11 +16,12 @@ QString percent(double fraction) { return QStringLiteral("%1%").arg(QLocale().to
 QString number(qint64 n) { return QLocale().toString(n); }
 
 QVariantMap gauge(const QString& key, const QString& label, bool exposed, const QString& text, double fraction,
-                  const QString& source) {
+                  const QString& source, const QString& detail = {}) {
     return {{QStringLiteral("key"), key},
             {QStringLiteral("label"), label},
             {QStringLiteral("exposed"), exposed},
             {QStringLiteral("text"), exposed ? text : QStringLiteral("not exposed")},
+            {QStringLiteral("detail"), exposed ? detail : QString()},
             {QStringLiteral("fraction"), exposed ? fraction : -1.0},
             {QStringLiteral("source"), source}};
 }
@@ -141,13 +142,13 @@ QVariantList RemotePoolModel::gauges() const {
     const RemotePoolStatus s = status_.value_or(RemotePoolStatus{});
     const QString from = remoteSourceName(s.source);
     QVariantList out;
-    QString kv = s.kvUsage ? percent(*s.kvUsage) : QString();
-    if (s.kvUsage && s.kvCapacityTokens) kv += QStringLiteral(" of %1 tokens").arg(number(*s.kvCapacityTokens));
-    out << gauge(QStringLiteral("kvUsage"), QStringLiteral("KV cache in use"), s.kvUsage.has_value(), kv, s.kvUsage.value_or(0), from);
-    QString running = s.running ? number(*s.running) : QString();
-    if (s.running && s.maxRunning) running += QStringLiteral(" of %1").arg(number(*s.maxRunning));
+    const QString capacity = s.kvCapacityTokens ? QStringLiteral("of %1 tokens").arg(number(*s.kvCapacityTokens)) : QString();
+    out << gauge(QStringLiteral("kvUsage"), QStringLiteral("KV cache in use"), s.kvUsage.has_value(),
+                 s.kvUsage ? percent(*s.kvUsage) : QString(), s.kvUsage.value_or(0), from, capacity);
+    const QString most = s.maxRunning ? QStringLiteral("of %1 at most").arg(number(*s.maxRunning)) : QString();
     const double runningShare = s.running && s.maxRunning && *s.maxRunning > 0 ? double(*s.running) / *s.maxRunning : -1.0;
-    out << gauge(QStringLiteral("running"), QStringLiteral("Running"), s.running.has_value(), running, runningShare, from);
+    out << gauge(QStringLiteral("running"), QStringLiteral("Running"), s.running.has_value(),
+                 s.running ? number(*s.running) : QString(), runningShare, from, most);
     out << gauge(QStringLiteral("waiting"), QStringLiteral("Waiting"), s.waiting.has_value(),
                  s.waiting ? number(*s.waiting) : QString(), -1.0, from);
     out << gauge(QStringLiteral("prefixHitRate"), QStringLiteral("Prefix-cache hit rate"), s.prefixHitRate.has_value(),

@@ -39,7 +39,8 @@ class RemotePoolModel : public QObject {
     Q_PROPERTY(bool hasData READ hasData NOTIFY updated)
     // Where the numbers come from: "vLLM /metrics", "Ollama /api/ps", ...
     Q_PROPERTY(QString source READ source NOTIFY updated)
-    // [{key, label, text, fraction (-1: no bar), exposed, source}] in a fixed order:
+    // [{key, label, text, detail ("of 32,768 tokens"), fraction (-1: no bar),
+    // exposed, source}] in a fixed order:
     // kvUsage, running, waiting, prefixHitRate, tokensPerSecond.
     Q_PROPERTY(QVariantList gauges READ gauges NOTIFY updated)
     Q_PROPERTY(QStringList notes READ notes NOTIFY updated)
