@@ -178,6 +178,8 @@ bool DesktopApp::start(const QStringList& arguments) {
     if (!remote_->loadProblem().isEmpty())
         qCWarning(logging::lcApp).noquote() << "remote engines:" << remote_->loadProblem();
     remotePool_ = new RemotePoolModel(remote_);
+    // The sizing line starts from as many conversations as the local engine runs at once.
+    remotePool_->setConversationsAtOnce(settings_->engineOptions().maxRunningRequests);
     chat_ = new ChatController(storage_.get(), engine_);
     if (!settings_->contextPolicy().isEmpty()) chat_->setDefaultContextPolicy(settings_->contextPolicy());
     connect(chat_, &ChatController::defaultContextPolicyChanged, settings_,

@@ -135,7 +135,11 @@ private slots:
         QTRY_VERIFY(findItem(window_, "poolMonitorPage")->isVisible());
         QTRY_VERIFY(item("monitorEngineChooser"));
         QVERIFY(!pool->polling());
-        pool->setEndpointName(QStringLiteral("GPU box"));   // what the chooser does
+        // The chooser lists the local engine, then each remote one.
+        QQuickItem* chooser = item("monitorEngineChooser");
+        QCOMPARE(QQmlProperty::read(chooser, QStringLiteral("count")).toInt(), 2);
+        QVERIFY(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 1)));
+        QCOMPARE(pool->endpointName(), QStringLiteral("GPU box"));
         QTRY_VERIFY(item("remotePoolView"));
         QVERIFY(pool->active());
         QVERIFY(pool->polling());

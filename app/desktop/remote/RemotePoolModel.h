@@ -45,7 +45,8 @@ class RemotePoolModel : public QObject {
     Q_PROPERTY(QVariantList gauges READ gauges NOTIFY updated)
     Q_PROPERTY(QStringList notes READ notes NOTIFY updated)
     Q_PROPERTY(QStringList loadedModels READ loadedModels NOTIFY updated)
-    // Conversations the user runs at once (the monitor's field; starts at 4).
+    // Conversations the user runs at once (the monitor's field; the app
+    // starts it at the local engine's max running requests).
     Q_PROPERTY(int conversationsAtOnce READ conversationsAtOnce WRITE setConversationsAtOnce NOTIFY sizingChanged)
     // The model's context length from /v1/models (0 = not listed).
     Q_PROPERTY(qint64 contextLength READ contextLength NOTIFY sizingChanged)
