@@ -4,7 +4,7 @@ import QtQuick.Layouts
 import Weir
 
 // The main window: conversations on the left, the current page on the right
-// (chat, pool monitor, engine settings, model, about), banners for storage
+// (chat, pool monitor, engine settings, remote engines, model, about), banners for storage
 // trouble and engine pressure on top, notices at the bottom.
 ApplicationWindow {
     id: window
@@ -242,13 +242,14 @@ ApplicationWindow {
             StackLayout {
                 Layout.fillWidth: true
                 Layout.fillHeight: true
-                currentIndex: ["chat", "monitor", "settings", "model", "about", "tools"].indexOf(window.page)
+                currentIndex: ["chat", "monitor", "settings", "model", "about", "tools", "remote"].indexOf(window.page)
                 ChatView { id: chatView; onNavigateRequested: function(p) { window.navigate(p) } }
                 PoolMonitor { id: poolMonitor }
                 EngineSettingsPage { id: engineSettings }
                 ModelPage { id: modelPage }
                 AboutPage { id: aboutPage }
                 ToolsPage { id: toolsPage }
+                RemoteEnginesPage { id: remoteEnginesPage }
             }
         }
     }

@@ -4,7 +4,8 @@ import QtQuick.Layouts
 import Weir
 
 // The pool monitor page: both KV pools live (used / cached / free over the
-// last minute), the scheduler's counters, and what each conversation holds.
+// last minute), the scheduler's counters, and what each conversation holds;
+// or, chosen in the header, a remote engine's pools (RemotePoolView).
 Rectangle {
     id: page
     objectName: "poolMonitorPage"
@@ -21,6 +22,7 @@ Rectangle {
     ScrollView {
         anchors.fill: parent
         contentWidth: availableWidth
+        visible: App.remotePool.endpointName.length === 0
 
         ColumnLayout {
             width: Math.min(1100, parent.width - 48)
@@ -41,6 +43,7 @@ Rectangle {
                                          : qsTr("both pools in this computer's memory"))
                               : qsTr("Load a model to see its KV pools.")
                 }
+                MonitorEngineChooser { objectName: "monitorEngineChooser"; Layout.alignment: Qt.AlignTop }
                 IconButton {
                     objectName: "clearCacheButton"
                     Layout.alignment: Qt.AlignTop
@@ -170,6 +173,9 @@ Rectangle {
             }
         }
     }
+
+    // A remote engine chosen in the header: its own view (RemotePoolView.qml).
+    RemotePoolView { anchors.fill: parent; visible: App.remotePool.endpointName.length > 0 }
 
     component HeaderCell: Label {
         color: Theme.faint

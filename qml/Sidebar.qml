@@ -196,6 +196,7 @@ Rectangle {
                 badge: App.pools.pressure.length > 0 ? "!" : ""
             }
             NavItem { objectName: "navEngineSettings"; iconName: "sliders"; text: qsTr("Engine settings"); page: "settings"; shortcutText: "Ctrl+," }
+            NavItem { objectName: "navRemoteEngines"; iconName: "globe"; text: qsTr("Remote engines"); page: "remote" }
             NavItem { objectName: "navModel"; iconName: "chip"; text: qsTr("Model"); page: "model" }
             NavItem { objectName: "navTools"; iconName: "plug"; text: qsTr("Tools"); page: "tools" }
             NavItem { objectName: "navAbout"; iconName: "info"; text: qsTr("About"); page: "about" }

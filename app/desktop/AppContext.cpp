@@ -43,7 +43,7 @@ QString AppContext::qtVersion() const { return QString::fromLatin1(qVersion()); 
 QString AppContext::startPage() const {
     const QString page = qEnvironmentVariable("WEIR_START_PAGE");
     static const QStringList pages{QStringLiteral("chat"), QStringLiteral("monitor"), QStringLiteral("settings"),
-                                   QStringLiteral("model"), QStringLiteral("about"), QStringLiteral("tools")};
+                                   QStringLiteral("remote"), QStringLiteral("model"), QStringLiteral("about"), QStringLiteral("tools")};
     return pages.contains(page) ? page : QStringLiteral("chat");
 }
 

@@ -10,6 +10,8 @@
 #include "chat/ChatController.h"
 #include "engine_host/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
+#include "remote/RemoteEnginesController.h"
+#include "remote/RemotePoolModel.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
 #include "settings/InstalledModels.h"
@@ -27,6 +29,9 @@ class AppContext : public QObject {
     Q_PROPERTY(ToolRegistry* tools READ tools CONSTANT)
     Q_PROPERTY(EngineHost* engine READ engine CONSTANT)
     Q_PROPERTY(PoolStatusModel* pools READ pools CONSTANT)
+    // Remote engines (the settings page) and the monitor's view of one of them.
+    Q_PROPERTY(RemoteEnginesController* remote READ remote CONSTANT)
+    Q_PROPERTY(RemotePoolModel* remotePool READ remotePool CONSTANT)
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
     Q_PROPERTY(ApiEndpoint* endpoint READ endpoint CONSTANT)
     Q_PROPERTY(StorageStatus* storage READ storage CONSTANT)
@@ -49,7 +54,7 @@ class AppContext : public QObject {
     Q_PROPERTY(QString themeOverride READ themeOverride WRITE setThemeOverride NOTIFY themeOverrideChanged)
     Q_PROPERTY(int interruptedAtStart READ interruptedAtStart CONSTANT)
     // The page the window opens on: $WEIR_START_PAGE (chat, monitor, settings,
-    // model, about), else "chat". For measuring a page left alone (tests/bench).
+    // remote, model, about, tools), else "chat". For measuring a page left alone (tests/bench).
     Q_PROPERTY(QString startPage READ startPage CONSTANT)
 
 public:
@@ -58,6 +63,8 @@ public:
         ToolRegistry* tools = nullptr;
         EngineHost* engine = nullptr;
         PoolStatusModel* pools = nullptr;
+        RemoteEnginesController* remote = nullptr;
+        RemotePoolModel* remotePool = nullptr;
         AppSettings* settings = nullptr;
         ApiEndpoint* endpoint = nullptr;
         StorageStatus* storage = nullptr;
@@ -76,6 +83,8 @@ public:
     ToolRegistry* tools() const { return parts_.tools; }
     EngineHost* engine() const { return parts_.engine; }
     PoolStatusModel* pools() const { return parts_.pools; }
+    RemoteEnginesController* remote() const { return parts_.remote; }
+    RemotePoolModel* remotePool() const { return parts_.remotePool; }
     AppSettings* settings() const { return parts_.settings; }
     ApiEndpoint* endpoint() const { return parts_.endpoint; }
     StorageStatus* storage() const { return parts_.storage; }

@@ -21,6 +21,8 @@
 #include "tools/ToolRegistry.h"
 #include "engine_host/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
+#include "remote/RemoteEnginesController.h"
+#include "remote/RemotePoolModel.h"
 #include "server/ApiEndpoint.h"
 #include "settings/AppSettings.h"
 #include "storage/Storage.h"
@@ -55,6 +57,8 @@ void DesktopApp::shutdown() {
     delete chat_;
     delete endpoint_;
     delete pools_;
+    delete remotePool_;
+    delete remote_;
     delete engine_;  // joins the engine host thread
     delete settings_;
     delete storageStatus_;
@@ -63,6 +67,8 @@ void DesktopApp::shutdown() {
     chat_ = nullptr;
     endpoint_ = nullptr;
     pools_ = nullptr;
+    remotePool_ = nullptr;
+    remote_ = nullptr;
     engine_ = nullptr;
     settings_ = nullptr;
     checkpointer_.reset();
@@ -168,6 +174,13 @@ bool DesktopApp::start(const QStringList& arguments) {
     connect(engine_, &EngineHost::stateChanged, pools_, [this] {
         if (engine_->state() != EngineHost::Ready) pools_->clear();
     });
+    // Remote engines: the list in the data folder, keys in the keyring.
+    remote_ = new RemoteEnginesController(dataDir_);
+    if (!remote_->loadProblem().isEmpty())
+        qCWarning(logging::lcApp).noquote() << "remote engines:" << remote_->loadProblem();
+    remotePool_ = new RemotePoolModel(remote_);
+    // The sizing line starts from as many conversations as the local engine runs at once.
+    remotePool_->setConversationsAtOnce(settings_->engineOptions().maxRunningRequests);
     chat_ = new ChatController(storage_.get(), engine_);
     if (!settings_->contextPolicy().isEmpty()) chat_->setDefaultContextPolicy(settings_->contextPolicy());
     connect(chat_, &ChatController::defaultContextPolicyChanged, settings_,
@@ -185,6 +198,8 @@ bool DesktopApp::start(const QStringList& arguments) {
     parts.tools = tools_;
     parts.engine = engine_;
     parts.pools = pools_;
+    parts.remote = remote_;
+    parts.remotePool = remotePool_;
     parts.settings = settings_;
     parts.endpoint = endpoint_;
     parts.storage = storageStatus_;

@@ -28,6 +28,8 @@ class ChatController;
 class ToolRegistry;
 class EngineHost;
 class PoolStatusModel;
+class RemoteEnginesController;
+class RemotePoolModel;
 class Storage;
 class StorageCheckpointer;
 class StorageStatus;
@@ -60,6 +62,8 @@ public:
     ChatController* chat() const { return chat_; }
     ToolRegistry* tools() const { return tools_; }
     PoolStatusModel* pools() const { return pools_; }
+    RemoteEnginesController* remoteEngines() const { return remote_; }
+    RemotePoolModel* remotePool() const { return remotePool_; }
     AppSettings* settings() const { return settings_; }
     ApiEndpoint* endpoint() const { return endpoint_; }
     AppContext* context() const { return context_; }
@@ -85,6 +89,8 @@ private:
     ChatController* chat_ = nullptr;
     ToolRegistry* tools_ = nullptr;
     PoolStatusModel* pools_ = nullptr;
+    RemoteEnginesController* remote_ = nullptr;
+    RemotePoolModel* remotePool_ = nullptr;
     AppSettings* settings_ = nullptr;
     ApiEndpoint* endpoint_ = nullptr;
     AppContext* context_ = nullptr;

@@ -31,12 +31,16 @@ public slots:
                 qOverload<const weir::CacheStatus&>(&PoolStatusModel::addSnapshot));
         chat_ = std::make_unique<ChatController>(storage_.get(), host_.get());
         endpoint_ = std::make_unique<ApiEndpoint>(settings_.get(), host_.get());
+        remote_ = std::make_unique<RemoteEnginesController>(dir_.path(), weir::remote::ApiKeyVault::Keyring::Never);
+        remotePool_ = std::make_unique<RemotePoolModel>(remote_.get());
         AppContext::Parts parts;
         parts.chat = chat_.get();
         parts.engine = host_.get();
         parts.pools = pools_.get();
         parts.settings = settings_.get();
         parts.endpoint = endpoint_.get();
+        parts.remote = remote_.get();
+        parts.remotePool = remotePool_.get();
         parts.dataDir = dir_.path();
         parts.databasePath = storage_->databasePath();
         context_ = std::make_unique<AppContext>(parts);
@@ -48,6 +52,8 @@ public slots:
     void cleanupTestCase() {
         context_.reset();
         endpoint_.reset();
+        remotePool_.reset();
+        remote_.reset();
         chat_.reset();
         pools_.reset();
         host_.reset();
@@ -63,6 +69,8 @@ private:
     std::unique_ptr<PoolStatusModel> pools_;
     std::unique_ptr<ChatController> chat_;
     std::unique_ptr<ApiEndpoint> endpoint_;
+    std::unique_ptr<RemoteEnginesController> remote_;
+    std::unique_ptr<RemotePoolModel> remotePool_;
     std::unique_ptr<AppContext> context_;
 };
 
