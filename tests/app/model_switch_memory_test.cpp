@@ -17,14 +17,17 @@ using namespace weir::desktop;
 
 namespace {
 
-// The process's resident set in MiB, from /proc/self/status (VmRSS, kB).
-double residentMiB() {
+// A field of /proc/self/status in MiB (VmRSS: the whole resident set;
+// RssAnon: its anonymous part; RssFile: mapped files, such as the model's).
+double statusMiB(const char* field = "VmRSS:") {
     QFile status(QStringLiteral("/proc/self/status"));
     if (!status.open(QIODevice::ReadOnly)) return -1;
+    const QByteArray key(field);
     for (const QByteArray& line : status.readAll().split('\n'))
-        if (line.startsWith("VmRSS:")) return line.mid(6).trimmed().split(' ').value(0).toDouble() / 1024.0;
+        if (line.startsWith(key)) return line.mid(key.size()).trimmed().split(' ').value(0).toDouble() / 1024.0;
     return -1;
 }
+double residentMiB() { return statusMiB(); }
 
 QString modelFile(const char* name) {
     return QDir(qEnvironmentVariable("WEIR_SOURCE_DIR", QStringLiteral("."))).filePath(QStringLiteral("models/") + QLatin1String(name));
@@ -61,6 +64,8 @@ private slots:
         }
         // Compare like with like: the last load is models[1], as after the first switch.
         const double last = rss.last();
+        qInfo().noquote() << QStringLiteral("at the end: anonymous %1 MiB, mapped files %2 MiB")
+                                 .arg(statusMiB("RssAnon:"), 0, 'f', 0).arg(statusMiB("RssFile:"), 0, 'f', 0);
         QStringList line;
         for (double r : rss) line << QString::number(r, 'f', 0);
         qInfo().noquote() << QStringLiteral("RSS MiB: start %1, first model %2, after the first switch %3, then %4")

@@ -1,4 +1,8 @@
 #include "engine_host/EngineWorker.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include "engine_host/StatusSlot.h"
 
 #include <QFileInfo>
@@ -67,8 +71,18 @@ void EngineWorker::load(quint64 generation, const EngineOptions& options) {
 void EngineWorker::unload() {
     stopEndpoint();  // its requests end (cancelled) before the engine goes
     statusTimer_.stop();
+    const bool hadModel = backend_ != nullptr;
     backend_.reset();
     requests_.clear();
+#ifdef __GLIBC__
+    // A model leaves tens of MiB of small freed blocks (its vocabulary, its
+    // tables) in malloc's heaps, which glibc keeps resident as long as one
+    // live block sits above them; hand the free pages back, or the app's
+    // size after a switch depends on where the next model's blocks landed.
+    if (hadModel) malloc_trim(0);
+#else
+    (void)hadModel;
+#endif
 }
 
 void EngineWorker::postToHost(std::function<void()> call) { host_->inbox_->post(std::move(call)); }
