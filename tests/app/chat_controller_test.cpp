@@ -102,6 +102,35 @@ private slots:
         QCOMPARE(f.storage.messages(id).size(), 4);
     }
 
+    // Editing the question while its reply streams ends that reply at once;
+    // the engine's own "cancelled", arriving later, ends nothing again: every
+    // reply ends exactly once.
+    void aReplyEndsExactlyOnce() {
+        FakeEngineConfig config;
+        config.endless = true;
+        Fixture f(config);
+        QHash<qint64, QStringList> endings;  // by message id
+        connect(f.chat.get(), &ChatController::replyEnded,
+                [&](qint64, qint64 messageId, const QString& state) { endings[messageId] << state; });
+        int engineCancelled = 0;
+        connect(&f.host, &EngineHost::cancelled, [&](quint64, const weir::Usage&) { ++engineCancelled; });
+        QSignalSpy tokens(f.chat.get(), &ChatController::replyTokens);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("first question")));
+        QTRY_VERIFY_WITH_TIMEOUT(tokens.count() > 0, 30000);
+        const qint64 question = f.storage.messages(id)[0].id;
+        const qint64 oldReply = f.storage.messages(id)[1].id;
+        QVERIFY(f.chat->editAndResend(question, QStringLiteral("second question")));
+        QCOMPARE(endings.value(oldReply), QStringList{QStringLiteral("cancelled")});
+        QTRY_COMPARE_WITH_TIMEOUT(engineCancelled, 1, 30000);
+        f.chat->stop();
+        QTRY_COMPARE_WITH_TIMEOUT(engineCancelled, 2, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(endings.size(), 2, 30000);
+        QCOMPARE(endings.value(oldReply), QStringList{QStringLiteral("cancelled")});
+        for (const QStringList& e : std::as_const(endings)) QCOMPARE(e.size(), 1);
+        QVERIFY(!f.chat->currentGenerating());
+    }
+
     // A reply keeps the name of the model that wrote it: after another model
     // is loaded, its label still names the one that wrote it.
     void aReplyNamesTheModelThatWroteIt() {

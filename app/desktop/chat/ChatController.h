@@ -9,6 +9,9 @@
 //   GenerationTracker       the live replies and their engine events
 //   ReplySaver              live and ended replies into the database
 //   ToolCallRunner          a reply's tool calls: approval and running
+// Versions and edits of what was written are in ChatControllerEdits.cpp.
+// A reply reads its conversation's branch from Storage once (startReply): the
+// prompt, the context cut it keeps and the view all come from that read.
 #include <QObject>
 #include <QTimer>
 #include <QUrl>
@@ -226,7 +229,7 @@ signals:
 
 private:
     bool startReply(qint64 conversationId, const ReplyStart& how = {});
-    // The stored reply record a new reply starts from (a new turn or version); 0 if it could not be written.
+    // Writes a new reply (a new turn or version), empty and streaming: its id, 0 if it could not be written.
     qint64 storeNewReply(qint64 conversationId, const ReplyStart& how);
     ReplyInput replyInput(qint64 conversationId, const ConversationSettings& settings, const ReplyStart& how) const;
     void showStartedReply(qint64 conversationId, const ReplyStart& how, QList<MessageRecord> branch,
