@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the Debian package of Weir: weir_VERSION_ARCH.deb in OUT_DIR
-# (default: build/packages). Uses the build tree (default: build/, made by
-# packaging/setup.sh), building only what the package holds (weir, weir-cli,
-# the icons) when it is not built yet; the packaging step itself never
-# rebuilds. Depends: is computed by dpkg-shlibdeps, plus the QML modules and
-# Qt plugins listed in packaging/install.cmake.
+# Builds the Debian packages of Weir in OUT_DIR (default: build/packages):
+# weir_VERSION_ARCH.deb and, when the build tree has the CUDA module,
+# weir-cuda_VERSION_ARCH.deb (packaging/install.cmake). Prints their paths,
+# weir's first. Uses the build tree (default: build/, made by
+# packaging/setup.sh), building only what the packages hold (weir, weir-cli,
+# the icons, the CUDA module) when it is not built yet; the packaging step
+# itself never rebuilds. weir's Depends: is computed by dpkg-shlibdeps, plus
+# the QML modules and Qt plugins listed in packaging/install.cmake.
 #   packaging/build-deb.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +20,9 @@ for tool in dpkg-deb dpkg-shlibdeps; do
   command -v "$tool" >/dev/null || { echo "build-deb: $tool not found (Debian: dpkg-dev)" >&2; exit 2; }
 done
 if [ "${WEIR_DEB_NO_BUILD:-0}" != 1 ]; then
-  cmake --build "$build" --target weir weir-cli weir_icons
+  targets=(weir weir-cli weir_icons)
+  if cmake --build "$build" --target help | grep -q '^[^ ]*weir_cuda:'; then targets+=(weir_cuda); fi
+  cmake --build "$build" --target "${targets[@]}"
 fi
 mkdir -p "$out"
 # -B: the package and CPack's staging folder go to OUT_DIR, not the build tree.
@@ -26,5 +30,5 @@ cpack --config "$build/CPackConfig.cmake" -G DEB -B "$out" >"$out/cpack.log" 2>&
   cat "$out/cpack.log" >&2
   exit 1
 }
-deb=$(ls -t "$out"/weir_*.deb | head -n1)
-echo "$deb"
+ls -t "$out"/weir_*.deb | head -n1
+ls -t "$out"/weir-cuda_*.deb 2>/dev/null | head -n1 || true

@@ -88,7 +88,7 @@ Rectangle {
             }
         }
         RowLayout {
-            IconButton { text: qsTr("Import conversation (JSON)\u2026"); iconName: "import"; onClicked: importDialog.open() }
+            IconButton { text: qsTr("Import conversation (JSON)\u2026"); iconName: "import"; onClicked: importDialog.start() }
         }
     }
     ImportDialog { id: importDialog }

@@ -1,4 +1,3 @@
-import QtCore
 import QtQuick
 import QtQuick.Dialogs
 import Weir
@@ -16,9 +15,9 @@ FileDialog {
     function start(id, fmt) {
         conversationId = id
         format = fmt
-        // Where the last export went, else the Documents folder (never "/").
-        const folder = lastFolder.length > 0 ? lastFolder
-                     : App.urlToPath(StandardPaths.writableLocation(StandardPaths.DocumentsLocation))
+        // Where the last export went, else Documents, else home (never "/",
+        // never a folder that does not exist).
+        const folder = App.dialogFolder(lastFolder)
         currentFolder = App.pathToUrl(folder)
         selectedFile = App.pathToUrl(folder + "/" + App.chat.suggestedFileName(id, fmt))
         open()

@@ -29,23 +29,27 @@ AbstractButton {
                 visible: control.iconName.length > 0
                 name: control.iconName
                 size: control.iconSize
-                color: control.primary ? Theme.accentText : control.danger ? Theme.danger : control.iconColor
+                color: control.primary && control.enabled ? Theme.accentText : control.danger ? Theme.danger : control.iconColor
             }
             Label {
                 visible: control.text.length > 0
                 text: control.text
-                color: control.primary ? Theme.accentText : control.danger ? Theme.danger
-                     : control.enabled ? Theme.text : Theme.faint
+                color: !control.enabled ? Theme.faint : control.primary ? Theme.accentText
+                     : control.danger ? Theme.danger : Theme.text
                 font.pixelSize: Theme.smallSize + 1
-                font.weight: control.primary ? Font.DemiBold : Font.Normal
+                font.weight: control.primary && control.enabled ? Font.DemiBold : Font.Normal
             }
         }
     }
 
     background: Rectangle {
         radius: Theme.smallRadius
-        color: control.primary ? (control.enabled ? (control.down ? Qt.darker(Theme.accent, 1.15) : control.hovered ? Qt.lighter(Theme.accent, 1.08) : Theme.accent) : Theme.border)
+        // A disabled primary button is an outline with faint text: filled
+        // grey with white bold text read as enabled in the dark theme.
+        color: control.primary ? (control.enabled ? (control.down ? Qt.darker(Theme.accent, 1.15) : control.hovered ? Qt.lighter(Theme.accent, 1.08) : Theme.accent) : "transparent")
              : control.down ? Theme.selected : control.hovered || control.checked ? Theme.hover : "transparent"
+        border.width: control.primary && !control.enabled ? 1 : 0
+        border.color: Theme.border
         FocusRing { shown: control.visualFocus; radius: Theme.smallRadius + 2 }
     }
 

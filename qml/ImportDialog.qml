@@ -1,4 +1,3 @@
-import QtCore
 import QtQuick
 import QtQuick.Dialogs
 import Weir
@@ -10,7 +9,11 @@ FileDialog {
     title: qsTr("Import a conversation")
     fileMode: FileDialog.OpenFile
     nameFilters: [qsTr("Weir conversation (*.json)"), qsTr("All files (*)")]
-    // Exports go to Documents by default: look there first, not in the working directory.
-    currentFolder: StandardPaths.writableLocation(StandardPaths.DocumentsLocation)
+    // Exports go to Documents (or home, without one) by default: look there
+    // first, not in the working directory.
+    function start() {
+        currentFolder = App.pathToUrl(App.dialogFolder())
+        open()
+    }
     onAccepted: App.chat.importConversation(selectedFile)
 }

@@ -305,10 +305,11 @@ Item {
             }
         }
 
-        // Stopped at Max tokens (or by the user): say so, and offer to write on.
+        // Stopped at Max tokens, by the user or by a reload (which fails the
+        // reply): say so, and offer to write on.
         RowLayout {
             objectName: "tokenLimitNotice"
-            visible: root.hitTokenLimit || (root.isLast && root.state === "cancelled" && root.content.length > 0)
+            visible: root.hitTokenLimit || (root.isLast && (root.state === "cancelled" || root.state === "failed") && root.content.length > 0)
             Layout.leftMargin: 32
             spacing: 8
             Icon { visible: root.hitTokenLimit; name: "info"; size: 15; color: Theme.muted }
@@ -328,10 +329,15 @@ Item {
             }
         }
 
-        // Usage and actions.
-        RowLayout {
+        // Usage and actions. A Flow, so that in a narrow window the figures
+        // go to the next line instead of widening the whole column (a row's
+        // width cannot go below its parts', and the column then pushes the
+        // text and code past the window's edge).
+        Flow {
+            objectName: "replyFooter"
             visible: !root.isUser && !root.streaming
             Layout.leftMargin: 26
+            Layout.fillWidth: true
             spacing: 2
             opacity: hover.hovered || root.isLast || root.versionCount > 1 ? 1 : 0
             VersionSwitcher { owner: root; visible: root.versionCount > 1 }
@@ -352,7 +358,12 @@ Item {
                 onClicked: App.chat.deleteMessage(root.messageId)
             }
             Label {
-                Layout.leftMargin: 6
+                objectName: "replyStats"
+                width: Math.min(implicitWidth, parent.width)
+                height: Math.max(28, implicitHeight)
+                leftPadding: 6
+                verticalAlignment: Text.AlignVCenter
+                wrapMode: Text.Wrap
                 color: Theme.faint
                 font.pixelSize: Theme.smallSize
                 text: {
@@ -370,7 +381,11 @@ Item {
                 // Apart from the line above so that only this part explains itself on hover.
                 objectName: "draftsLabel"
                 visible: root.draftTokens > 0
-                Layout.leftMargin: 4
+                width: Math.min(implicitWidth, parent.width)
+                height: Math.max(28, implicitHeight)
+                leftPadding: 4
+                verticalAlignment: Text.AlignVCenter
+                wrapMode: Text.Wrap
                 color: Theme.faint
                 font.pixelSize: Theme.smallSize
                 text: qsTr("\u00b7  drafts %1/%2 kept (%3%)").arg(root.acceptedDraftTokens).arg(root.draftTokens)

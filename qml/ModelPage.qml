@@ -246,6 +246,22 @@ Rectangle {
                 color: mr.loaded ? Theme.success : Theme.danger
                 font.pixelSize: Theme.smallSize - 1
             }
+            // A file that cannot load would stay in the list (and, as the
+            // last model, be tried at every start): let it be taken off.
+            Button {
+                objectName: "removeModelButton"
+                visible: mr.broken || mr.failed
+                text: qsTr("Remove")
+                Accessible.name: qsTr("Remove %1").arg(mr.entry.fileName)
+                ToolTip.visible: hovered
+                ToolTip.delay: 600
+                ToolTip.text: qsTr("Forget this file; one in a model folder goes to the trash")
+                onClicked: {
+                    const problem = App.removeModel(mr.path)
+                    if (problem.length > 0) App.chat.notice(problem, true)
+                    page.rescan()
+                }
+            }
             Button {
                 objectName: "useModelButton"
                 visible: !mr.loaded && !mr.broken

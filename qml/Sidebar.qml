@@ -55,7 +55,7 @@ Rectangle {
                 objectName: "importButton"
                 iconName: "import"
                 tip: qsTr("Import a conversation (JSON)")
-                onClicked: importDialog.open()
+                onClicked: importDialog.start()
             }
             IconButton {
                 objectName: "newConversationButton"

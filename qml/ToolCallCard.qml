@@ -11,6 +11,7 @@ Rectangle {
     property var call: ({})
     readonly property string state: call.state || ""
     readonly property bool pending: state === "pending"
+    readonly property string server: { App.tools.tools; return App.tools.serverOf(call.name || "") }
     // Open while it matters (waiting, failed) and for short results; a long one is a click away.
     property bool expanded: pending || state === "failed" || (call.result || "").length <= 400
 
@@ -41,7 +42,9 @@ Rectangle {
         AbstractButton {
             Layout.fillWidth: true
             onClicked: root.expanded = !root.expanded
-            Accessible.name: qsTr("Tool call %1, %2").arg(root.call.name || "").arg(root.stateText())
+            Accessible.name: root.server.length > 0
+                             ? qsTr("Tool call %1 from %2, %3").arg(root.call.name || "").arg(root.server).arg(root.stateText())
+                             : qsTr("Tool call %1, %2").arg(root.call.name || "").arg(root.stateText())
             background: null
             contentItem: RowLayout {
                 spacing: 8
@@ -51,6 +54,14 @@ Rectangle {
                     font.family: Theme.monoFamily
                     font.bold: true
                     color: Theme.text
+                }
+                // Which MCP server ran it (built-in tools have none).
+                Label {
+                    objectName: "toolServer"
+                    visible: root.server.length > 0
+                    text: qsTr("from %1").arg(root.server)
+                    color: Theme.muted
+                    font.pixelSize: Theme.smallSize
                 }
                 Label {
                     Layout.fillWidth: true

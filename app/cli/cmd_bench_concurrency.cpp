@@ -25,7 +25,7 @@
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
 #include "weir/engine.h"
-#include "weir/soak.h"
+#include "app/cli/soak.h"
 #include "weir/thread_pool_counters.h"
 #include "weir/base/error.h"
 #include "weir/types/engine_limits.h"
@@ -190,7 +190,7 @@ int run(const std::vector<std::string>& argv) {
     int32_t cachedShared = 0, sysTokens = 0;
     if (!skipPrefix) {
         engine.clearPrefixCache();
-        const std::string system = weir::makeSystemPrompt(engine, systemTokens);
+        const std::string system = weir::cli::makeSystemPrompt(engine, systemTokens);
         sysTokens = int32_t(engine.tokenize(system, false).size());
         auto conversation = [&](const std::string& user) {
             return engine.tokenizeChat({{"system", system, {}}, {"user", user, {}}});

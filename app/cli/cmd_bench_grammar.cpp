@@ -7,7 +7,7 @@
 #include "app/cli/cli_json.h"
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "weir/grammar_bench.h"
+#include "app/cli/grammar_bench.h"
 
 namespace weir::cli {
 namespace {

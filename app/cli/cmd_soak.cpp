@@ -11,10 +11,10 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
-#include "weir/engine.h"
-#include "weir/mixed_soak.h"
-#include "weir/soak.h"
+#include "app/cli/mixed_soak.h"
+#include "app/cli/soak.h"
 #include "weir/base/error.h"
+#include "weir/engine.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ std::unique_ptr<weir::Engine> startEngine(const weir::EngineOptions& eo) {
 }
 
 int runMixed(weir::cli::Args& args, weir::EngineOptions eo) {
-    weir::MixedSoakOptions mo;
+    weir::cli::MixedSoakOptions mo;
     mo.clients = int32_t(args.intValue("--clients", mo.clients, 1, 4096));
     mo.requests = int32_t(args.intValue("--requests", mo.requests, 0, 1 << 24));
     mo.durationSeconds = args.floatValue("--duration-seconds", 0.0, 0.0, 7 * 24 * 3600.0);
@@ -51,7 +51,7 @@ int runMixed(weir::cli::Args& args, weir::EngineOptions eo) {
     if (eo.kvReserveTokens == 0) eo.kvReserveTokens = eo.maxContext;  // the pool at the limit: the hard case
     auto engine = startEngine(eo);
     if (!engine) return 2;
-    const weir::MixedSoakReport r = weir::runMixedSoak(*engine, mo);
+    const weir::cli::MixedSoakReport r = weir::cli::runMixedSoak(*engine, mo);
     std::fputs(r.toJson().c_str(), stdout);
     return r.clean() ? 0 : 1;
 }
@@ -64,7 +64,7 @@ int run(const std::vector<std::string>& argv) {
     eo.checkIntegrityEveryStep = !args.flag("--no-step-check");
     if (args.flag("--mixed")) return runMixed(args, eo);
 
-    weir::SoakOptions so;
+    weir::cli::SoakOptions so;
     // Bounded so the context derived below stays far inside 32 bits.
     so.conversations = int32_t(args.intValue("--conversations", 4, 1, 1024));
     so.systemPromptTokens = int32_t(args.intValue("--system-prompt-tokens", 7700, 0, 1 << 20));
@@ -85,7 +85,7 @@ int run(const std::vector<std::string>& argv) {
     auto engine = startEngine(eo);
     if (!engine) return 2;
 
-    const weir::SoakReport r = weir::runSoak(*engine, so);
+    const weir::cli::SoakReport r = weir::cli::runSoak(*engine, so);
     std::fputs(r.toJson().c_str(), stdout);
     const bool ok = r.violations == 0 && r.leakedFullPages == 0 && r.leakedWindowPages == 0 &&
                     r.badTerminations == 0 && r.failed == 0;

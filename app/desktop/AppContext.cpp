@@ -1,6 +1,9 @@
 #include "AppContext.h"
 
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QStandardPaths>
 #include <QLocale>
 #include <QtGlobal>
 
@@ -57,6 +60,21 @@ void AppContext::loadModel(const QString& path) {
     parts_.engine->load(path);
 }
 
+QString AppContext::removeModel(const QString& path) {
+    if (path.isEmpty()) return {};
+    const QFileInfo file(path);
+    if (parts_.engine->modelPath() == file.absoluteFilePath() && parts_.engine->state() != EngineHost::Failed)
+        return tr("%1 is the model in use.").arg(file.fileName());
+    parts_.settings->removeRecentModel(path);
+    bool inModelFolder = false;
+    for (const QString& folder : modelFolders())
+        if (file.absolutePath() == QFileInfo(folder).absoluteFilePath()) inModelFolder = true;
+    if (!inModelFolder || !file.exists()) return {};
+    if (!QFile::moveToTrash(file.absoluteFilePath()))
+        return tr("Could not move %1 to the trash; remove it from %2 by hand.").arg(file.fileName(), file.absolutePath());
+    return {};
+}
+
 QString AppContext::applyEngineSettings(const QVariantMap& values) {
     // The page is blocked while the advisor reports a problem; this is the
     // same check for any other caller. Nothing is stored or reloaded then.
@@ -69,6 +87,12 @@ QString AppContext::applyEngineSettings(const QVariantMap& values) {
 
 QString AppContext::urlToPath(const QUrl& url) const { return url.isLocalFile() ? url.toLocalFile() : url.toString(); }
 QUrl AppContext::pathToUrl(const QString& path) const { return QUrl::fromLocalFile(path); }
+
+QString AppContext::dialogFolder(const QString& preferred) const {
+    for (const QString& folder : {preferred, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)})
+        if (!folder.isEmpty() && QFileInfo(folder).isDir()) return folder;
+    return QDir::homePath();
+}
 QVariantList AppContext::bundledModels() const { return weir::desktop::bundledModels(); }
 
 QStringList AppContext::modelFolders() const {

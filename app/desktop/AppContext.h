@@ -96,11 +96,20 @@ public:
 
     // Loads a model with the saved engine settings and remembers it.
     Q_INVOKABLE void loadModel(const QString& path);
+    // Takes a model that cannot load off the Model page: forgets it as a
+    // recent model and, when it lies in one of the model folders (which are
+    // scanned, so forgetting is not enough), moves the file to the trash.
+    // Returns "" or why the file stays.
+    Q_INVOKABLE QString removeModel(const QString& path);
     // Saves engine settings and reloads the current model with them; returns
     // "" then, or why the engine would refuse them (nothing saved).
     Q_INVOKABLE QString applyEngineSettings(const QVariantMap& values);
     Q_INVOKABLE QString urlToPath(const QUrl& url) const;
     Q_INVOKABLE QUrl pathToUrl(const QString& path) const;
+    // Where a file dialog opens: `preferred` if that folder exists, else the
+    // Documents folder if it exists, else the home folder (a dialog shown on
+    // a missing folder lists the working directory under its name).
+    Q_INVOKABLE QString dialogFolder(const QString& preferred = QString()) const;
     Q_INVOKABLE bool fileExists(const QString& path) const;
     Q_INVOKABLE QString formatBytes(double bytes) const;
     Q_INVOKABLE QString formatCount(double n) const;  // 268M, 1.2k

@@ -17,6 +17,7 @@
 #include "app/logging/log_categories.h"
 #include "app/logging/rotating_log_file.h"
 #include "chat/ChatController.h"
+#include "dialogs/FileDialogFlows.h"
 #include "tools/ToolRegistry.h"
 #include "engine_host/EngineHost.h"
 #include "monitor/PoolStatusModel.h"
@@ -209,6 +210,7 @@ bool DesktopApp::start(const QStringList& arguments) {
         std::fprintf(stderr, "weir: the main window failed to load (see the QML errors above)\n");
         return false;
     }
+    if (QQuickWindow* main = window()) new FileDialogFlows(main);
     if (auto* app = QCoreApplication::instance())
         connect(app, &QCoreApplication::aboutToQuit, this, [this] {
             chat_->purgeRemoved();

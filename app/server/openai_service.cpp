@@ -16,6 +16,7 @@
 #include "app/server/api_client_tag.h"
 #include "app/server/embeddings_request.h"
 #include "app/server/forced_tool_call.h"
+#include "app/server/maintenance_answer.h"
 #include "app/server/request_parser.h"
 #include "app/server/response_json.h"
 #include "app/server/responses_answer.h"
@@ -499,10 +500,13 @@ void OpenAiService::clearCache(HttpConnection* c) {
     // Clearing waits for the engine thread's next step: not on this thread.
     QPointer<HttpConnection> conn(c);
     pool_.start([this, conn] {
-        engine_.clearPrefixCache();
+        const MaintenanceResult cleared = engine_.clearPrefixCache();
         const QJsonObject status = cacheStatusJson(engine_.cacheStatus());
-        inbox_->post([conn, status] {
-            if (conn && conn->owesAnswer()) respondJson(conn, 200, status);
+        const ApiError error = maintenanceError(cleared);
+        inbox_->post([conn, status, cleared = cleared.ok(), error] {
+            if (!conn || !conn->owesAnswer()) return;
+            if (cleared) respondJson(conn, 200, status);
+            else respondError(conn, error);
         });
     });
 }

@@ -259,20 +259,20 @@ CacheStatus Engine::cacheStatus() const {
     return s;
 }
 
-std::string Engine::clearPrefixCache() {
-    std::string refused = impl_->scheduler->clearPrefixCache();
-    if (refused.empty()) logLine(LogLevel::Info, "kv", "prefix cache cleared");
-    else logLine(LogLevel::Warning, "kv", "prefix cache not cleared: " + refused);
-    return refused;
+MaintenanceResult Engine::clearPrefixCache() {
+    MaintenanceResult result = impl_->scheduler->clearPrefixCache();
+    if (result.ok()) logLine(LogLevel::Info, "kv", "prefix cache cleared");
+    else logLine(LogLevel::Warning, "kv", "prefix cache not cleared: " + result.message);
+    return result;
 }
 
-std::string Engine::resizePool(PoolKind pool, int64_t tokens) {
-    std::string outcome = impl_->scheduler->resizePool(pool, tokens);
+MaintenanceResult Engine::resizePool(PoolKind pool, int64_t tokens) {
+    MaintenanceResult result = impl_->scheduler->resizePool(pool, tokens);
     const std::string what = std::string(pool == PoolKind::Window ? "window" : "full") + " pool resize to " +
                              std::to_string(tokens) + " tokens";
-    if (outcome.empty()) logLine(LogLevel::Info, "kv", what + ": done");
-    else logLine(LogLevel::Warning, "kv", what + ": " + outcome);
-    return outcome;
+    if (result.ok()) logLine(LogLevel::Info, "kv", what + ": done");
+    else logLine(LogLevel::Warning, "kv", what + ": " + result.message);
+    return result;
 }
 
 } // namespace weir

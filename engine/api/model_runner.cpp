@@ -2,6 +2,7 @@
 #include "weir/model_runner.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/grammar/constraint_factory.h"
@@ -31,9 +32,28 @@ struct ModelRunner::Impl {
     std::vector<float> logits;
     int32_t context = 0;
     std::unique_ptr<grammar::ConstraintFactory> constraints;
-    std::unique_ptr<grammar::GrammarConstraint> constraint;
+    std::unique_ptr<grammar::GrammarConstraint> constraint;   // a constraint held from the start
+    std::unique_ptr<grammar::LazyConstraint> lazy;            // or one held from its trigger on
+    GrammarStepCost lastGrammarStep;
 
     explicit Impl(const ModelRunnerOptions& o) : options(o), sampler(o.sampling) {}
+
+    grammar::ConstraintFactory& factory() {
+        if (!constraints) constraints = std::make_unique<grammar::ConstraintFactory>(tok());
+        return *constraints;
+    }
+    // Built at the first constrained sample() (and again after restart()).
+    void makeConstraint() {
+        if (options.constraint.lazy()) lazy = factory().makeLazy(options.constraint);
+        else constraint = factory().make(options.constraint, tok().endOfGeneration());
+    }
+    bool constrained() const { return options.constraint.kind != OutputConstraint::Kind::None; }
+    bool maskLogits() {
+        return lazy ? lazy->maskLogits(logits.data(), int32_t(logits.size()))
+                    : constraint->maskLogits(logits.data(), int32_t(logits.size()));
+    }
+    bool accept(int32_t token) { return lazy ? lazy->accept(token) : constraint->accept(token); }
+    bool lastMaskWasCached() const { return lazy ? lazy->lastMaskWasCached() : constraint->lastMaskWasCached(); }
 
     Tokenizer& tok() {
         if (!tokenizer) {
@@ -145,18 +165,49 @@ const std::vector<float>& ModelRunner::feed(const std::vector<int32_t>& tokens, 
 int32_t ModelRunner::sample() {
     Impl& m = *impl_;
     if (m.logits.empty()) throw Error("sample() before any token was fed");
-    if (m.options.constraint.kind == OutputConstraint::Kind::None) return m.sampler.sample(m.logits, m.history);
-    if (!m.constraint) {
-        m.constraints = std::make_unique<grammar::ConstraintFactory>(m.tok());
-        m.constraint = m.constraints->make(m.options.constraint, m.tok().endOfGeneration());
-    }
-    if (!m.constraint->maskLogits(m.logits.data(), int32_t(m.logits.size())))
-        throw Error("the output constraint allows no token of this vocabulary here");
+    if (!m.constrained()) return m.sampler.sample(m.logits, m.history);
+    if (!m.constraint && !m.lazy) m.makeConstraint();
+    using Clock = std::chrono::steady_clock;
+    const auto ms = [](Clock::time_point from) {
+        return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+    };
+    const auto maskStart = Clock::now();
+    if (!m.maskLogits()) throw Error("the output constraint allows no token of this vocabulary here");
+    double grammarMs = ms(maskStart);
+    const bool computed = !m.lastMaskWasCached();
     const int32_t token = m.sampler.sample(m.logits, m.history);
-    if (!m.constraint->accept(token)) throw Error("the sampler drew a token the output constraint does not allow");
+    const auto acceptStart = Clock::now();
+    if (!m.accept(token)) throw Error("the sampler drew a token the output constraint does not allow");
+    grammarMs += ms(acceptStart);
+    m.lastGrammarStep = {grammarMs, computed};
     return token;
 }
 
 bool ModelRunner::constraintFinished() const { return impl_->constraint && impl_->constraint->finished(); }
+
+GrammarStepCost ModelRunner::lastGrammarStep() const { return impl_->lastGrammarStep; }
+
+GrammarIndexInfo ModelRunner::grammarIndex() {
+    grammar::ConstraintFactory& f = impl_->factory();
+    GrammarIndexInfo info;
+    info.vocabSize = impl_->tok().vocabSize();
+    info.trieNodes = int32_t(f.trie()->nodeCount());
+    info.buildMs = f.trieBuildMs();
+    return info;
+}
+
+void ModelRunner::restart(const SamplingParams& sampling, const OutputConstraint& constraint) {
+    Impl& m = *impl_;
+    m.options.sampling = sampling;
+    m.options.constraint = constraint;
+    m.sampler = Sampler(sampling);
+    m.constraint.reset();
+    m.lazy.reset();
+    m.lastGrammarStep = {};
+    m.kv.reset();
+    m.history.clear();
+    m.logits.clear();
+    if (m.detokenizer) m.detokenizer = std::make_unique<StreamingDetokenizer>(*m.tokenizer);
+}
 
 } // namespace weir

@@ -45,6 +45,12 @@ enum class WeightRole { Embedding, Projection, OutputHead };
 
 enum class GluActivation { GeluTanh, Silu };
 
+// A weight of matmulMany and the rows its product goes to.
+struct Projection {
+    WeightView w;
+    float* y = nullptr;
+};
+
 // Which rows of the step an op runs on: every batch token, or (after
 // gatherOutputs) only those that want logits, in batch order.
 enum class StepRows { All, Outputs };
@@ -112,6 +118,11 @@ public:
     virtual void rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) = 0;
     // y[r] = W x[r] for `rows` rows; `set` says which step rows they are.
     virtual void matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) = 0;
+    // matmul of every projection with the same input rows (q/k/v, gate/up),
+    // each y as matmul gives it; weights may differ in type, not in row
+    // length. The CPU runs them as one job on its threads: a decode step's
+    // synchronisation points are its pool's round trips.
+    virtual void matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) = 0;
     virtual void addBias(float* y, const float* bias, int64_t rows, int64_t width) = 0;
     virtual void add(float* y, const float* x, int64_t n) = 0;  // y += x
     // y = act(gate) * up, rows of `width`.

@@ -218,6 +218,12 @@ void CpuBackend::matmul(const WeightView& w, const float* x, int64_t rows, float
     kernels::matmul(w, x, rows, y, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
 }
 
+void CpuBackend::matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) {
+    manyOuts_.clear();
+    for (const Projection& p : outs) manyOuts_.push_back({p.w, p.y});
+    kernels::matmulMany(manyOuts_, x, rows, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
+}
+
 void CpuBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
     for (int64_t r = 0; r < rows; ++r) kernels::addInPlace(y + r * width, bias, width);
 }
@@ -261,6 +267,11 @@ void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q_, float* k_, con
     });
 }
 
+int64_t CpuBackend::attentionParts(int64_t heads, int64_t threads, int64_t keys) {
+    if (heads <= 0 || threads <= heads) return 1;
+    return std::max<int64_t>(1, std::min((threads + heads - 1) / heads, keys / kAttnMinPartKeys));
+}
+
 void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     const Batch& batch = *batch_;
     const int64_t n = int64_t(batch.tokens.size());
@@ -272,7 +283,28 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     const int32_t il = a.layer;
     const bool slides = a.slides;
     const int32_t window = a.window;
-    grow(attnScratch_, size_t(pool_->size()) * kernels::attendTileScratchFloats(hd, hdv));
+    const int64_t threads = pool_->size();
+    auto firstKey = [&](const BatchToken& t) { return slides ? std::max(0, t.pos - window + 1) : 0; };
+
+    // Flash decoding: a token alone in its sequence's batch (a decode step,
+    // a verify row) attends in parts when there are more threads than query
+    // heads. Whether and how a token is cut depends on nothing else in the
+    // batch, so its bits do not either (verify rows stay the decode steps').
+    grow(attnTokenParts_, size_t(n));
+    attnSplit_.clear();
+    int64_t splitQueries = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const BatchToken& t = batch.tokens[size_t(i)];
+        const int64_t parts = groupSize_[size_t(i)] == 1 ? attentionParts(a.nHead, threads, t.pos - firstKey(t) + 1) : 1;
+        attnTokenParts_[size_t(i)] = int32_t(parts);
+        if (parts > 1) {
+            for (int64_t h = 0; h < a.nHead; ++h)
+                for (int64_t part = 0; part < parts; ++part) attnSplit_.push_back({int32_t(i), int32_t(h), int32_t(part)});
+            splitQueries += a.nHead;
+        }
+    }
+    const size_t scratchPer = std::max(kernels::attendTileScratchFloats(hd, hdv), kernels::attendScratchFloats(hd, hdv));
+    grow(attnScratch_, size_t(threads) * scratchPer);
     grow(attnCost_, size_t(n * a.nHead + 1));
     attnTiles_.reserve(size_t(n * a.nHead));
 
@@ -283,13 +315,20 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     const int64_t group = a.nHead / a.nHeadKv;
     // Small batches (decode, short chunks) take fewer tokens per tile and, if
     // that leaves threads idle, fewer heads.
-    const int64_t threads = pool_->size();
     const int64_t tileTokens = std::clamp<int64_t>(n / (4 * threads), 1, std::max<int64_t>(1, kAttnTileQueries / group));
-    int64_t runs = 0;  // token runs (tiles per head group), as the loop below cuts them
-    for (int64_t i = 0; i < n; ++runs) {
-        const int64_t start = i;
-        const int32_t seq = batch.tokens[size_t(i)].seq;
-        while (i < n && i - start < tileTokens && batch.tokens[size_t(i)].seq == seq) ++i;
+    auto whole = [&](int64_t i) { return attnTokenParts_[size_t(i)] == 1; };
+    // Token runs (tiles per head group), as the loop below cuts them.
+    auto runEnd = [&](int64_t i0) {
+        const int32_t seq = batch.tokens[size_t(i0)].seq;
+        int64_t i1 = i0;
+        while (i1 < n && i1 - i0 < tileTokens && batch.tokens[size_t(i1)].seq == seq && whole(i1)) ++i1;
+        return i1;
+    };
+    int64_t runs = 0;
+    for (int64_t i = 0; i < n;) {
+        if (!whole(i)) { ++i; continue; }
+        i = runEnd(i);
+        ++runs;
     }
     // Heads per tile: the fewest queries on the busiest thread, counting tiles
     // as equal (fewer, larger tiles on a tie: they share more work).
@@ -303,12 +342,12 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     int64_t* cost = attnCost_.data();
     cost[0] = 0;
     for (int64_t i0 = 0; i0 < n;) {
-        const int32_t seq = batch.tokens[size_t(i0)].seq;
-        int64_t i1 = i0, keys = 0;
-        for (; i1 < n && i1 - i0 < tileTokens && batch.tokens[size_t(i1)].seq == seq; ++i1) {
-            const BatchToken& t = batch.tokens[size_t(i1)];
-            const int32_t first = slides ? std::max(0, t.pos - window + 1) : 0;
-            keys += (t.pos - first + 1) + 8;  // + fixed per-query overhead
+        if (!whole(i0)) { ++i0; continue; }
+        const int64_t i1 = runEnd(i0);
+        int64_t keys = 0;
+        for (int64_t i = i0; i < i1; ++i) {
+            const BatchToken& t = batch.tokens[size_t(i)];
+            keys += (t.pos - firstKey(t) + 1) + 8;  // + fixed per-query overhead
         }
         for (int64_t kvh = 0; kvh < a.nHeadKv; ++kvh) {
             for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tileHeads) {
@@ -320,38 +359,71 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
         i0 = i1;
     }
     const int64_t tiles = int64_t(attnTiles_.size());
-    const int parts = int(std::min<int64_t>(pool_->size(), tiles));
+    const int64_t tileJobs = std::min<int64_t>(threads, tiles);
     const int64_t total = cost[tiles];
-    const size_t scratchPer = kernels::attendTileScratchFloats(hd, hdv);
-    auto work = [&](int64_t pb, int64_t pe, int thread) {
+
+    // The parts of split tokens: their state per (query, part), and per
+    // query the parts still running; the thread that finishes a query's last
+    // part merges them (acquire-release: it sees the others'), so the layer
+    // stays one round trip.
+    if (splitQueries > 0) {
+        grow(attnParts_, attnSplit_.size());
+        grow(attnPartAcc_, attnSplit_.size() * size_t(hdv));
+        if (attnPartsLeftSize_ < size_t(n * a.nHead)) {
+            attnPartsLeft_ = std::make_unique<std::atomic<int32_t>[]>(size_t(n * a.nHead));
+            attnPartsLeftSize_ = size_t(n * a.nHead);
+        }
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t h = 0; h < a.nHead; ++h)
+                attnPartsLeft_[size_t(i * a.nHead + h)].store(attnTokenParts_[size_t(i)], std::memory_order_relaxed);
+    }
+    auto rowsOf = [&](const BatchToken& t, int64_t kvh, kernels::PagedRows& kr, kernels::PagedRows& vr) {
+        const auto table = kv_->pageTable(il, t.seq);
+        kr.base = st.k;
+        vr.base = st.v;
+        kr.rowBytes = vr.rowBytes = st.rowBytes;
+        kr.offset = kvRowBytes(st.dtype, kvh * hd);
+        vr.offset = kvRowBytes(st.dtype, kvh * hdv);
+        kr.pages = vr.pages = table.data();
+        kr.pageSize = vr.pageSize = ps;
+        kr.type = vr.type = kvType;
+    };
+    auto work = [&](int64_t jb, int64_t je, int thread) {
         float* scratch = attnScratch_.data() + size_t(thread) * scratchPer;
         std::vector<kernels::AttendQuery> queries(size_t(tileTokens * tileHeads));
-        for (int64_t part = pb; part < pe; ++part) {
-            const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+        for (int64_t job = jb; job < je; ++job) {
+            if (job >= tileJobs) {  // a part of a split token's query
+                const size_t item = size_t(job - tileJobs);
+                const AttnSplitItem& s = attnSplit_[item];
+                const BatchToken& t = batch.tokens[size_t(s.token)];
+                kernels::PagedRows kr, vr;
+                rowsOf(t, s.head / group, kr, vr);
+                const int64_t parts = attnTokenParts_[size_t(s.token)], first = firstKey(t), keys = t.pos - first + 1;
+                const int32_t lo = int32_t(first + keys * s.part / parts), hi = int32_t(first + keys * (s.part + 1) / parts - 1);
+                attnParts_[item] = kernels::attendHeadPart(q_ + s.token * qDim + s.head * hd, hd, hdv, kr, vr, lo, hi,
+                                                           a.scoreScale, attnPartAcc_.data() + item * size_t(hdv), scratch);
+                const size_t query = size_t(s.token * a.nHead + s.head);
+                if (attnPartsLeft_[query].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+                const size_t firstPart = item - size_t(s.part);  // a query's parts are adjacent items
+                kernels::mergeAttendParts(attnParts_.data() + firstPart, attnPartAcc_.data() + firstPart * size_t(hdv),
+                                          int(parts), hdv, out_ + s.token * a.nHead * hdv + s.head * hdv);
+                continue;
+            }
+            const int64_t lo = total * job / tileJobs, hi = total * (job + 1) / tileJobs;
             // Tiles whose cost range starts in [lo, hi).
             int64_t it = std::lower_bound(cost, cost + tiles, lo) - cost;
             for (; it < tiles && cost[it] < hi; ++it) {
                 const AttnTile& tile = attnTiles_[size_t(it)];
-                const int64_t kvh = tile.firstHead / group;
-                const auto table = kv_->pageTable(il, batch.tokens[size_t(tile.firstToken)].seq);
                 kernels::PagedRows kr, vr;
-                kr.base = st.k;
-                vr.base = st.v;
-                kr.rowBytes = vr.rowBytes = st.rowBytes;
-                kr.offset = kvRowBytes(st.dtype, kvh * hd);
-                vr.offset = kvRowBytes(st.dtype, kvh * hdv);
-                kr.pages = vr.pages = table.data();
-                kr.pageSize = vr.pageSize = ps;
-                kr.type = vr.type = kvType;
+                rowsOf(batch.tokens[size_t(tile.firstToken)], tile.firstHead / group, kr, vr);
                 int nq = 0;
                 for (int64_t i = tile.firstToken; i < tile.firstToken + tile.tokens; ++i) {
                     const BatchToken& t = batch.tokens[size_t(i)];
-                    const int32_t first = slides ? std::max(0, t.pos - window + 1) : 0;
                     for (int64_t h = tile.firstHead; h < tile.firstHead + tile.heads; ++h) {
                         kernels::AttendQuery& q = queries[nq++];
                         q.q = q_ + i * qDim + h * hd;
                         q.out = out_ + i * a.nHead * hdv + h * hdv;
-                        q.first = first;
+                        q.first = firstKey(t);
                         q.last = t.pos;
                     }
                 }
@@ -359,8 +431,9 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
             }
         }
     };
-    if (parts <= 1) work(0, 1, 0);
-    else pool_->parallelFor(parts, work);
+    const int64_t jobs = tileJobs + int64_t(attnSplit_.size());
+    if (jobs <= 1) work(0, jobs, 0);
+    else pool_->parallelFor(jobs, work);
 }
 
 void CpuBackend::gatherOutputs(float* rows, int64_t width) {

@@ -5,6 +5,7 @@
 // llama.cpp's kernel choice per sequence (and so its bits). The ops call the
 // kernels of kernels/cpu exactly as the transformer did before the seam, so
 // every reference test keeps its results.
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,12 @@ public:
 
     kernels::ThreadPool& pool() { return *pool_; }
 
+    // Flash decoding: the parts a query of a token alone in its sequence's
+    // batch is cut into over `keys` positions, with `heads` query heads on
+    // `threads` threads. 1 (attention as a whole, bit for bit as llama.cpp
+    // attends) unless there are more threads than heads.
+    static int64_t attentionParts(int64_t heads, int64_t threads, int64_t keys);
+
     // DeviceMemory: process memory.
     void* allocate(size_t bytes, std::string_view what) override;
     void release(void* p) override;
@@ -52,6 +59,7 @@ public:
     void embed(const WeightView& table, float scale, float* x, int64_t width) override;
     void rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) override;
     void matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) override;
+    void matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) override;
     void addBias(float* y, const float* bias, int64_t rows, int64_t width) override;
     void add(float* y, const float* x, int64_t n) override;
     void glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t width) override;
@@ -70,6 +78,7 @@ private:
     std::vector<std::unique_ptr<kernels::PackedBuffer>> packed_;  // adopted copies
     uint64_t extraBytes_ = 0;
     std::vector<kernels::RopeParams> ropeKinds_;
+    std::vector<kernels::MatmulOutput> manyOuts_;  // matmulMany's, kept for their capacity
 
     // The current step.
     const Batch* batch_ = nullptr;
@@ -89,6 +98,18 @@ private:
     static constexpr int kAttnTileQueries = 32;
     std::vector<AttnTile> attnTiles_;
     std::vector<int64_t> attnCost_;    // prefix sums of per-tile work
+    // Flash decoding (attend()): a split token's queries in parts of at
+    // least kAttnMinPartKeys positions, one (token, head, part) per item.
+    static constexpr int64_t kAttnMinPartKeys = 128;
+    struct AttnSplitItem {
+        int32_t token, head, part;
+    };
+    std::vector<AttnSplitItem> attnSplit_;
+    std::vector<int32_t> attnTokenParts_;          // per batch token (1: whole, in tiles)
+    std::vector<kernels::AttendPart> attnParts_;   // per item
+    std::vector<float> attnPartAcc_;               // per item, headDimV floats
+    std::unique_ptr<std::atomic<int32_t>[]> attnPartsLeft_;  // per (token, head): parts not yet done
+    size_t attnPartsLeftSize_ = 0;
     // Each row's sequence batch (size, index) for matmul's llama.cpp kernel
     // choice: all batch rows, and the rows that produce logits.
     std::vector<int32_t> order_, groupSize_, groupIndex_, outGroupSize_, outGroupIndex_;

@@ -22,8 +22,8 @@ public:
     virtual bool hostVisible() const = 0;
 };
 
-// Plain process memory (calloc/memcpy): the CPU backend's, and the default of
-// KV storage built without a backend (bookkeeping tests).
+// Plain process memory (calloc, large blocks mapped from the OS): the CPU
+// backend's, and the default of KV storage built without a backend.
 DeviceMemory& hostMemory();
 
 } // namespace weir

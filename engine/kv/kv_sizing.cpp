@@ -56,7 +56,8 @@ size_t kvBytesPerToken(const ModelConfig& model, KvDtype dtype, bool sliding) {
 }
 
 bool attentionReadsKvDtype(KvDtype t) {
-    // Every dtype the attention kernel reads back (kernels::attendHead).
+    // Every dtype both backends' attention reads back: the CPU's
+    // (kernels/cpu/attend_tile.h) and CUDA's (kernels/cuda/kv_rows.cuh).
     return t == KvDtype::F16 || t == KvDtype::F32 || t == KvDtype::Q8_0 || t == KvDtype::FP8_E4M3;
 }
 

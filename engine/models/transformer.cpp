@@ -214,9 +214,8 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     for (int32_t il = 0; il < c.nLayer; ++il) {
         const LayerWeights& L = w_.layers[size_t(il)];
         b.rmsNorm(x, L.attnNorm, h, n, E, c.normEps);
-        b.matmul(L.wq, h, n, q_.floats(), rows);
-        b.matmul(L.wk, h, n, k_.floats(), rows);
-        b.matmul(L.wv, h, n, v_.floats(), rows);
+        const Projection qkv[] = {{L.wq, q_.floats()}, {L.wk, k_.floats()}, {L.wv, v_.floats()}};
+        b.matmulMany(qkv, h, n, rows);
         attentionLayer(il, n, kv);
 
         if (il == c.nLayer - 1 && nOut < n) {
@@ -237,8 +236,8 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
         b.add(x, o, n * E);
 
         b.rmsNorm(x, L.ffnNorm, h, n, E, c.normEps);
-        b.matmul(L.gate, h, n, gate, rows);
-        b.matmul(L.up, h, n, up, rows);
+        const Projection gateUp[] = {{L.gate, gate}, {L.up, up}};
+        b.matmulMany(gateUp, h, n, rows);
         b.glu(opt_.activation, gate, up, act, n, F);
         b.matmul(L.down, act, n, o, rows);
         if (L.postFfnNorm) b.rmsNorm(o, L.postFfnNorm, o, n, E, c.normEps);

@@ -106,7 +106,7 @@ void Scheduler::runOnEngineThread(std::function<void()> fn, bool wait) {
     std::future<void> done;
     {
         std::lock_guard<std::mutex> lock(inboxMutex_);
-        if (stopped_) throw Error("the engine has shut down: its thread runs nothing more");
+        if (stopped_) throw EngineThreadEnded();
         if (wait) {
             auto promise = std::make_shared<std::promise<void>>();
             done = promise->get_future();
@@ -127,7 +127,7 @@ void Scheduler::runOnEngineThread(std::function<void()> fn, bool wait) {
     if (wait) done.get();
 }
 
-std::string Scheduler::clearPrefixCache() {
+MaintenanceResult Scheduler::clearPrefixCache() {
     try {
         runOnEngineThread(
             [this] {
@@ -136,29 +136,52 @@ std::string Scheduler::clearPrefixCache() {
                 publishStatus();
             },
             true);
+    } catch (const EngineThreadEnded& e) {
+        return MaintenanceResult::because(MaintenanceCode::ShuttingDown, e.what());
     } catch (...) {
-        return "clearing the prefix cache failed: " + describe(std::current_exception());
+        return MaintenanceResult::because(MaintenanceCode::Failed,
+                                          "clearing the prefix cache failed: " + describe(std::current_exception()));
     }
-    return {};
+    return MaintenanceResult::done();
 }
 
-std::string Scheduler::resizePool(PoolKind pool, int64_t tokens) {
-    std::string message;
+namespace {
+
+// A resize as asked is Ok; one the cache shrank less than asked is Clamped;
+// an argument out of range (or memory it could not get) is Refused; counters
+// that disagree are a Failure.
+MaintenanceResult resizeOutcome(const kv::ResizeResult& r, int64_t askedTokens, int32_t pageSize) {
+    const auto why = [&] {
+        return r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")" : r.message;
+    };
+    switch (r.result) {
+    case kv::KvResult::Ok:
+        if (r.capacityTokens == kv::ceilToPage(askedTokens, pageSize)) return MaintenanceResult::done();
+        return MaintenanceResult::because(MaintenanceCode::Clamped, why());
+    case kv::KvResult::BadArgument: return MaintenanceResult::because(MaintenanceCode::Refused, why());
+    default: return MaintenanceResult::because(MaintenanceCode::Failed, why());
+    }
+}
+
+} // namespace
+
+MaintenanceResult Scheduler::resizePool(PoolKind pool, int64_t tokens) {
+    MaintenanceResult result;
     try {
         runOnEngineThread(
             [&] {
-                const kv::ResizeResult r = cache_.resize(pool, tokens);
-                if (r.result != kv::KvResult::Ok || r.capacityTokens != kv::ceilToPage(tokens, cache_.pageSize()))
-                    message = r.message.empty() ? std::string("resize refused (") + kv::kvResultName(r.result) + ")"
-                                                : r.message;
+                result = resizeOutcome(cache_.resize(pool, tokens), tokens, cache_.pageSize());
                 publishStatus();
             },
             true);
+    } catch (const EngineThreadEnded& e) {
+        return MaintenanceResult::because(MaintenanceCode::ShuttingDown, e.what());
     } catch (...) {
-        return std::string("resizing the ") + (pool == kv::PoolKind::Full ? "full" : "window") +
-               " pool failed: " + describe(std::current_exception());
+        return MaintenanceResult::because(MaintenanceCode::Failed, std::string("resizing the ") +
+                                                                       (pool == kv::PoolKind::Full ? "full" : "window") +
+                                                                       " pool failed: " + describe(std::current_exception()));
     }
-    return message;
+    return result;
 }
 
 CacheStatus Scheduler::status() const {

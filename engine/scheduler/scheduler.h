@@ -39,8 +39,10 @@
 #include <thread>
 #include <vector>
 
+#include "weir/base/error.h"
 #include "weir/types/cache_status.h"
 #include "weir/types/generate.h"
+#include "weir/types/maintenance_result.h"
 
 namespace weir {
 
@@ -69,6 +71,13 @@ struct SchedulerOptions {
 
 struct ActiveRequest;
 
+// Thrown by Scheduler::runOnEngineThread once run() has ended, so a
+// maintenance call can tell "the engine is gone" from a failure of its own.
+class EngineThreadEnded : public Error {
+public:
+    EngineThreadEnded() : Error("the engine has shut down: its thread runs nothing more") {}
+};
+
 class Scheduler {
 public:
     // Everything passed in must outlive the scheduler. `tokenizer` may be null
@@ -86,14 +95,14 @@ public:
     // Runs `fn` on the engine thread between steps (pool maintenance); when
     // called on the engine thread itself, runs it at once. With `wait`, returns
     // when fn has run and rethrows what fn threw; without, an exception from
-    // fn is counted as a violation in the status. Throws weir::Error at once
-    // when run() has ended.
+    // fn is counted as a violation in the status. Throws EngineThreadEnded at
+    // once when run() has ended.
     void runOnEngineThread(std::function<void()> fn, bool wait);
-    // Evicts every unreferenced cached page; waits. "" when done, else why not.
-    std::string clearPrefixCache();
-    // HybridKvCache::resize on the engine thread; "" when done as asked, else
-    // why not (refused, clamped, failed, or the engine has shut down).
-    std::string resizePool(PoolKind pool, int64_t tokens);
+    // Evicts every unreferenced cached page; waits. Ok, ShuttingDown or Failed.
+    MaintenanceResult clearPrefixCache();
+    // HybridKvCache::resize on the engine thread; Ok when done as asked, else
+    // Clamped, Refused, Failed or ShuttingDown with why.
+    MaintenanceResult resizePool(PoolKind pool, int64_t tokens);
     CacheStatus status() const;
 
     // --- engine thread ---

@@ -10,7 +10,7 @@
 // fused multiply-adds are used where glibc's object code uses them. Inputs
 // glibc treats apart (|x| >= 88, infinities, NaN) go to std::exp itself.
 // Include only from the kernel files built for AVX2 or AVX-512
-// (attend_tile_kernel.h); expLibmMatches() checks the match at run time.
+// (attend_tile_kernel.h); matchesLibm() checks the match at run time.
 #include <immintrin.h>
 
 #include <cmath>

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -127,9 +128,68 @@ LlamaKernel llamaKernel(const WeightView& w, int64_t n, int64_t index) {
     return n >= 8 ? LlamaKernel::Tiled : LlamaKernel::RowDot;
 }
 
-// The row kernels: AVX2, AVX-512 VNNI or scalar (everything but the tile GEMM).
+// matmul() on the row kernels (AVX2, AVX-512 VNNI or scalar: everything but
+// the tile GEMMs), in two halves so that matmulMany can run several products
+// as one pool job: prepare() converts the activations (or takes another
+// product's conversion of the same rows) and unpacks weight pairs; run()
+// computes items of the (activation tile x weight tile) grid, each on its own.
+class RowsProduct {
+public:
+    // Scratch the product's converted activations and unpacked pairs live in
+    // until it has run.
+    struct Scratch {
+        std::vector<uint8_t> act, pack;
+    };
+    void prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
+                 const RowGroups* groups, Scratch& scratch, std::span<const RowsProduct> converted);
+    int64_t items() const { return nTiles_ * mTiles_; }
+    void run(int64_t begin, int64_t end) const;
+
+private:
+    LlamaKernel kernelOf(int64_t m) const {
+        return groups_ && groups_->size ? llamaKernel(w_, groups_->size[m], groups_->index[m]) : llamaKernel(w_, M_, m);
+    }
+    detail::RowDotFn dotFor(LlamaKernel k) const {
+        switch (k) {
+        case LlamaKernel::Q4_KFourRows: return detail::avx2DotQ4_KInterleaved(true);
+        case LlamaKernel::Q4_KOneRow: return detail::avx2DotQ4_KInterleaved(false);
+        case LlamaKernel::Tiled: return detail::avx2DotKTiled(w_.type);
+        default: return dot_;
+        }
+    }
+
+    WeightView w_;
+    const RowGroups* groups_ = nullptr;
+    int64_t M_ = 0;
+    float* y_ = nullptr;
+    detail::RowDotFn dot_ = nullptr;
+    bool followLlama_ = false;
+    detail::PairDotFn pair_ = nullptr, pairFn_ = nullptr;
+    const uint8_t* packed_ = nullptr;
+    size_t packedBytes_ = 0;
+    // The activations and what they were converted with: a product whose
+    // conversion is the same reads another's rows.
+    const uint8_t* act_ = nullptr;
+    size_t actStride_ = 0;
+    detail::ConvertRowFn convert_ = nullptr;
+    bool biasedActs_ = false;
+    GgmlType pairCorrections_ = GgmlType::F32;  // the weight type the rows carry corrections for (F32: none)
+    int maxRows_ = 1;
+    int64_t nTiles_ = 0, mTiles_ = 0;
+};
+
+// Whether matmul() takes the row kernels for all M rows of this product.
+bool takesRowKernels(const WeightView& w, int64_t M) {
+    return !w.tiles && !(M >= kTileMinActs && tileGemmActive() && detail::tileGemmOps(w.type));
+}
+
 void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
-                const RowGroups* groups);
+                const RowGroups* groups) {
+    thread_local RowsProduct::Scratch scratch;
+    RowsProduct product;
+    product.prepare(w, ops, x, M, y, pool, groups, scratch, {});
+    pool.parallelFor(product.items(), [&](int64_t begin, int64_t end, int) { product.run(begin, end); });
+}
 
 } // namespace
 
@@ -169,28 +229,64 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
     matmulRows(w, ops, x, M, y, pool, groups);
 }
 
+void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
+    if (outs.empty() || M <= 0) return;
+    for (const MatmulOutput& o : outs) {
+        if (!matmulSupports(o.w.type, o.w.cols)) return matmul(o.w, x, M, o.y, pool, groups);  // throws, naming the type
+        if (o.w.cols != outs[0].w.cols)
+            throw Error("matmulMany: weights of one input must have rows of the same length (" + std::to_string(o.w.cols) +
+                        " and " + std::to_string(outs[0].w.cols) + " elements)");
+    }
+    // The products that take the row kernels share one job; the others (a
+    // prompt's tile GEMMs, a repacked head) are large enough to go alone.
+    thread_local std::vector<RowsProduct::Scratch> scratch;
+    thread_local std::vector<RowsProduct> products;
+    thread_local std::vector<int64_t> firstItem;
+    if (scratch.size() < outs.size()) scratch.resize(outs.size());
+    products.clear();
+    firstItem.assign(1, 0);
+    for (const MatmulOutput& o : outs) {
+        if (o.w.rows <= 0) continue;
+        if (!takesRowKernels(o.w, M)) {
+            matmul(o.w, x, M, o.y, pool, groups);
+            continue;
+        }
+        RowsProduct p;
+        p.prepare(o.w, *detail::typeOps(o.w.type), x, M, o.y, pool, groups, scratch[products.size()], products);
+        products.push_back(p);
+        firstItem.push_back(firstItem.back() + p.items());
+    }
+    if (products.empty()) return;
+    // Items numbered product after product: a range runs the part of each
+    // product it covers.
+    // (The job reads the caller's vectors: the thread_local names would mean
+    // each worker's own.)
+    const RowsProduct* job = products.data();
+    const int64_t* first = firstItem.data();
+    const size_t count = products.size();
+    pool.parallelFor(first[count], [job, first, count](int64_t begin, int64_t end, int) {
+        size_t i = size_t(std::upper_bound(first, first + count + 1, begin) - first) - 1;
+        for (; i < count && first[i] < end; ++i)
+            job[i].run(std::max(begin, first[i]) - first[i], std::min(end, first[i + 1]) - first[i]);
+    });
+}
+
 namespace {
 
-void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
-                const RowGroups* groups) {
-    const detail::RowDotFn dot = pickDot(w.type, ops);
-    const bool followLlama = isKQuant(w.type) && activeKernelPath() == KernelPath::Avx2;
-    auto kernelOf = [&](int64_t m) {
-        return groups && groups->size ? llamaKernel(w, groups->size[m], groups->index[m]) : llamaKernel(w, M, m);
-    };
-    auto dotFor = [&](LlamaKernel k) {
-        switch (k) {
-        case LlamaKernel::Q4_KFourRows: return detail::avx2DotQ4_KInterleaved(true);
-        case LlamaKernel::Q4_KOneRow: return detail::avx2DotQ4_KInterleaved(false);
-        case LlamaKernel::Tiled: return detail::avx2DotKTiled(w.type);
-        default: return dot;
-        }
-    };
+void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y,
+                          ThreadPool& pool, const RowGroups* groups, Scratch& scratch,
+                          std::span<const RowsProduct> converted) {
+    w_ = w;
+    groups_ = groups;
+    M_ = M;
+    y_ = y;
+    dot_ = pickDot(w.type, ops);
+    followLlama_ = isKQuant(w.type) && activeKernelPath() == KernelPath::Avx2;
     // Two weight rows per call where the CPU has a kernel for it (legacy types only,
     // which never follow llama.cpp's K-quant kernel choice); its activation rows
     // carry per-block corrections after the Q8_0 data.
-    const detail::PairDotFn pair =
-        activeKernelPath() == KernelPath::Avx2 && vnniActive() && !followLlama ? detail::avx512PairDotLegacy(w.type) : nullptr;
+    pair_ = activeKernelPath() == KernelPath::Avx2 && vnniActive() && !followLlama_ ? detail::avx512PairDotLegacy(w.type)
+                                                                                      : nullptr;
     const int64_t K = w.cols, N = w.rows;
     // With enough activation rows the weight pairs are unpacked once per
     // matmul instead of once per 16 activation rows (bounded: the packed copy
@@ -198,83 +294,95 @@ void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x,
     // unsigned (kernel_table.h: avx512SignedPackedPairDot). An odd last row
     // goes through the one-row kernel, which wants plain activations: then the
     // unbiased layout.
-    const size_t packedBytes = pair ? detail::avx512PackedPairBytes(K) : 0;
-    const bool packPairs = pair && M >= kPackMinActs && size_t(N / 2) * packedBytes <= kPackMaxBytes;
-    const bool biasedActs = packPairs && N % 2 == 0;
+    packedBytes_ = pair_ ? detail::avx512PackedPairBytes(K) : 0;
+    const bool packPairs = pair_ && M >= kPackMinActs && size_t(N / 2) * packedBytes_ <= kPackMaxBytes;
+    biasedActs_ = packPairs && N % 2 == 0;
 
     // 1. Activations in the weight type's partner format.
-    const uint8_t* act;
-    size_t actStride;
+    convert_ = ops.actType == GgmlType::F32 ? nullptr : ops.convert;
+    pairCorrections_ = pair_ && !biasedActs_ ? w.type : GgmlType::F32;
     if (ops.actType == GgmlType::F32) {
-        act = reinterpret_cast<const uint8_t*>(x);
-        actStride = size_t(K) * sizeof(float);
+        act_ = reinterpret_cast<const uint8_t*>(x);
+        actStride_ = size_t(K) * sizeof(float);
     } else {
-        thread_local std::vector<uint8_t> scratch;
-        actStride = pair && !biasedActs ? detail::pairCorrectionsOffset(K) + detail::pairCorrectionsBytes(K)
-                                        : detail::actRowBytes(ops.actType, K);
-        if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
-        uint8_t* buf = scratch.data();
-        auto convertRows = [&](int64_t b, int64_t e, int) {
-            for (int64_t m = b; m < e; ++m) {
-                uint8_t* row = buf + size_t(m) * actStride;
-                ops.convert(x + m * K, row, K);
-                if (biasedActs) detail::avx512BiasActivations(row, K);
-                else if (pair) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
-            }
-        };
-        if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
-            pool.parallelFor(M, convertRows);
-        else
-            convertRows(0, M, 0);
-        act = buf;
+        actStride_ = pair_ && !biasedActs_ ? detail::pairCorrectionsOffset(K) + detail::pairCorrectionsBytes(K)
+                                           : detail::actRowBytes(ops.actType, K);
+        act_ = nullptr;
+        for (const RowsProduct& p : converted)
+            if (p.convert_ == convert_ && p.actStride_ == actStride_ && p.biasedActs_ == biasedActs_ &&
+                p.pairCorrections_ == pairCorrections_)
+                act_ = p.act_;
+        if (!act_) {
+            std::vector<uint8_t>& buffer = scratch.act;
+            if (buffer.size() < size_t(M) * actStride_) buffer.resize(size_t(M) * actStride_);
+            uint8_t* buf = buffer.data();
+            const size_t stride = actStride_;
+            const bool biased = biasedActs_;
+            auto convertRows = [&](int64_t b, int64_t e, int) {
+                for (int64_t m = b; m < e; ++m) {
+                    uint8_t* row = buf + size_t(m) * stride;
+                    ops.convert(x + m * K, row, K);
+                    if (biased) detail::avx512BiasActivations(row, K);
+                    else if (pair_) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
+                }
+            };
+            if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
+                pool.parallelFor(M, convertRows);
+            else
+                convertRows(0, M, 0);
+            act_ = buf;
+        }
     }
 
     // 1b. The weight pairs, unpacked once for all activation rows.
-    const uint8_t* packed = nullptr;
-    detail::PairDotFn pairFn = pair;
+    packed_ = nullptr;
+    pairFn_ = pair_;
     if (packPairs) {
-        thread_local std::vector<uint8_t> packScratch;
-        if (packScratch.size() < size_t(N / 2) * packedBytes) packScratch.resize(size_t(N / 2) * packedBytes);
-        uint8_t* dst = packScratch.data();
+        std::vector<uint8_t>& buffer = scratch.pack;
+        if (buffer.size() < size_t(N / 2) * packedBytes_) buffer.resize(size_t(N / 2) * packedBytes_);
+        uint8_t* dst = buffer.data();
+        const bool biased = biasedActs_;
         pool.parallelFor(N / 2, [&](int64_t b, int64_t e, int) {
-            if (biasedActs) detail::avx512PackPairsSigned(w.type, w.data, w.rowStride, K, b, e, dst);
+            if (biased) detail::avx512PackPairsSigned(w.type, w.data, w.rowStride, K, b, e, dst);
             else detail::avx512PackPairs(w.type, w.data, w.rowStride, K, b, e, dst);
         });
-        packed = dst;
-        pairFn = biasedActs ? detail::avx512SignedPackedPairDot() : detail::avx512PackedPairDot();
+        packed_ = dst;
+        pairFn_ = biasedActs_ ? detail::avx512SignedPackedPairDot() : detail::avx512PackedPairDot();
     }
 
-    // 2. Integer (or float) dot products over tiles.
-    const int maxRows = activeKernelPath() == KernelPath::Avx2 ? detail::avx2MaxDotRows(w.type) : detail::kMaxDotRows;
-    const int64_t nTiles = (N + kTileRows - 1) / kTileRows;
-    const int64_t mTiles = (M + kTileActs - 1) / kTileActs;
-    const auto* wdata = static_cast<const uint8_t*>(w.data);
-    pool.parallelFor(nTiles * mTiles, [&](int64_t begin, int64_t end, int) {
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t m0 = (item / nTiles) * kTileActs, m1 = std::min(M, m0 + kTileActs);
-            const int64_t n0 = (item % nTiles) * kTileRows, n1 = std::min(N, n0 + kTileRows);
-            for (int64_t m = m0; m < m1;) {
-                int nx = int(std::min<int64_t>(maxRows, m1 - m));
-                detail::RowDotFn f = dot;
-                if (followLlama) {  // rows of one kernel per call
-                    const LlamaKernel k = kernelOf(m);
-                    int same = 1;
-                    while (same < nx && kernelOf(m + same) == k) ++same;
-                    nx = same;
-                    f = dotFor(k);
-                }
-                const uint8_t* a = act + size_t(m) * actStride;
-                int64_t n = n0;
-                if (pair)
-                    for (; n + 1 < n1; n += 2)
-                        pairFn(packed ? packed + size_t(n / 2) * packedBytes : wdata + size_t(n) * w.rowStride, w.rowStride,
-                               a, actStride, nx, K, y + m * N + n, size_t(N));
-                for (; n < n1; ++n)
-                    f(wdata + size_t(n) * w.rowStride, a, actStride, nx, K, y + m * N + n, size_t(N));
-                m += nx;
+    maxRows_ = activeKernelPath() == KernelPath::Avx2 ? detail::avx2MaxDotRows(w.type) : detail::kMaxDotRows;
+    nTiles_ = (N + kTileRows - 1) / kTileRows;
+    mTiles_ = (M + kTileActs - 1) / kTileActs;
+}
+
+// 2. Integer (or float) dot products over tiles.
+void RowsProduct::run(int64_t begin, int64_t end) const {
+    const int64_t K = w_.cols, N = w_.rows, M = M_;
+    const auto* wdata = static_cast<const uint8_t*>(w_.data);
+    for (int64_t item = begin; item < end; ++item) {
+        const int64_t m0 = (item / nTiles_) * kTileActs, m1 = std::min(M, m0 + kTileActs);
+        const int64_t n0 = (item % nTiles_) * kTileRows, n1 = std::min(N, n0 + kTileRows);
+        for (int64_t m = m0; m < m1;) {
+            int nx = int(std::min<int64_t>(maxRows_, m1 - m));
+            detail::RowDotFn f = dot_;
+            if (followLlama_) {  // rows of one kernel per call
+                const LlamaKernel k = kernelOf(m);
+                int same = 1;
+                while (same < nx && kernelOf(m + same) == k) ++same;
+                nx = same;
+                f = dotFor(k);
             }
+            const uint8_t* a = act_ + size_t(m) * actStride_;
+            int64_t n = n0;
+            if (pair_)
+                for (; n + 1 < n1; n += 2)
+                    pairFn_(packed_ ? packed_ + size_t(n / 2) * packedBytes_ : wdata + size_t(n) * w_.rowStride, w_.rowStride, a,
+                            actStride_, nx, K, y_ + m * N + n, size_t(N));
+            for (; n < n1; ++n)
+                f(wdata + size_t(n) * w_.rowStride, a, actStride_, nx, K, y_ + m * N + n, size_t(N));
+            m += nx;
         }
-    });
+    }
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // The fast path for every weight multiply in a forward pass.
 #include <cstdint>
+#include <span>
 
 #include "kernels/cpu/ggml_types.h"
 #include "weir/base/weight_view.h"
@@ -23,8 +24,11 @@ bool matmulSupports(GgmlType type, int64_t cols);
 // for the 32-element quants, Q8_K for the K-quants, F16/BF16 for those types)
 // so results track the reference closely (formulas in quantize.h). Runs on the
 // pool's threads, a tile of up to 16 weight rows x 64 activation rows each,
-// reading every weight row once per 4 activation rows. The kernel path (scalar
-// or AVX2) is the one cpu_features.h reports active.
+// reading every weight row once per 4 activation rows. The kernels are the
+// ones cpu_features.h reports active: scalar, AVX2 or AVX-512 VNNI rows, and
+// for prompts (32 rows or more) of the tiled types the tile GEMM on AMX or
+// VNNI (amx_tiles.h); weights packed at load (weight_tiles.h) take their own
+// path.
 //
 // groups (optional) says how llama.cpp's CPU backend would have batched each
 // activation row: its kernel choice, and so the last bits of a result, depend
@@ -41,6 +45,21 @@ struct RowGroups {
 };
 void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool,
             const RowGroups* groups = nullptr);
+
+// One product of matmulMany: y = W x, y laid out as matmul's.
+struct MatmulOutput {
+    WeightView w;
+    float* y = nullptr;
+};
+
+// matmul() of each weight with the same M activation rows (q/k/v, gate/up),
+// with the results matmul gives each, bit for bit. Where matmul would run a
+// pool job per weight (the row kernels: decode steps, drafts) this runs one
+// for all of them, and converts the activations once for the weights whose
+// kernels take the same conversion (Q4_K and Q6_K both read Q8_K rows).
+// Weights may differ in type but not in row length; no y may overlap x.
+void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool,
+                const RowGroups* groups = nullptr);
 
 // Row `r` of w as f32 (embedding lookup).
 void getRow(const WeightView& w, int64_t r, float* dst);

@@ -320,10 +320,34 @@ size_t attendScratchFloats(int64_t dk, int64_t dv) {
 
 void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 int32_t first, int32_t last, float scale, float* out, float* scratch) {
+    float* acc32 = scratch + 2 * dk;  // the slot attendHeadPart leaves free for it
+    const AttendPart part = attendHeadPart(q, dk, dv, k, v, first, last, scale, acc32, scratch);
+    const float inv = part.sum == 0.0f ? 0.0f : 1.0f / part.sum;
+    for (int64_t i = 0; i < dv; ++i) out[i] = acc32[i] * inv;
+}
+
+void mergeAttendParts(const AttendPart* parts, const float* accs, int n, int64_t dv, float* out) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int i = 0; i < n; ++i) m = std::max(m, parts[i].max);
+    std::memset(out, 0, size_t(dv) * sizeof(float));
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        if (parts[i].sum == 0.0f) continue;  // no positions (or none that counted)
+        const float w = std::exp(parts[i].max - m);
+        sum += w * parts[i].sum;
+        const float* acc = accs + int64_t(i) * dv;
+        for (int64_t j = 0; j < dv; ++j) out[j] += w * acc[j];
+    }
+    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+    for (int64_t j = 0; j < dv; ++j) out[j] *= inv;
+}
+
+AttendPart attendHeadPart(const float* q, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
+                          int32_t first, int32_t last, float scale, float* acc32, float* scratch) {
     float* qConv = scratch;                 // dk floats of room for the converted query
     float* qWide = scratch + dk;            // dk: the f16 query as f32, for the AVX2 K dot
-    float* acc32 = qWide + dk;              // dv
-    float* vRow = acc32 + dv;               // dv
+    // dv floats after qWide: attendHead's accumulator
+    float* vRow = qWide + dk + dv;          // dv
     auto* acc16 = reinterpret_cast<uint16_t*>(vRow + dv);
     const bool f16V = v.type == GgmlType::F16;
     const bool avx2 = opsHaveAvx2();  // once per head, not per position
@@ -386,8 +410,7 @@ void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, cons
         sum = std::fma(sum, ms, vs);  // fused, as the reference's compiler evaluates it
     }
     if (f16V) rowToF32(GgmlType::F16, acc16, acc32, dv);
-    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
-    for (int64_t i = 0; i < dv; ++i) out[i] = acc32[i] * inv;
+    return {m, sum};
 }
 
 } // namespace weir::kernels

@@ -91,4 +91,20 @@ size_t attendScratchFloats(int64_t dk, int64_t dv);
 void attendHead(const float* q, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
                 int32_t first, int32_t last, float scale, float* out, float* scratch);
 
+// attendHead over a part of a query's positions, before the division by the
+// sum: the largest score, the sum of exp(score - max), and in `acc` (dv
+// floats) the values weighted by exp(score - max). attendHead is this over
+// all of them, then acc / sum. Parts of one query's range, each on its own
+// thread, make one result through mergeAttendParts (flash decoding): within
+// float rounding of attendHead, not bit for bit.
+struct AttendPart {
+    float max = 0.0f;
+    float sum = 0.0f;
+};
+AttendPart attendHeadPart(const float* q, int64_t dk, int64_t dv, const PagedRows& k, const PagedRows& v,
+                          int32_t first, int32_t last, float scale, float* acc, float* scratch);
+// out (dv floats) = the attention over the union of n parts' positions; part
+// i's values at accs + i * dv.
+void mergeAttendParts(const AttendPart* parts, const float* accs, int n, int64_t dv, float* out);
+
 } // namespace weir::kernels

@@ -19,12 +19,12 @@ static inline float hsum(__m256 v) {
 static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
 // Decode steps stream each weight once, and the hardware prefetcher alone kept
-// too few cache lines in flight for that: a 1-thread decode step read at a
-// third of the machine's bandwidth, stalled on the weight loads. A kernel that
-// reads `bytes` of weights at `at` asks here, in its loop, for the same
-// amount this far ahead, which keeps the memory busy (measured best among
-// 1-8 KiB on AMD EPYC). Prefetches never fault, so reading past the matrix
-// end is harmless.
+// too few cache lines in flight for that: a 1-thread decode step stalled on
+// the weight loads, far below the machine's bandwidth. A kernel that reads
+// `bytes` of weights at `at` asks here, in its loop, for the same amount this
+// far ahead, which keeps the memory busy (the distance was chosen by
+// measurement: tests/bench/RESULTS.md). Prefetches never fault, so reading
+// past the matrix end is harmless.
 constexpr size_t kWeightPrefetchAhead = 4096;
 
 template <size_t kBytes>

@@ -255,6 +255,35 @@ private slots:
         QVERIFY(stored[1].completionTokens > 3);
     }
 
+    // A reload (new engine settings, another model) ends the replies in
+    // progress: the reply keeps its text and figures, and Continue writes on.
+    void aReplyCutByAReloadKeepsItsFiguresAndContinues() {
+        FakeEngineConfig config;
+        config.endless = true;
+        Fixture f(config);
+        const qint64 id = f.chat->newConversation();
+        QSignalSpy tokens(f.chat.get(), &ChatController::replyTokens);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("go on")));
+        QTRY_VERIFY_WITH_TIMEOUT(tokens.count() > 3, 30000);
+        f.host.load(QStringLiteral("fake.gguf"));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(f.host.state() == EngineHost::Ready, 30000);
+        const MessageRecord cut = f.storage.messages(id)[1];
+        QCOMPARE(cut.state, MessageState::Failed);
+        QVERIFY(cut.content.startsWith(QStringLiteral("word0 ")));
+        QVERIFY2(cut.promptTokens > 0, qPrintable(QString::number(cut.promptTokens)));
+        QVERIFY2(cut.completionTokens > 3, qPrintable(QString::number(cut.completionTokens)));
+        QCOMPARE(f.chat->contextUsed(), cut.promptTokens + cut.completionTokens);  // not "0 / N tokens"
+        QVERIFY(f.chat->continueReply(cut.id));
+        QTRY_VERIFY_WITH_TIMEOUT(f.chat->isGenerating(id), 30000);
+        f.chat->stop();
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        const MessageRecord written = f.storage.messages(id)[1];
+        QCOMPARE(written.id, cut.id);
+        QVERIFY(written.content.startsWith(cut.content));
+    }
+
     void progressIsSavedWhileStreaming() {
         FakeEngineConfig config;
         config.endless = true;
@@ -429,6 +458,10 @@ private slots:
         QVERIFY(stored[1].content.size() > partial.content.size());
         QCOMPARE(stored[1].completionTokens, 10);                // both parts
         QCOMPARE(stored[1].promptTokens, partial.promptTokens);  // the conversation's, once
+        // Cached is the first prompt's too: the second part's prompt also holds
+        // the reply so far, so its cached count can exceed the first prompt.
+        QCOMPARE(stored[1].cachedTokens, partial.cachedTokens);
+        QVERIFY(stored[1].cachedTokens <= stored[1].promptTokens);
         QCOMPARE(stored[1].finishReason, QStringLiteral("length"));
         std::lock_guard lock(config.record->mutex);
         QCOMPARE(config.record->usages.size(), size_t(2));  // drafts of both parts, too

@@ -4,6 +4,7 @@
 // floor warning) open. Screenshots go to $WEIR_SCREENSHOT_DIR/fake/ so the
 // UI can be looked at without a model; the real-model run is tests/e2e.
 #include <QAccessible>
+#include <QFile>
 #include <QFontInfo>
 #include <QKeySequence>
 #include <QQmlApplicationEngine>
@@ -70,6 +71,25 @@ QString describe(QQuickItem* item) {
     }
     return chain.join(QStringLiteral(" < "));
 }
+
+// The entry of an open Qt Quick file dialog that lists `fileName`.
+QQuickItem* dialogEntry(QQuickWindow* window, const QString& fileName) {
+    for (QQuickItem* item : allItems(window->contentItem()))
+        if (item->isVisible() && item->objectName().startsWith(QLatin1String("fileDialogDelegate"))
+            && item->property("fileName").toString() == fileName)
+            return item;
+    return nullptr;
+}
+
+// A visible button of an open dialog, by its label.
+QQuickItem* dialogButton(QQuickWindow* window, const QString& label) {
+    for (QQuickItem* item : allItems(window->contentItem()))
+        if (item->isVisible() && item->inherits("QQuickAbstractButton") && item->property("text").toString() == label)
+            return item;
+    return nullptr;
+}
+
+QPoint centreOf(QQuickItem* item) { return item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint(); }
 
 } // namespace
 
@@ -375,6 +395,57 @@ private slots:
     // A reply that quotes its own code: the fake drafts from earlier words
     // (as prompt lookup does), and the stats line says how many it kept, with
     // a tooltip that explains them. A reply without drafts shows none.
+    // Issue 26: at 600 px the reply's text and code ran past the right edge
+    // (the figures line, which could not shrink, widened the whole column).
+    void narrowWindowKeepsRepliesInside() {
+        Storage* storage = app_->storage();
+        const qint64 id = storage->createConversation(QStringLiteral("Narrow"));
+        MessageRecord user;
+        user.conversationId = id;
+        user.role = QStringLiteral("user");
+        user.content = QStringLiteral("Show me the code");
+        QVERIFY(storage->appendMessage(user));
+        MessageRecord reply = user;
+        reply.role = QStringLiteral("assistant");
+        reply.content = QString::fromUtf8(kMarkdownReply);
+        reply.promptTokens = 162;
+        reply.cachedTokens = 96;
+        reply.completionTokens = 412;
+        reply.tokensPerSecond = 250;
+        reply.timeToFirstTokenMs = 40;
+        reply.draftTokens = 120;
+        reply.acceptedDraftTokens = 80;
+        QVERIFY(storage->appendMessage(reply));
+        app_->chat()->reload();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        app_->chat()->select(id);
+        window_->resize(600, 800);
+        QTRY_COMPARE(window_->width(), 600);
+        QTRY_VERIFY(findVisual(window_, "codeScroller") && findVisual(window_, "replyStats"));
+        QTest::qWait(50);  // let the layouts settle
+        const qreal edge = window_->width() + 0.5;
+        QStringList outside;
+        auto check = [&](QQuickItem* item, const QString& what) {
+            const qreal right = item->mapToScene(QPointF(item->width(), 0)).x();
+            if (right > edge) outside << QStringLiteral("%1 ends at %2").arg(what).arg(right);
+        };
+        for (const char* name : {"codeScroller", "copyCodeButton", "replyStats", "draftsLabel", "replyFooter"}) {
+            QQuickItem* item = findVisual(window_, name);
+            QVERIFY2(item, name);
+            check(item, QString::fromLatin1(name));
+        }
+        for (QQuickItem* item : allItems(window_->contentItem()))
+            if (item->isVisible() && item->findChild<QObject*>(QStringLiteral("markdownStyler"), Qt::FindDirectChildrenOnly))
+                check(item, QStringLiteral("reply text"));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("narrow-reply")).isEmpty());
+        QVERIFY2(outside.isEmpty(), qPrintable(outside.join(QStringLiteral("; "))));
+        // The code scrolls sideways inside the column rather than wrapping.
+        QQuickItem* scroller = findVisual(window_, "codeScroller");
+        QVERIFY(scroller->property("contentWidth").toReal() > scroller->width());
+        window_->resize(1360, 860);
+        QTRY_COMPARE(window_->width(), 1360);
+    }
+
     void speculativeDraftsShowInTheStatsLine() {
         ChatController* chat = app_->chat();
         {
@@ -785,6 +856,146 @@ private slots:
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("monitor")));
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("pool-monitor-dark")).isEmpty());
         context->setProperty("themeOverride", QString());
+    }
+
+    // The file dialogs as a user drives Qt Quick's own dialog (no native one
+    // offscreen): Export opens on a folder that exists; after double-clicking
+    // into a folder the typed name is what gets saved, and Enter saves it;
+    // Import opens the highlighted file without a click on it.
+    void fileDialogFlows() {
+        ChatController* chat = app_->chat();
+        const qint64 id = chat->conversations()->idAt(0);
+        QVERIFY(id > 0);
+        QTemporaryDir folder;
+        QVERIFY(QDir(folder.path()).mkpath(QStringLiteral("notes")));
+
+        QQuickItem* sidebar = findItem(window_, "sidebar");
+        QObject* exportDialog = window_->findChild<QObject*>(QStringLiteral("exportDialog"));
+        QVERIFY(sidebar && exportDialog);
+        // A remembered folder that is gone: the dialog opens somewhere that exists.
+        exportDialog->setProperty("lastFolder", folder.filePath(QStringLiteral("gone")));
+        QMetaObject::invokeMethod(sidebar, "exportConversation", Q_ARG(QVariant, double(id)), Q_ARG(QVariant, QStringLiteral("markdown")));
+        QTRY_VERIFY(exportDialog->property("visible").toBool());
+        QVERIFY2(QFileInfo(exportDialog->property("currentFolder").toUrl().toLocalFile()).isDir(),
+                 qPrintable(exportDialog->property("currentFolder").toUrl().toString()));
+        QMetaObject::invokeMethod(exportDialog, "reject");
+        QTRY_VERIFY(!exportDialog->property("visible").toBool());
+
+        exportDialog->setProperty("lastFolder", folder.path());
+        QMetaObject::invokeMethod(sidebar, "exportConversation", Q_ARG(QVariant, double(id)), Q_ARG(QVariant, QStringLiteral("markdown")));
+        QTRY_VERIFY(exportDialog->property("visible").toBool());
+        QCOMPARE(exportDialog->property("currentFolder").toUrl().toLocalFile(), folder.path());
+        QQuickItem* notes = nullptr;
+        QTRY_VERIFY((notes = dialogEntry(window_, QStringLiteral("notes"))));
+        QTest::mouseDClick(window_, Qt::LeftButton, Qt::NoModifier, centreOf(notes));
+        QTRY_COMPARE(exportDialog->property("currentFolder").toUrl().toLocalFile(), folder.filePath(QStringLiteral("notes")));
+        QQuickItem* name = findVisual(window_, "fileNameTextField");
+        QVERIFY(name);
+        QTest::mouseClick(window_, Qt::LeftButton, Qt::NoModifier, centreOf(name));
+        QTest::keyClick(window_, Qt::Key_A, Qt::ControlModifier);
+        typeText(window_, QStringLiteral("typed.md"));
+        const QString typed = folder.filePath(QStringLiteral("notes/typed.md"));
+        QTRY_COMPARE(exportDialog->property("selectedFile").toUrl(), QUrl::fromLocalFile(typed));
+        QTest::keyClick(window_, Qt::Key_Return);
+        QTRY_VERIFY2(QFileInfo::exists(typed), qPrintable(exportDialog->property("selectedFile").toUrl().toString()));
+        QTRY_VERIFY(!exportDialog->property("visible").toBool());
+        QVERIFY(!QFileInfo::exists(folder.filePath(QStringLiteral("notes/") + chat->suggestedFileName(id, QStringLiteral("markdown")))));
+
+        // Import: the only file in the folder is highlighted; Import takes it.
+        QTemporaryDir exports;
+        const QString json = exports.filePath(QStringLiteral("conversation.json"));
+        QVERIFY(chat->exportConversation(id, QUrl::fromLocalFile(json), QStringLiteral("json")));
+        QObject* importDialog = window_->findChild<QObject*>(QStringLiteral("importDialog"));
+        QVERIFY(importDialog);
+        QMetaObject::invokeMethod(importDialog, "start");
+        QTRY_VERIFY(importDialog->property("visible").toBool());
+        QVERIFY(QFileInfo(importDialog->property("currentFolder").toUrl().toLocalFile()).isDir());
+        importDialog->setProperty("currentFolder", QUrl::fromLocalFile(exports.path()));
+        QTRY_VERIFY(dialogEntry(window_, QStringLiteral("conversation.json")));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("dialog-import-highlighted")).isEmpty());
+        QQuickItem* importButton = dialogButton(window_, QStringLiteral("Import"));
+        QVERIFY(importButton);
+        QTRY_VERIFY2(importButton->isEnabled(), "the highlighted file can be imported");
+        const int before = chat->conversations()->count();
+        QVERIFY(clickItem(window_, importButton));
+        QTRY_COMPARE(chat->conversations()->count(), before + 1);
+        QTRY_VERIFY(!importDialog->property("visible").toBool());
+    }
+
+    // Issue 26: the pool monitor redrew four times a second with nothing
+    // changing. At rest, status snapshots keep coming and nothing is drawn.
+    void idlePoolMonitorDoesNotRedraw() {
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("monitor")));
+        QTRY_VERIFY(findItem(window_, "poolMonitorPage")->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(app_->engineHost()->activeRequests() == 0, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!findItem(window_, "toast")->isVisible(), 30000);
+        app_->pools()->clear();  // no change left in the chart's minute
+        QSignalSpy snapshots(app_->engineHost(), &EngineHost::statusUpdated);
+        QSignalSpy updates(app_->pools(), &PoolStatusModel::updated);
+        QTRY_VERIFY(snapshots.count() >= 2);  // the first one after clear() is drawn
+        QTest::qWait(50);
+        int frames = 0;
+        QObject scope;
+        connect(window_, &QQuickWindow::afterFrameEnd, &scope, [&] { ++frames; }, Qt::DirectConnection);
+        const int updatesBefore = updates.count();
+        const int seen = snapshots.count();
+        QTRY_VERIFY_WITH_TIMEOUT(snapshots.count() >= seen + 8, 30000);
+        QCOMPARE(updates.count(), updatesBefore);
+        QVERIFY2(frames == 0, qPrintable(QStringLiteral("%1 frames drawn over %2 unchanged snapshots")
+                                           .arg(frames).arg(snapshots.count() - seen)));
+    }
+
+    // Issue 26: "Apply and reload", disabled, looked enabled in the dark
+    // theme (a grey fill with white bold text). Disabled, it is an outline.
+    void disabledApplyLooksDisabledInTheDark() {
+        QObject* context = app_->context();
+        context->setProperty("themeOverride", QStringLiteral("dark"));
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("settings")));
+        QQuickItem* apply = findItem(window_, "applyButton");
+        QTRY_VERIFY(apply && apply->isVisible());
+        QQuickItem* page = findItem(window_, "engineSettingsPage");
+        page->setProperty("draft", page->property("saved"));  // nothing to apply: disabled
+        QTRY_VERIFY(!apply->isEnabled());
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("apply-disabled-dark")).isEmpty());
+        const QImage shot = window_->grabWindow();
+        const qreal dpr = shot.devicePixelRatio();
+        auto colourAt = [&](qreal x, qreal y) {
+            const QPointF p = apply->mapToScene(QPointF(x, y));
+            return QColor(shot.pixel(int(p.x() * dpr), int(p.y() * dpr)));
+        };
+        const QColor inside = colourAt(4, apply->height() / 2), beside = colourAt(-6, apply->height() / 2);
+        const int difference = std::abs(inside.red() - beside.red()) + std::abs(inside.green() - beside.green())
+                             + std::abs(inside.blue() - beside.blue());
+        context->setProperty("themeOverride", QString());
+        QVERIFY2(difference < 12, qPrintable(QStringLiteral("a disabled primary button is filled: %1 inside, %2 beside")
+                                             .arg(inside.name(), beside.name())));
+    }
+
+    // Issue 26: a GGUF file that cannot load stayed in the model list (and,
+    // as the last model, was tried at every start). Remove takes it off.
+    void aModelThatCannotLoadCanBeRemoved() {
+        QTemporaryDir folder;
+        const QString bad = folder.filePath(QStringLiteral("broken-model.gguf"));
+        {
+            QFile file(bad);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("GGUF, but not really");
+        }
+        AppSettings* settings = app_->settings();
+        settings->addRecentModel(bad);
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("model")));
+        QQuickItem* row = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((row = findVisual(window_, "modelRow:broken-model.gguf")), 30000);
+        QQuickItem* remove = nullptr;
+        for (QQuickItem* item : allItems(row))
+            if (item->objectName() == QLatin1String("removeModelButton") && item->isVisible()) remove = item;
+        QVERIFY2(remove, "a file that cannot load offers Remove");
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("model-remove")).isEmpty());
+        QVERIFY(clickItem(window_, remove));
+        QTRY_VERIFY(!settings->recentModels().contains(bad));
+        QVERIFY(settings->lastModel() != bad);
+        QTRY_VERIFY_WITH_TIMEOUT(!findVisual(window_, "modelRow:broken-model.gguf"), 30000);
+        QVERIFY(QFileInfo::exists(bad));  // outside the model folders: only forgotten
     }
 
     // Last: it closes the window.

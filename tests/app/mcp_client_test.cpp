@@ -59,6 +59,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(tools.serverList().value(0).toMap().value("state").toString() == u"ready", patienceMs());
         QVERIFY(tools.isAvailable(QStringLiteral("add")));
         QVERIFY(tools.needsApproval(QStringLiteral("add")));  // MCP tools ask until the user says otherwise
+        QCOMPARE(tools.serverOf(QStringLiteral("add")), QStringLiteral("test"));  // named on its tool cards
+        QCOMPARE(tools.serverOf(QStringLiteral("calculator")), QString());
         bool offered = false;
         for (const QJsonValue& t : tools.openAiTools()) {
             const QJsonObject f = t.toObject()["function"].toObject();

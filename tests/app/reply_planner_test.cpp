@@ -116,6 +116,22 @@ private slots:
         QCOMPARE(plan.reply.promptTokens, 7);
     }
 
+    // A reply cut by a reload is stored failed with its text: Continue writes
+    // on from that text, while other failed replies stay out of the prompt.
+    void continueWritesOnAFailedReply() {
+        ReplyInput in;
+        in.branch = {record(1, "user", "first"), record(2, "assistant", "lost", MessageState::Failed),
+                     record(3, "user", "second"), record(4, "assistant", "cut sho", MessageState::Failed)};
+        in.replyId = 4;
+        in.continuing = true;
+        const ReplyPlan plan = planReply(in);
+        QCOMPARE(plan.turns.size(), size_t(2));
+        QCOMPARE(plan.turns[0].content, std::string("first\n\nsecond"));
+        QCOMPARE(plan.turns[1].role, std::string("assistant"));
+        QCOMPARE(plan.turns[1].content, std::string("cut sho"));
+        QCOMPARE(plan.reply.state, MessageState::Streaming);
+    }
+
     void continueOfAReplyNotInTheBranchPlansNothingToWrite() {
         ReplyInput in;
         in.branch = {record(1, "user", "A story")};

@@ -192,6 +192,10 @@ private slots:
         const double sum = args["a"].toDouble() + args["b"].toDouble();
         QCOMPARE(calls[0].result.toDouble(), sum);
         qInfo() << "add" << calls[0].arguments << "->" << calls[0].result;
+        // The card says which server ran the tool.
+        QQuickItem* server = nullptr;
+        QTRY_VERIFY((server = findVisual(window_->contentItem(), QStringLiteral("toolServer"))) != nullptr);
+        QVERIFY2(server->property("text").toString().contains(u"test-mcp"), qPrintable(server->property("text").toString()));
         QTest::qWait(100);
         QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("mcp")).isEmpty());
         QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("tools")));

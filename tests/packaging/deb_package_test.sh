@@ -27,12 +27,28 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/weir-deb-test-XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
 # ---- build and unpack ----
-deb=$(WEIR_DEB_NO_BUILD=1 "$src/packaging/build-deb.sh" "$build" "$scratch/out") || fail "build-deb.sh failed"
+debs=$(WEIR_DEB_NO_BUILD=1 "$src/packaging/build-deb.sh" "$build" "$scratch/out") || fail "build-deb.sh failed"
+deb=$(sed -n 1p <<<"$debs")
+cuda_deb=$(sed -n 2p <<<"$debs")
 [ -s "$deb" ] || fail "no package produced"
 pass "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
 root="$scratch/root"
 dpkg -x "$deb" "$root"
 [ "$(dpkg-deb -f "$deb" Package)" = weir ] || fail "package name is not weir"
+# The CUDA module, when built, is its own package: the module only, in
+# lib/weir where the engine looks next to bin/, depending on this weir.
+if [ -f "$build/lib/libweir-cuda.so" ]; then
+  [ -s "$cuda_deb" ] || fail "the build has the CUDA module but no weir-cuda package was made"
+  [ "$(dpkg-deb -f "$cuda_deb" Package)" = weir-cuda ] || fail "the CUDA package is not named weir-cuda"
+  files=$(dpkg-deb -c "$cuda_deb" | awk '$1 !~ /^d/ {print $NF}')
+  [ "$files" = ./usr/lib/weir/libweir-cuda.so ] || fail "weir-cuda holds more or other than the module: $files"
+  version=$(dpkg-deb -f "$deb" Version)
+  dpkg-deb -f "$cuda_deb" Depends | grep -qF "weir (= $version)" || fail "weir-cuda does not depend on weir $version"
+  dpkg -x "$cuda_deb" "$root"
+  pass "weir-cuda: only usr/lib/weir/libweir-cuda.so, depends on weir (= $version)"
+elif [ -n "$cuda_deb" ]; then
+  fail "a weir-cuda package was made from a build without the CUDA module"
+fi
 
 id=io.github.weir.Weir
 usr="$root/usr"
@@ -84,6 +100,11 @@ for p in sqldrivers/libqsqlite.so platforms/libqxcb.so; do
   has_dep "$pkg" || fail "the app loads $p from $pkg, which Depends does not list"
 done
 pass "Depends: computed libraries, every QML module imported and the Qt plugins loaded"
+recommends=$(dpkg-deb -f "$deb" Recommends)
+for pkg in qt6-xdgdesktopportal-platformtheme qt6-gtk-platformtheme; do
+  echo ", $recommends," | grep -qE ", $pkg," || fail "Recommends lacks $pkg (native file dialogs): $recommends"
+done
+pass "Recommends: the platform themes that give native file dialogs"
 
 # ---- the installed binaries, with only the scratch XDG folders ----
 home="$scratch/home"
@@ -112,6 +133,20 @@ assert r["model"] == sys.argv[2], f"used {r['model']}, not the model in the XDG 
 assert len(r["tokens"]) == 8 and r["text"].strip(), r
 PY
 pass "installed weir-cli generate: 8 tokens from the model in \$XDG_DATA_HOME/weir/models"
+if [ -n "$cuda_deb" ]; then
+  # Unpacked beside weir-cli, the module is found; this machine may still
+  # have no GPU, but the problem named must not be a missing module.
+  "${user_env[@]}" "$usr/bin/weir-cli" devices --json >"$scratch/devices.json" || fail "installed weir-cli devices"
+  python3 - "$scratch/devices.json" <<'PY' || fail "the installed weir-cli did not find the installed CUDA module"
+import json, sys
+r = json.load(open(sys.argv[1]))
+gpus = [d for d in r["devices"] if d["gpu"]]
+problem = r.get("gpu_problem", "")
+assert gpus or "no CUDA support" not in problem, problem
+print("devices:", [d["id"] for d in r["devices"]], "|", problem)
+PY
+  pass "installed weir-cli opens the installed CUDA module (usr/lib/weir)"
+fi
 
 QT_QPA_PLATFORM=xcb "${user_env[@]}" "$usr/bin/weir" --help >"$scratch/weir-help.txt" || fail "weir --help without a display"
 grep -q -- "--quit-after" "$scratch/weir-help.txt" || fail "weir --help does not list its options"

@@ -92,7 +92,8 @@ bool ChatController::deleteMessage(qint64 messageId) {
 bool ChatController::continueReply(qint64 messageId) {
     auto m = storage_->message(messageId);
     if (!m || m->role != u"assistant" || m->content.isEmpty() || busy(m->conversationId)) return false;
-    if (m->state == MessageState::Failed || m->state == MessageState::Streaming) return false;
+    // A failed reply with text (cut by an unload or reload) writes on too.
+    if (m->state == MessageState::Streaming) return false;
     // Only the latest reply: the model writes on where the conversation ends.
     const QList<MessageRecord> branch = storage_->messages(m->conversationId);
     if (branch.isEmpty() || branch.last().id != messageId) return false;

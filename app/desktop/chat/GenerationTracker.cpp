@@ -20,7 +20,10 @@ MessageRecord endedReplyRecord(MessageRecord m, const LiveReply& g, MessageState
     m.completionTokens = g.tokens;
     m.timeToFirstTokenMs = std::max(0.0, g.firstTokenMs);
     m.draftTokens = m.acceptedDraftTokens = 0;  // this part's, from the engine; a continued reply adds its base below
-    if (usage) {
+    // A reply ended by an unload or reload comes with no figures: keep the
+    // prompt and the tokens counted as they streamed.
+    if (g.promptTokens > 0 && (!usage || usage->promptTokens == 0)) m.promptTokens = g.promptTokens;
+    if (usage && (usage->promptTokens > 0 || usage->completionTokens > 0)) {
         m.promptTokens = usage->promptTokens;
         m.completionTokens = usage->completionTokens;
         m.cachedTokens = usage->cachedPromptTokens;
@@ -30,8 +33,13 @@ MessageRecord endedReplyRecord(MessageRecord m, const LiveReply& g, MessageState
         m.acceptedDraftTokens = usage->acceptedDraftTokens;
     }
     if (g.continuing) {
-        // One reply written in parts: the first prompt, and every part's tokens.
-        if (g.basePromptTokens > 0) m.promptTokens = g.basePromptTokens;
+        // One reply written in parts: the first prompt (and what of it was
+        // cached: a later part's prompt holds the reply so far), and every
+        // part's tokens.
+        if (g.basePromptTokens > 0) {
+            m.promptTokens = g.basePromptTokens;
+            m.cachedTokens = std::min(g.baseCachedTokens, g.basePromptTokens);
+        }
         m.completionTokens += g.baseCompletionTokens;
         m.draftTokens += g.baseDraftTokens;
         m.acceptedDraftTokens += g.baseAcceptedDraftTokens;
@@ -69,6 +77,7 @@ const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan
         g.continuing = true;
         g.text = plan.reply.content;
         g.basePromptTokens = plan.reply.promptTokens;
+        g.baseCachedTokens = plan.reply.cachedTokens;
         g.baseCompletionTokens = plan.reply.completionTokens;
         g.baseDraftTokens = plan.reply.draftTokens;
         g.baseAcceptedDraftTokens = plan.reply.acceptedDraftTokens;

@@ -41,7 +41,7 @@ struct LiveReply {
     qint64 contextFromId = 0;     // the first message sent after the system prompt, when some were not
     // Continue: the reply already had text and usage; the new part adds to them.
     bool continuing = false;
-    int basePromptTokens = 0, baseCompletionTokens = 0;
+    int basePromptTokens = 0, baseCompletionTokens = 0, baseCachedTokens = 0;
     int baseDraftTokens = 0, baseAcceptedDraftTokens = 0;
     // Agent replies: read for tool calls.
     bool agent = false;

@@ -98,7 +98,10 @@ std::vector<Message> plainTurns(const ReplyInput& in, std::vector<qint64>* turnI
     if (const QString system = in.settings.systemPrompt.trimmed(); !system.isEmpty()) add("system", system.toStdString(), 0);
     for (const MessageRecord& stored : in.branch) {
         const MessageRecord m = asWritten(stored, in.unsaved);
-        if (m.role == u"assistant" && (m.state == MessageState::Failed || m.state == MessageState::Streaming)) continue;
+        // A failed reply is left out, unless it is the one Continue writes on (cut by a reload).
+        const bool continued = in.continuing && m.id == in.replyId;
+        const bool unfinished = m.state == MessageState::Failed || m.state == MessageState::Streaming;
+        if (m.role == u"assistant" && unfinished && !continued) continue;
         if (m.content.isEmpty()) continue;
         const std::string role = m.role.toStdString();
         // Templates want roles to alternate; a reply that failed leaves two user

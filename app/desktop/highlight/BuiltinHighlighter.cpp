@@ -91,157 +91,173 @@ int BuiltinHighlighter::scanString(const QString& text, int from, QChar quote) c
 }
 
 void BuiltinHighlighter::highlightCode(const QString& text) {
+    int i = continueBlock(text);
+    if (i == kLineDone || highlightPreprocessorLine(text, i)) return;
+    const int n = int(text.size());
+    while (i < n) {
+        int next = i;
+        for (auto scan : {&BuiltinHighlighter::scanComment, &BuiltinHighlighter::scanQuoted,
+                          &BuiltinHighlighter::scanShellVariable, &BuiltinHighlighter::scanNumber,
+                          &BuiltinHighlighter::scanDecorator, &BuiltinHighlighter::scanWord}) {
+            next = (this->*scan)(text, i);
+            if (next != i) break;
+        }
+        if (next == kLineDone) return;
+        i = next == i ? i + 1 : next;
+    }
+}
+
+// Constructs that continue from the previous line: a block comment, a
+// triple-quoted or template string.
+int BuiltinHighlighter::continueBlock(const QString& text) {
     const SyntaxLanguage& lang = *language_;
     const int n = int(text.size());
-    int i = 0;
     const int prev = std::max(0, previousBlockState());
-
-    // Constructs that continue from the previous line.
+    int end = 0;
+    Category category = String;
     if (prev == InBlockComment) {
-        const int end = text.indexOf(lang.blockCommentEnd);
-        if (end < 0) {
-            setFormat(0, n, formats_[Comment]);
-            setCurrentBlockState(InBlockComment);
-            return;
-        }
-        i = end + int(lang.blockCommentEnd.size());
-        setFormat(0, i, formats_[Comment]);
+        category = Comment;
+        end = text.indexOf(lang.blockCommentEnd);
+        if (end >= 0) end += int(lang.blockCommentEnd.size());
     } else if (prev == InTripleDouble || prev == InTripleSingle) {
-        const QString delim = prev == InTripleDouble ? QStringLiteral("\"\"\"") : QStringLiteral("'''");
-        const int end = text.indexOf(delim);
-        if (end < 0) {
-            setFormat(0, n, formats_[String]);
-            setCurrentBlockState(prev);
-            return;
-        }
-        i = end + 3;
-        setFormat(0, i, formats_[String]);
+        end = text.indexOf(prev == InTripleDouble ? QStringLiteral("\"\"\"") : QStringLiteral("'''"));
+        if (end >= 0) end += 3;
     } else if (prev == InTemplate) {
-        const int end = scanString(text, 0, u'`');
-        if (end < 0) {
-            setFormat(0, n, formats_[String]);
-            setCurrentBlockState(InTemplate);
-            return;
-        }
-        i = end;
-        setFormat(0, i, formats_[String]);
+        end = scanString(text, 0, u'`');
+    } else {
+        return 0;
     }
-
-    if (lang.preprocessor && i == 0) {
-        const int first = nextNonSpace(text, 0);
-        if (first < n && text[first] == u'#') {
-            const int comment = text.indexOf(QStringLiteral("//"), first);
-            setFormat(first, (comment < 0 ? n : comment) - first, formats_[Preprocessor]);
-            if (comment >= 0) setFormat(comment, n - comment, formats_[Comment]);
-            return;
-        }
+    if (end < 0) {
+        setFormat(0, n, formats_[category]);
+        setCurrentBlockState(prev);
+        return kLineDone;
     }
+    setFormat(0, end, formats_[category]);
+    return end;
+}
 
-    while (i < n) {
-        const QChar c = text[i];
-        bool lineComment = false;
-        for (const QString& lc : lang.lineComments) {
-            // In shells '#' starts a comment only at a word boundary ($#, ${#a} are not comments).
-            if (startsAt(text, i, lc) && (!lang.shellVariables || i == 0 || text[i - 1].isSpace())) {
-                lineComment = true;
-                break;
-            }
-        }
-        if (lineComment) {
+// A preprocessor line (C, C++) from its first '#', with a trailing // comment.
+bool BuiltinHighlighter::highlightPreprocessorLine(const QString& text, int from) {
+    if (!language_->preprocessor || from != 0) return false;
+    const int n = int(text.size());
+    const int first = nextNonSpace(text, 0);
+    if (first >= n || text[first] != u'#') return false;
+    const int comment = text.indexOf(QStringLiteral("//"), first);
+    setFormat(first, (comment < 0 ? n : comment) - first, formats_[Preprocessor]);
+    if (comment >= 0) setFormat(comment, n - comment, formats_[Comment]);
+    return true;
+}
+
+int BuiltinHighlighter::scanComment(const QString& text, int i) {
+    const SyntaxLanguage& lang = *language_;
+    const int n = int(text.size());
+    for (const QString& lc : lang.lineComments) {
+        // In shells '#' starts a comment only at a word boundary ($#, ${#a} are not comments).
+        if (startsAt(text, i, lc) && (!lang.shellVariables || i == 0 || text[i - 1].isSpace())) {
             setFormat(i, n - i, formats_[Comment]);
-            return;
+            return kLineDone;
         }
-        if (startsAt(text, i, lang.blockCommentStart)) {
-            const int end = text.indexOf(lang.blockCommentEnd, i + int(lang.blockCommentStart.size()));
-            if (end < 0) {
-                setFormat(i, n - i, formats_[Comment]);
-                setCurrentBlockState(InBlockComment);
-                return;
-            }
-            const int stop = end + int(lang.blockCommentEnd.size());
-            setFormat(i, stop - i, formats_[Comment]);
-            i = stop;
-            continue;
-        }
-        if (lang.tripleQuotes && (startsAt(text, i, QStringLiteral("\"\"\"")) || startsAt(text, i, QStringLiteral("'''")))) {
-            const QString delim = text.mid(i, 3);
-            const int end = text.indexOf(delim, i + 3);
-            if (end < 0) {
-                setFormat(i, n - i, formats_[String]);
-                setCurrentBlockState(delim == u"\"\"\"" ? InTripleDouble : InTripleSingle);
-                return;
-            }
-            setFormat(i, end + 3 - i, formats_[String]);
-            i = end + 3;
-            continue;
-        }
-        if (lang.templateStrings && c == u'`') {
-            const int end = scanString(text, i + 1, u'`');
-            if (end < 0) {
-                setFormat(i, n - i, formats_[String]);
-                setCurrentBlockState(InTemplate);
-                return;
-            }
-            setFormat(i, end - i, formats_[String]);
-            i = end;
-            continue;
-        }
-        if (lang.stringQuotes.contains(c)) {
-            int end = scanString(text, i + 1, c);
-            if (end < 0) end = n;  // unterminated: colour to the end of the line
-            const bool key = lang.jsonKeys && nextNonSpace(text, end) < n && text[nextNonSpace(text, end)] == u':';
-            setFormat(i, end - i, formats_[key ? Key : String]);
-            i = end;
-            continue;
-        }
-        if (lang.shellVariables && c == u'$' && i + 1 < n) {
-            int end = i + 1;
-            if (text[end] == u'{') {
-                const int close = text.indexOf(u'}', end);
-                end = close < 0 ? n : close + 1;
-            } else if (isIdentStart(text[end])) {
-                while (end < n && isIdentChar(text[end])) ++end;
-            } else if (text[end].isDigit() || QStringLiteral("@#?*$!-").contains(text[end])) {
-                ++end;
-            }
-            if (end > i + 1) {
-                setFormat(i, end - i, formats_[Variable]);
-                i = end;
-                continue;
-            }
-        }
-        if (c.isDigit() && (i == 0 || !isIdentChar(text[i - 1]))) {
-            int end = i + 1;
-            while (end < n && (text[end].isLetterOrNumber() || text[end] == u'.' || text[end] == u'\'' ||
-                               text[end] == u'_'))
-                ++end;
-            setFormat(i, end - i, formats_[Number]);
-            i = end;
-            continue;
-        }
-        if (c == u'@' && lang.id == u"python" && i + 1 < n && isIdentStart(text[i + 1])) {
-            int end = i + 1;
-            while (end < n && (isIdentChar(text[end]) || text[end] == u'.')) ++end;
-            setFormat(i, end - i, formats_[Preprocessor]);
-            i = end;
-            continue;
-        }
-        if (isIdentStart(c)) {
-            int end = i + 1;
-            while (end < n && (isIdentChar(text[end]) || (lang.shellVariables && text[end] == u'-'))) ++end;
-            const QString word = text.mid(i, end - i);
-            if (lang.keywords.contains(word)) setFormat(i, end - i, formats_[Keyword]);
-            else if (lang.types.contains(word)) setFormat(i, end - i, formats_[Type]);
-            else if (lang.constants.contains(word)) setFormat(i, end - i, formats_[Constant]);
-            else if (!lang.jsonKeys) {
-                const int next = nextNonSpace(text, end);
-                if (next < n && text[next] == u'(') setFormat(i, end - i, formats_[Function]);
-            }
-            i = end;
-            continue;
-        }
-        ++i;
     }
+    if (!startsAt(text, i, lang.blockCommentStart)) return i;
+    const int end = text.indexOf(lang.blockCommentEnd, i + int(lang.blockCommentStart.size()));
+    if (end < 0) {
+        setFormat(i, n - i, formats_[Comment]);
+        setCurrentBlockState(InBlockComment);
+        return kLineDone;
+    }
+    const int stop = end + int(lang.blockCommentEnd.size());
+    setFormat(i, stop - i, formats_[Comment]);
+    return stop;
+}
+
+// Triple-quoted, template and plain strings (a JSON string before ':' is a key).
+int BuiltinHighlighter::scanQuoted(const QString& text, int i) {
+    const SyntaxLanguage& lang = *language_;
+    const int n = int(text.size());
+    const QChar c = text[i];
+    if (lang.tripleQuotes && (startsAt(text, i, QStringLiteral("\"\"\"")) || startsAt(text, i, QStringLiteral("'''")))) {
+        const QString delim = text.mid(i, 3);
+        const int end = text.indexOf(delim, i + 3);
+        if (end < 0) {
+            setFormat(i, n - i, formats_[String]);
+            setCurrentBlockState(delim == u"\"\"\"" ? InTripleDouble : InTripleSingle);
+            return kLineDone;
+        }
+        setFormat(i, end + 3 - i, formats_[String]);
+        return end + 3;
+    }
+    if (lang.templateStrings && c == u'`') {
+        const int end = scanString(text, i + 1, u'`');
+        if (end < 0) {
+            setFormat(i, n - i, formats_[String]);
+            setCurrentBlockState(InTemplate);
+            return kLineDone;
+        }
+        setFormat(i, end - i, formats_[String]);
+        return end;
+    }
+    if (!lang.stringQuotes.contains(c)) return i;
+    int end = scanString(text, i + 1, c);
+    if (end < 0) end = n;  // unterminated: colour to the end of the line
+    const bool key = lang.jsonKeys && nextNonSpace(text, end) < n && text[nextNonSpace(text, end)] == u':';
+    setFormat(i, end - i, formats_[key ? Key : String]);
+    return end;
+}
+
+int BuiltinHighlighter::scanShellVariable(const QString& text, int i) {
+    const int n = int(text.size());
+    if (!language_->shellVariables || text[i] != u'$' || i + 1 >= n) return i;
+    int end = i + 1;
+    if (text[end] == u'{') {
+        const int close = text.indexOf(u'}', end);
+        end = close < 0 ? n : close + 1;
+    } else if (isIdentStart(text[end])) {
+        while (end < n && isIdentChar(text[end])) ++end;
+    } else if (text[end].isDigit() || QStringLiteral("@#?*$!-").contains(text[end])) {
+        ++end;
+    }
+    if (end == i + 1) return i;
+    setFormat(i, end - i, formats_[Variable]);
+    return end;
+}
+
+int BuiltinHighlighter::scanNumber(const QString& text, int i) {
+    const int n = int(text.size());
+    if (!text[i].isDigit() || (i > 0 && isIdentChar(text[i - 1]))) return i;
+    int end = i + 1;
+    while (end < n &&
+           (text[end].isLetterOrNumber() || text[end] == u'.' || text[end] == u'\'' || text[end] == u'_'))
+        ++end;
+    setFormat(i, end - i, formats_[Number]);
+    return end;
+}
+
+// A Python decorator: '@' and a dotted name.
+int BuiltinHighlighter::scanDecorator(const QString& text, int i) {
+    const int n = int(text.size());
+    if (text[i] != u'@' || language_->id != u"python" || i + 1 >= n || !isIdentStart(text[i + 1])) return i;
+    int end = i + 1;
+    while (end < n && (isIdentChar(text[end]) || text[end] == u'.')) ++end;
+    setFormat(i, end - i, formats_[Preprocessor]);
+    return end;
+}
+
+// A keyword, type, constant, or a name followed by '(' (a call).
+int BuiltinHighlighter::scanWord(const QString& text, int i) {
+    const SyntaxLanguage& lang = *language_;
+    const int n = int(text.size());
+    if (!isIdentStart(text[i])) return i;
+    int end = i + 1;
+    while (end < n && (isIdentChar(text[end]) || (lang.shellVariables && text[end] == u'-'))) ++end;
+    const QString word = text.mid(i, end - i);
+    if (lang.keywords.contains(word)) setFormat(i, end - i, formats_[Keyword]);
+    else if (lang.types.contains(word)) setFormat(i, end - i, formats_[Type]);
+    else if (lang.constants.contains(word)) setFormat(i, end - i, formats_[Constant]);
+    else if (!lang.jsonKeys) {
+        const int next = nextNonSpace(text, end);
+        if (next < n && text[next] == u'(') setFormat(i, end - i, formats_[Function]);
+    }
+    return end;
 }
 
 void BuiltinHighlighter::highlightMarkdown(const QString& text) {

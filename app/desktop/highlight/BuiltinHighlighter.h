@@ -29,6 +29,19 @@ protected:
 
 private:
     void highlightCode(const QString& text);
+    // The code scanners: each colours one construct starting at `i` and
+    // returns where scanning goes on: past it, kLineDone when it ran to the
+    // end of the line (the block state set for the next one), or `i` itself
+    // when no such construct starts there.
+    static constexpr int kLineDone = -1;
+    int continueBlock(const QString& text);
+    bool highlightPreprocessorLine(const QString& text, int from);
+    int scanComment(const QString& text, int i);
+    int scanQuoted(const QString& text, int i);
+    int scanShellVariable(const QString& text, int i);
+    int scanNumber(const QString& text, int i);
+    int scanDecorator(const QString& text, int i);
+    int scanWord(const QString& text, int i);
     void highlightMarkdown(const QString& text);
     void markdownInline(const QString& text, int from);
     int scanString(const QString& text, int from, QChar quote) const;

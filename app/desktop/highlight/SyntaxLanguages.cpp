@@ -11,9 +11,7 @@ QSet<QString> words(const char* list) {
     return out;
 }
 
-QList<SyntaxLanguage> buildLanguages() {
-    QList<SyntaxLanguage> out;
-
+SyntaxLanguage cppLanguage() {
     SyntaxLanguage cpp;
     cpp.id = QStringLiteral("cpp");
     cpp.displayName = QStringLiteral("C++");
@@ -34,8 +32,10 @@ QList<SyntaxLanguage> buildLanguages() {
         "ssize_t ptrdiff_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t "
         "std string vector map unordered_map set unique_ptr shared_ptr optional span string_view array");
     cpp.constants = words("true false nullptr NULL");
-    out.append(cpp);
+    return cpp;
+}
 
+SyntaxLanguage pythonLanguage() {
     SyntaxLanguage py;
     py.id = QStringLiteral("python");
     py.displayName = QStringLiteral("Python");
@@ -47,8 +47,10 @@ QList<SyntaxLanguage> buildLanguages() {
         "import in is lambda nonlocal not or pass raise return try while with yield match case");
     py.types = words("int float str bytes bool list dict set tuple object type complex frozenset bytearray");
     py.constants = words("True False None self cls print len range enumerate zip open super isinstance");
-    out.append(py);
+    return py;
+}
 
+SyntaxLanguage javaScriptLanguage() {
     SyntaxLanguage js;
     js.id = QStringLiteral("js");
     js.displayName = QStringLiteral("JavaScript");
@@ -66,16 +68,20 @@ QList<SyntaxLanguage> buildLanguages() {
         "string number boolean any unknown never object symbol bigint Array Map Set Promise Record Partial "
         "Object String Number Boolean Date RegExp Error JSON Math");
     js.constants = words("true false null undefined NaN Infinity console window document globalThis");
-    out.append(js);
+    return js;
+}
 
+SyntaxLanguage jsonLanguage() {
     SyntaxLanguage json;
     json.id = QStringLiteral("json");
     json.displayName = QStringLiteral("JSON");
     json.stringQuotes = QStringLiteral("\"");
     json.jsonKeys = true;
     json.constants = words("true false null");
-    out.append(json);
+    return json;
+}
 
+SyntaxLanguage bashLanguage() {
     SyntaxLanguage sh;
     sh.id = QStringLiteral("bash");
     sh.displayName = QStringLiteral("Bash");
@@ -88,14 +94,19 @@ QList<SyntaxLanguage> buildLanguages() {
     sh.constants = words(
         "echo printf cd pwd ls cat grep sed awk find xargs mkdir rm cp mv chmod chown test read curl wget git "
         "sudo apt apt-get pip python3 cmake make ninja tar");
-    out.append(sh);
+    return sh;
+}
 
+SyntaxLanguage markdownLanguage() {
     SyntaxLanguage md;
     md.id = QStringLiteral("markdown");
     md.displayName = QStringLiteral("Markdown");
     md.markdown = true;
-    out.append(md);
-    return out;
+    return md;
+}
+
+QList<SyntaxLanguage> buildLanguages() {
+    return {cppLanguage(), pythonLanguage(), javaScriptLanguage(), jsonLanguage(), bashLanguage(), markdownLanguage()};
 }
 
 const QHash<QString, QString>& aliases() {

@@ -214,6 +214,13 @@ void AppSettings::addRecentModel(const QString& path) {
     emit recentModelsChanged();
 }
 
+void AppSettings::removeRecentModel(const QString& path) {
+    QStringList recent = settings_.value(QStringLiteral("models/recent")).toStringList();
+    if (recent.removeAll(QFileInfo(path).absoluteFilePath()) == 0) return;
+    settings_.setValue(QStringLiteral("models/recent"), recent);
+    emit recentModelsChanged();
+}
+
 qint64 AppSettings::lastConversation() const {
     return settings_.value(QStringLiteral("session/lastConversation"), 0).toLongLong();
 }

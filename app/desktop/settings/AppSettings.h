@@ -86,6 +86,7 @@ public:
     QString defaultModel() const { return defaultModel_; }
     QString lastModel() const;
     Q_INVOKABLE void addRecentModel(const QString& path);
+    Q_INVOKABLE void removeRecentModel(const QString& path);
 
     qint64 lastConversation() const;
     void setLastConversation(qint64 id);

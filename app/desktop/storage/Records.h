@@ -17,7 +17,7 @@ struct ConversationSettings {
     int maxTokens = 1024;
     qint64 seed = -1;  // -1: a fresh random seed for every reply
     // What to do when the next turn would not fit in the model's context
-    // (ContextPolicy.h names the values); "" follows the app's default.
+    // (engine_host/ContextFit.h names the values); "" follows the app's default.
     QString contextPolicy;
 };
 

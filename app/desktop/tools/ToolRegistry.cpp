@@ -156,6 +156,8 @@ void ToolRegistry::setShellEnabled(bool on) {
 ToolRegistry::Policy ToolRegistry::policy(const QString& tool) const { return policies_.value(tool, Policy::Ask); }
 QString ToolRegistry::policyName(const QString& tool) const { return policyText(policy(tool)); }
 
+QString ToolRegistry::serverOf(const QString& tool) const { return entries().value(tool).server; }
+
 void ToolRegistry::setPolicy(const QString& tool, const QString& p) {
     if (policyName(tool) == p && policies_.contains(tool)) return;
     policies_.insert(tool, policyFrom(p));

@@ -55,6 +55,9 @@ public:
 
     Policy policy(const QString& tool) const;
     Q_INVOKABLE QString policyName(const QString& tool) const;
+    // The MCP server that offers `tool` now; "" for a built-in tool or one
+    // no enabled server offers.
+    Q_INVOKABLE QString serverOf(const QString& tool) const;
     Q_INVOKABLE void setPolicy(const QString& tool, const QString& policy);
     // Whether a call of `tool` must wait for the user's Approve (policy ask,
     // or a tool that asks on every run).

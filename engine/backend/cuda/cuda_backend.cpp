@@ -454,6 +454,12 @@ void CudaBackend::matmul(const WeightView& w, const float* x, int64_t rows, floa
     });
 }
 
+// A launch per projection: the stream orders them without a host round trip,
+// and a decode step replays them inside its graph.
+void CudaBackend::matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) {
+    for (const Projection& p : outs) matmul(p.w, x, rows, p.y, set);
+}
+
 void CudaBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
     if (!bias) return;
     run(OpBias, {ptr(y), ptr(bias), uint64_t(rows), uint64_t(width)},

@@ -63,6 +63,7 @@ public:
     void embed(const WeightView& table, float scale, float* x, int64_t width) override;
     void rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) override;
     void matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) override;
+    void matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) override;
     void addBias(float* y, const float* bias, int64_t rows, int64_t width) override;
     void add(float* y, const float* x, int64_t n) override;
     void glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t width) override;

@@ -15,6 +15,7 @@
 #include "weir/types/compute_device.h"
 #include "weir/types/engine_options.h"
 #include "weir/types/generate.h"
+#include "weir/types/maintenance_result.h"
 #include "weir/types/message.h"
 #include "weir/types/model_config.h"
 #include "weir/types/output_constraint.h"
@@ -94,18 +95,18 @@ public:
 
     // Evicts every cached prefix that no running request uses, freeing its
     // pages, and returns once done (from any thread, event sinks included).
-    // Returns "" when done, else why it failed.
-    std::string clearPrefixCache();
-    // Resizes one pool to `tokens` between two steps
-    // (running requests keep their pages; cached pages are evicted first when
-    // shrinking; never below the pool's floor). Returns "" on success, else
-    // why it was refused, clamped or failed (an exception while resizing is
-    // reported here, never as success). Waits for the engine thread; safe
-    // from any thread, event sinks included.
-    std::string resizePool(PoolKind pool, int64_t tokens);
+    // Ok, or ShuttingDown / Failed with why.
+    MaintenanceResult clearPrefixCache();
+    // Resizes one pool to `tokens` between two steps (running requests keep
+    // their pages; cached pages are evicted first when shrinking; never below
+    // the pool's floor). Ok when done as asked; else Clamped (shrunk only to
+    // the pages in use), Refused, Failed (an exception while resizing, never
+    // reported as success) or ShuttingDown, with why. Waits for the engine
+    // thread; safe from any thread, event sinks included.
+    MaintenanceResult resizePool(PoolKind pool, int64_t tokens);
 
-    struct Impl;
 private:
+    struct Impl;
     friend struct EngineAccess;  // engine/api/engine_access.h, for tests of the internals
     std::unique_ptr<Impl> impl_;
 };

@@ -22,7 +22,7 @@ struct ModelRunnerOptions {
     int32_t contextTokens = 0;       // positions the sequence may reach; 0 = the model's context
     KvDtype kvDtype = KvDtype::F16;
     SamplingParams sampling;         // for sample()
-    OutputConstraint constraint;     // for sample(): JSON output (see output_constraint.h)
+    OutputConstraint constraint;     // for sample(): JSON output (see output_constraint.h), lazy or not
     bool repackWeights = true;       // as EngineOptions::repackWeights
 };
 
@@ -52,6 +52,23 @@ double measureReadBandwidth(int32_t threads);
 // "avx512-vnni", "avx512-vnni+tiles" (prompts in the tile layout) or
 // "avx512-vnni+amx" (on AMX tiles), as WEIR_KERNELS and the CPU allow.
 const char* cpuKernelsInUse();
+
+// The grammar's work in the last ModelRunner::sample() with a constraint:
+// masking the logits plus advancing over the drawn token's bytes (the
+// sampler's own work left out), and whether the mask had to be computed
+// (a trie walk) or came from the grammar's cache.
+struct GrammarStepCost {
+    double ms = 0;
+    bool maskComputed = false;
+};
+
+// The vocabulary index constrained sampling walks, built once per runner at
+// the first constrained sample().
+struct GrammarIndexInfo {
+    int32_t vocabSize = 0;   // the tokenizer's
+    int32_t trieNodes = 0;
+    double buildMs = 0;
+};
 
 class ModelRunner {
 public:
@@ -92,8 +109,17 @@ public:
     // token only once the document is complete); a schema the engine cannot
     // compile throws weir::Error naming the problem at the first call.
     int32_t sample();
-    // The constrained document is complete and nothing may follow: stop.
+    // The constrained document is complete and nothing may follow: stop
+    // (never for a lazy constraint, which frees the reply again after its call).
     bool constraintFinished() const;
+    GrammarStepCost lastGrammarStep() const;
+    GrammarIndexInfo grammarIndex();
+
+    // A new sequence at position 0 with other sampling and constraint: the
+    // model, the tokenizer and the compiled grammars stay (a schema seen
+    // before finds the masks it cached), the KV cache is sized again at the
+    // next feed() (so setContext() may be called).
+    void restart(const SamplingParams& sampling, const OutputConstraint& constraint);
 
 private:
     struct Impl;

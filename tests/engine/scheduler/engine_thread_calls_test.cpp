@@ -147,10 +147,12 @@ WEIR_TEST(EngineThreadCalls, callsAfterShutdownFailAtOnce) {
     REQUIRE_THROWS(Error, rig.scheduler->runOnEngineThread([&] { ran = true; }, true));
     REQUIRE_THROWS(Error, rig.scheduler->runOnEngineThread([&] { ran = true; }, false));
     REQUIRE(!ran);
-    const std::string clear = rig.scheduler->clearPrefixCache();
-    REQUIRE_MSG(clear.find("shut down") != std::string::npos, clear);
-    const std::string resize = rig.scheduler->resizePool(kv::PoolKind::Full, 4096);
-    REQUIRE_MSG(resize.find("shut down") != std::string::npos, resize);
+    const MaintenanceResult clear = rig.scheduler->clearPrefixCache();
+    REQUIRE_EQ(int(clear.code), int(MaintenanceCode::ShuttingDown));
+    REQUIRE_MSG(clear.message.find("shut down") != std::string::npos, clear.message);
+    const MaintenanceResult resize = rig.scheduler->resizePool(kv::PoolKind::Full, 4096);
+    REQUIRE_EQ(int(resize.code), int(MaintenanceCode::ShuttingDown));
+    REQUIRE_MSG(resize.message.find("shut down") != std::string::npos, resize.message);
 }
 
 // Before: a request submitted after run() had ended never got an event.

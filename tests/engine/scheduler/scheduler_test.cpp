@@ -2,7 +2,10 @@
 // (sliding window 32, one global layer) written to a temporary directory:
 // batching, prefix sharing, defer, preempt, refuse, cancel, terminal events,
 // stop strings, the pool floor at startup and the concurrent multi-turn
-// workload scaled down. Pool integrity is checked after every step.
+// workload scaled down (weir-cli's soak drivers, app/cli). Pool integrity is
+// checked after every step.
+#include "app/cli/mixed_soak.h"
+#include "app/cli/soak.h"
 #include "engine/api/engine_access.h"
 #include "tests/support/test_files.h"
 #include "tests/support/weir_test.h"
@@ -20,13 +23,15 @@
 
 #include "weir/engine.h"
 #include "engine/kv/page_pool.h"
-#include "weir/mixed_soak.h"
-#include "weir/soak.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "weir/base/error.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 
 using namespace weir;
+using weir::cli::MixedSoakOptions;
+using weir::cli::MixedSoakReport;
+using weir::cli::SoakOptions;
+using weir::cli::SoakReport;
 
 namespace {
 
@@ -511,10 +516,13 @@ WEIR_TEST(Scheduler, resizePoolsLive) {
     Engine engine(options());
     const CacheStatus st = engine.cacheStatus();
     const int64_t floor = st.window.floorTokens;
-    REQUIRE_EQ(engine.resizePool(PoolKind::Window, floor * 3), std::string());
+    const MaintenanceResult grown = engine.resizePool(PoolKind::Window, floor * 3);
+    REQUIRE_MSG(grown.ok(), grown.message.c_str());
+    REQUIRE_EQ(grown.message, std::string());
     REQUIRE_EQ(engine.cacheStatus().window.capacityTokens, floor * 3);
-    const std::string refused = engine.resizePool(PoolKind::Window, floor - 16);
-    REQUIRE_MSG(refused.find("floor") != std::string::npos, refused.c_str());
+    const MaintenanceResult refused = engine.resizePool(PoolKind::Window, floor - 16);
+    REQUIRE_EQ(int(refused.code), int(MaintenanceCode::Refused));
+    REQUIRE_MSG(refused.message.find("floor") != std::string::npos, refused.message.c_str());
     REQUIRE_EQ(engine.cacheStatus().window.capacityTokens, floor * 3);
 
     // Grow and shrink both pools while four requests run: pages move,
@@ -553,7 +561,7 @@ WEIR_TEST(Scheduler, concurrentConversationsWithWindowPoolAtFloor) {
     so.maxTokens = 12;
     so.turnsPerConversation = 5;
     so.toolEvery = 2;
-    const SoakReport r = runSoak(engine, so);
+    const SoakReport r = weir::cli::runSoak(engine, so);
     std::printf("  %s\n", r.toJson().c_str());
     REQUIRE_EQ(r.requests, uint64_t(40));
     REQUIRE_EQ(r.badTerminations, uint64_t(0));
@@ -581,7 +589,7 @@ WEIR_TEST(Scheduler, concurrentConversationsWithCancels) {
     so.maxTokens = 16;
     so.cancelFraction = 0.4;
     so.seed = 9;
-    const SoakReport r = runSoak(engine, so);
+    const SoakReport r = weir::cli::runSoak(engine, so);
     std::printf("  %s\n", r.toJson().c_str());
     REQUIRE_EQ(r.requests, uint64_t(40));
     REQUIRE_EQ(r.badTerminations, uint64_t(0));
@@ -610,7 +618,7 @@ WEIR_TEST(Scheduler, mixedLoadAtTheContextLimit) {
     mo.cancelFraction = 0.15;
     mo.disconnectFraction = 0.1;
     mo.seed = 16;
-    const MixedSoakReport r = runMixedSoak(engine, mo);
+    const MixedSoakReport r = weir::cli::runMixedSoak(engine, mo);
     std::printf("  %s\n", r.toJson().c_str());
     for (const auto& d : r.details) std::printf("  %s\n", d.c_str());
     REQUIRE_EQ(r.context, 256);

@@ -397,6 +397,53 @@ WEIR_TEST(Ops, attentionMatchesNaive) {
     });
 }
 
+// Flash decoding: a query's positions in parts (each its own thread in the
+// CPU backend), merged. One part is attendHead bit for bit; more parts round
+// differently (an f16 V accumulator rounds per part) but stay within what
+// the f16 and Q8_0 caches round anyway.
+WEIR_TEST(Ops, attentionInPartsMergesToTheWhole) {
+    std::vector<AttentionRow> table;
+    for (bool scalar : {false, true}) {
+        const char* s = scalar ? "-scalar" : "-simd";
+        table.push_back({std::string("f32") + s, GgmlType::F32, scalar});
+        table.push_back({std::string("f16") + s, GgmlType::F16, scalar});
+        table.push_back({std::string("q8_0") + s, GgmlType::Q8_0, scalar});
+    }
+    weirtest::eachRow(table, [](const AttentionRow& row) {
+        if (!row.scalar && bestKernelPath() != KernelPath::Avx2) SKIP("no AVX2 on this CPU");
+        REQUIRE(forceKernelPath(row.scalar ? KernelPath::Scalar : KernelPath::Avx2));
+        const ResetKernelPathOnExit restore;
+        const auto t = row.type;
+        const int64_t dk = 128, dv = 96;
+        const int32_t nPos = 300, pageSize = 16;
+        PagedStore ks(t, dk, nPos, pageSize), vs(t, dv, nPos, pageSize);
+        for (int32_t p = 0; p < nPos; ++p) {
+            REQUIRE(storeKvRow(t, randomVec(dk, 500 + p).data(), ks.row(p), dk));
+            REQUIRE(storeKvRow(t, randomVec(dv, 900 + p).data(), vs.row(p), dv));
+        }
+        const auto q = randomVec(dk, 77, 0.5f);
+        std::vector<float> scratch(attendScratchFloats(dk, dv)), whole(dv), merged(dv);
+        for (auto [first, last] : {std::pair{0, 299}, std::pair{45, 260}}) {
+            attendHead(q.data(), dk, dv, ks.view(0), vs.view(0), first, last, 0.125f, whole.data(), scratch.data());
+            for (int parts = 1; parts <= 5; ++parts) {
+                std::vector<AttendPart> state(static_cast<size_t>(parts));
+                std::vector<float> accs(size_t(parts * dv));
+                const int32_t keys = last - first + 1;
+                for (int i = 0; i < parts; ++i)
+                    state[size_t(i)] = attendHeadPart(q.data(), dk, dv, ks.view(0), vs.view(0), first + keys * i / parts,
+                                                      first + keys * (i + 1) / parts - 1, 0.125f, accs.data() + i * dv,
+                                                      scratch.data());
+                mergeAttendParts(state.data(), accs.data(), parts, dv, merged.data());
+                const double tol = parts == 1 ? 0.0 : t == GgmlType::F16 ? 2e-3 : 1e-5;
+                for (int64_t i = 0; i < dv; ++i)
+                    REQUIRE_MSG(std::fabs(double(merged[size_t(i)]) - whole[size_t(i)]) <= tol,
+                                weirtest::str(parts, " parts of [", first, ",", last, "] value ", i, ": ", merged[size_t(i)],
+                                              " vs ", whole[size_t(i)]));
+            }
+        }
+    });
+}
+
 // Greedy decoding's argmax: the lowest index among the largest, NaN skipped,
 // on every kernel path, wherever in a vector-sized group the winner sits.
 WEIR_TEST(Ops, argmaxTakesTheFirstLargestAndSkipsNaN) {

@@ -46,8 +46,7 @@ struct EngineOptions {
     // (tokens of every request in it). A lone decode step reads all weights
     // for one row and has arithmetic to spare; a step of several
     // conversations already uses it, and a draft row there costs more than
-    // it saves (4 conversations on 2 CPU cores: 154 tok/s with drafts, 211
-    // without).
+    // it saves (measured: tests/bench/RESULTS.md).
     int32_t draftStepRows = 1;
     int32_t draftNgramMax = 3;           // --draft-ngram-max
     int32_t draftNgramMin = 1;           // --draft-ngram-min

@@ -3,12 +3,13 @@
 // the model costs, in the same run (weir-cli bench-grammar). Each schema is
 // generated twice with one shared grammar cache: the first run pays for
 // every token mask it meets ("cold"), the second finds most of them cached
-// ("warm"), as requests with a schema seen before do.
+// ("warm"), as requests with a schema seen before do. Runs on ModelRunner
+// (one sequence, no scheduler), which times the grammar's part of each step.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace weir {
+namespace weir::cli {
 
 struct GrammarBenchOptions {
     std::string modelPath;
@@ -47,4 +48,4 @@ struct GrammarBenchReport {
 // Throws weir::Error for a model it cannot load.
 GrammarBenchReport runGrammarBench(const GrammarBenchOptions& options);
 
-} // namespace weir
+} // namespace weir::cli

@@ -16,8 +16,10 @@
 #include <vector>
 
 namespace weir {
-
 class Engine;
+}
+
+namespace weir::cli {
 
 struct MixedSoakOptions {
     int32_t clients = 24;               // concurrent streaming clients
@@ -63,4 +65,4 @@ struct MixedSoakReport {
 // is cleared: every page must be free again).
 MixedSoakReport runMixedSoak(Engine& engine, const MixedSoakOptions& options);
 
-} // namespace weir
+} // namespace weir::cli

@@ -1,17 +1,20 @@
 #pragma once
 // The workload that killed a peer server, as a reusable driver: several
 // concurrent multi-turn conversations that share one long system prompt, with
-// tool-result turns in between. Used by `weir-cli soak` at full size and by
-// the scheduler tests scaled down. Every conversation is deleted after a few
-// turns and a fresh one starts, until the request budget is spent.
+// tool-result turns in between, driven through the public Engine API only.
+// Used by `weir-cli soak` at full size and by the scheduler tests scaled
+// down. Every conversation is deleted after a few turns and a fresh one
+// starts, until the request budget is spent.
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace weir {
-
 class Engine;
+}
+
+namespace weir::cli {
 
 struct SoakOptions {
     int32_t conversations = 4;          // run concurrently
@@ -46,4 +49,4 @@ SoakReport runSoak(Engine& engine, const SoakOptions& options);
 // Text whose tokenization is at least `tokens` long (deterministic).
 std::string makeSystemPrompt(const Engine& engine, int32_t tokens);
 
-} // namespace weir
+} // namespace weir::cli

@@ -1,0 +1,93 @@
+// How many times a decode step hands work to the pool's threads and waits for
+// all of them (ThreadPool::processCounters): each round trip costs a hand-off
+// and the slowest thread's lag, which grows with the thread count. A decode
+// step of a layer needs five: the q/k/v projections (one job), attention, the
+// output projection, gate/up (one job) and the down projection; the output
+// head adds one. The counts are exact for a given model and thread count, so
+// this is a plain bound, not a timing.
+#include "tests/support/test_files.h"
+#include "tests/support/weir_test.h"
+
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/models/model.h"
+#include "engine/models/simple_kv_cache.h"
+#include "engine/models/synthetic_model.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tests/engine/test_backend.h"
+
+using namespace weir;
+
+static weirtest::TempDir dir_;
+
+namespace {
+
+constexpr uint64_t kRoundTripsPerLayer = 5;
+
+// Round trips of one decode step of `sequences` sequences, each after a
+// short prompt, on the tests' two-thread CPU backend.
+uint64_t decodeStepRoundTrips(const SyntheticModelSpec& spec, int32_t sequences) {
+    const std::string path = dir_.filePath(spec.architecture + "_round_trips.gguf");
+    writeSyntheticModel(spec, path);
+    auto model = loadModel(gguf::GgufFile::open(path), weirtest::cpuBackend(2));
+    const ModelConfig& cfg = model->config();
+    constexpr int32_t kPrompt = 12;
+    SimpleKvCache kv(cfg, sequences, kPrompt + 1, 16);
+    Batch b;
+    for (int32_t s = 0; s < sequences; ++s)
+        for (int32_t i = 0; i < kPrompt; ++i) b.add(3 + (7 * i + s) % 200, s, i, i + 1 == kPrompt);
+    std::vector<float> logits;
+    model->forward(b, kv, logits);
+    b.tokens.clear();
+    for (int32_t s = 0; s < sequences; ++s) b.add(5 + s, s, kPrompt, true);
+    const uint64_t before = kernels::ThreadPool::processCounters().roundTrips;
+    model->forward(b, kv, logits);
+    const uint64_t after = kernels::ThreadPool::processCounters().roundTrips;
+    REQUIRE_EQ(logits.size(), size_t(sequences) * size_t(cfg.nVocab));
+    return after - before;
+}
+
+void checkBound(uint64_t trips, const SyntheticModelSpec& spec) {
+    const uint64_t bound = kRoundTripsPerLayer * uint64_t(spec.nLayer) + 1;
+    // Every matrix has more than one tile of rows: each job runs on both threads.
+    CHECK_MSG(trips >= uint64_t(spec.nLayer), std::to_string(trips) + " round trips: the pool's counters missed the step");
+    CHECK_MSG(trips <= bound, std::to_string(trips) + " round trips in a decode step of " + std::to_string(spec.nLayer) +
+                                  " layers, at most " + std::to_string(bound) + " expected");
+}
+
+// Gemma 3 270M's shape in small: four query heads over one KV head.
+SyntheticModelSpec gemmaSpec() {
+    SyntheticModelSpec spec;
+    spec.architecture = "gemma3";
+    spec.nLayer = 3;
+    spec.nHeadKv = 1;
+    spec.seed = 5;
+    return spec;
+}
+
+} // namespace
+
+WEIR_TEST_SUITE_SETUP(DecodeRoundTrips) {
+    REQUIRE(dir_.isValid());
+}
+
+WEIR_TEST(DecodeRoundTrips, gemma3StepOfOneSequenceTakesFivePerLayerAndOneForTheHead) {
+    const SyntheticModelSpec spec = gemmaSpec();
+    const uint64_t trips = decodeStepRoundTrips(spec, 1);
+    checkBound(trips, spec);
+}
+
+WEIR_TEST(DecodeRoundTrips, gemma3StepOfFourSequences) {
+    const SyntheticModelSpec spec = gemmaSpec();
+    const uint64_t trips = decodeStepRoundTrips(spec, 4);
+    checkBound(trips, spec);
+}
+
+WEIR_TEST(DecodeRoundTrips, llamaStep) {
+    SyntheticModelSpec spec;  // llama: no head norms, SwiGLU
+    spec.nLayer = 3;
+    const uint64_t trips = decodeStepRoundTrips(spec, 1);
+    checkBound(trips, spec);
+}
