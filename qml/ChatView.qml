@@ -54,6 +54,7 @@ Rectangle {
                             text: {
                                 const a = App.chat.currentActivity
                                 if (a === "waiting") return qsTr("Waiting for a free slot")
+                                if (a === "preparing") return qsTr("Preparing the prompt\u2026")
                                 if (a === "prefill") return qsTr("Reading the prompt\u2026")
                                 if (a === "decode") return qsTr("Writing\u2026")
                                 const n = App.chat.generatingCount

@@ -23,6 +23,7 @@ Item {
     required property real timeToFirstTokenMs
     required property int draftTokens          // speculative decoding: drafts verified (0: none)
     required property int acceptedDraftTokens  // and kept
+    required property string modelName        // replies: the model that wrote it ("" for older replies)
     required property string activity
     required property int queuePosition
     required property bool isLast
@@ -181,7 +182,8 @@ Item {
                 Icon { anchors.centerIn: parent; name: "weir"; size: 15; color: Theme.accent; lineWidth: 2.2 }
             }
             Label {
-                text: App.engine.modelInfo.name || qsTr("Assistant")
+                objectName: "replyModelName"
+                text: root.modelName || qsTr("Assistant")
                 font.weight: Font.DemiBold
                 font.pixelSize: Theme.smallSize + 1
                 color: Theme.text
@@ -201,6 +203,7 @@ Item {
                 visible: root.streaming
                 text: root.activity === "waiting"
                       ? (root.queuePosition > 0 ? qsTr("waiting in queue \u2014 #%1").arg(root.queuePosition) : qsTr("waiting for a free slot"))
+                      : root.activity === "preparing" ? qsTr("preparing the prompt\u2026")
                       : root.activity === "prefill" ? qsTr("reading the prompt\u2026") : qsTr("writing\u2026")
                 color: root.activity === "waiting" ? Theme.warning : Theme.muted
                 font.pixelSize: Theme.smallSize

@@ -81,6 +81,48 @@ QJsonArray lastChatPrepared(Fixture& f) {
 class AgentLoopTest : public QObject {
     Q_OBJECT
 private slots:
+    // Each reply of the loop reads its conversation's branch from the database
+    // once: its prompt (with the calls and their results), the context cut it
+    // keeps, and what the view shows all come from that one read.
+    void eachReplyReadsItsBranchOnce() {
+        Fixture f({R"({"name": "calculator", "arguments": {"expression": "1+1"}})", "Two."});
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        QList<quint64> readsAtStart, readsAtEnd;
+        connect(f.chat.get(), &ChatController::replyStarted, [&] { readsAtStart << f.storage.branchReads(); });
+        connect(f.chat.get(), &ChatController::replyEnded, [&] { readsAtEnd << f.storage.branchReads(); });
+        const qint64 conv = f.chat->newConversation();
+        const quint64 before = f.storage.branchReads();
+        QVERIFY(f.chat->sendForcing(conv, QStringLiteral("What is 1+1?"), QStringLiteral("calculator")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("answered"));
+        QCOMPARE(readsAtStart.size(), 2);  // the call, then the answer
+        QCOMPARE(readsAtEnd.size(), 2);
+        // The answer: from the end of the call's reply (its tool ran between) to its start.
+        QCOMPARE(readsAtStart[1] - readsAtEnd[0], quint64(1));
+        // The whole turn: one read places the user's message at the end of the
+        // branch (Storage::appendMessage), then one per reply.
+        QCOMPARE(f.storage.branchReads() - before, quint64(3));
+    }
+
+    // Until the engine has the request (the host first renders and tokenizes
+    // the prompt with its tools, which can take seconds) the reply is
+    // "preparing" everywhere it shows, not waiting for a free slot.
+    void aReplyIsPreparingUntilTheEngineHasIt() {
+        Fixture f({"Hello there."});
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        const qint64 conv = f.chat->newConversation();
+        f.chat->setToolsEnabled(conv, true);
+        QVERIFY(f.chat->sendTo(conv, QStringLiteral("Hi")));
+        QCOMPARE(f.chat->currentActivity(), QStringLiteral("preparing"));
+        QCOMPARE(f.chat->messages()->get(1).value("activity").toString(), QStringLiteral("preparing"));
+        const QModelIndex row = f.chat->conversations()->index(f.chat->conversations()->rowOf(conv));
+        QCOMPARE(f.chat->conversations()->data(row, ConversationListModel::ActivityRole).toString(),
+                 QStringLiteral("preparing"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("answered"));
+        QCOMPARE(f.chat->currentActivity(), QString());
+    }
+
     void callRunsAndTheModelAnswers() {
         Fixture f({R"({"name": "calculator", "arguments": {"expression": "(2+3)*4"}})", "The answer is 20."});
         QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);

@@ -85,6 +85,76 @@ private slots:
         QVERIFY(!f.chat->currentGenerating());
     }
 
+    // A reply reads its conversation's branch from the database once: its
+    // prompt, the context cut it keeps and the view come from that read.
+    void aReplyReadsItsBranchOnce() {
+        Fixture f;
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("Hello world")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        const quint64 before = f.storage.branchReads();
+        QVERIFY(f.chat->sendTo(id, QStringLiteral("And again")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        // One places the user's message at the end of the branch
+        // (Storage::appendMessage), one is the reply's.
+        QCOMPARE(f.storage.branchReads() - before, quint64(2));
+        QCOMPARE(f.storage.messages(id).size(), 4);
+    }
+
+    // Editing the question while its reply streams ends that reply at once;
+    // the engine's own "cancelled", arriving later, ends nothing again: every
+    // reply ends exactly once.
+    void aReplyEndsExactlyOnce() {
+        FakeEngineConfig config;
+        config.endless = true;
+        Fixture f(config);
+        QHash<qint64, QStringList> endings;  // by message id
+        connect(f.chat.get(), &ChatController::replyEnded,
+                [&](qint64, qint64 messageId, const QString& state) { endings[messageId] << state; });
+        int engineCancelled = 0;
+        connect(&f.host, &EngineHost::cancelled, [&](quint64, const weir::Usage&) { ++engineCancelled; });
+        QSignalSpy tokens(f.chat.get(), &ChatController::replyTokens);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("first question")));
+        QTRY_VERIFY_WITH_TIMEOUT(tokens.count() > 0, 30000);
+        const qint64 question = f.storage.messages(id)[0].id;
+        const qint64 oldReply = f.storage.messages(id)[1].id;
+        QVERIFY(f.chat->editAndResend(question, QStringLiteral("second question")));
+        QCOMPARE(endings.value(oldReply), QStringList{QStringLiteral("cancelled")});
+        QTRY_COMPARE_WITH_TIMEOUT(engineCancelled, 1, 30000);
+        f.chat->stop();
+        QTRY_COMPARE_WITH_TIMEOUT(engineCancelled, 2, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(endings.size(), 2, 30000);
+        QCOMPARE(endings.value(oldReply), QStringList{QStringLiteral("cancelled")});
+        for (const QStringList& e : std::as_const(endings)) QCOMPARE(e.size(), 1);
+        QVERIFY(!f.chat->currentGenerating());
+    }
+
+    // A reply keeps the name of the model that wrote it: after another model
+    // is loaded, its label still names the one that wrote it.
+    void aReplyNamesTheModelThatWroteIt() {
+        Fixture f;
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        const qint64 id = f.chat->newConversation();
+        QVERIFY(f.chat->send(QStringLiteral("Hello world")));
+        QCOMPARE(f.chat->messages()->get(1).value("modelName").toString(), QStringLiteral("Fake Gemma"));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 30000);
+        MessageRecord reply = f.storage.messages(id)[1];
+        QCOMPARE(reply.model, QStringLiteral("Fake Gemma"));
+        QCOMPARE(f.chat->messages()->get(1).value("modelName").toString(), QStringLiteral("Fake Gemma"));
+
+        // As if it had been written by another model than the one loaded now.
+        reply.model = QStringLiteral("SmolLM2 135M Instruct");
+        QVERIFY(f.storage.updateMessage(reply));
+        QVERIFY(f.chat->sendTo(id, QStringLiteral("And again")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, 30000);
+        f.chat->select(id);
+        QCOMPARE(f.chat->messages()->get(1).value("modelName").toString(), QStringLiteral("SmolLM2 135M Instruct"));
+        QCOMPARE(f.chat->messages()->get(3).value("modelName").toString(), QStringLiteral("Fake Gemma"));
+        QCOMPARE(f.chat->messages()->get(0).value("modelName").toString(), QString());  // the user's turn
+    }
+
     // Speculative decoding's counts reach the stored reply and the model's
     // roles as the engine reported them at the end of the request.
     void draftCountsAreStoredAsTheEngineReported() {

@@ -495,6 +495,38 @@ private slots:
         QVERIFY(!findVisual(window_, "draftsLabel"));
     }
 
+    // A reply is labelled with the model that wrote it, not the one loaded
+    // now; one stored before replies named their model says "Assistant".
+    void aReplyIsLabelledWithItsModel() {
+        ChatController* chat = app_->chat();
+        QMetaObject::invokeMethod(window_, "navigate", Q_ARG(QVariant, QStringLiteral("chat")));
+        auto conversationWith = [&](const QString& title, const QString& model) {
+            const qint64 conv = app_->storage()->createConversation(title);
+            MessageRecord m;
+            m.conversationId = conv;
+            m.role = QStringLiteral("user");
+            m.content = QStringLiteral("Hello");
+            if (!app_->storage()->appendMessage(m)) return qint64(0);
+            m.role = QStringLiteral("assistant");
+            m.content = QStringLiteral("Hi there.");
+            m.model = model;
+            return app_->storage()->appendMessage(m) ? conv : qint64(0);
+        };
+        auto label = [&] {
+            QQuickItem* item = findVisual(window_, "replyModelName");
+            return item ? item->property("text").toString() : QString();
+        };
+        const qint64 other = conversationWith(QStringLiteral("Written by SmolLM2"), QStringLiteral("SmolLM2 135M Instruct"));
+        const qint64 old = conversationWith(QStringLiteral("Before replies named their model"), QString());
+        QVERIFY(other && old);
+        QCOMPARE(app_->engineHost()->modelInfo().value(QStringLiteral("name")).toString(), QStringLiteral("Fake Gemma"));
+        chat->reload();
+        chat->select(other);
+        QTRY_COMPARE(label(), QStringLiteral("SmolLM2 135M Instruct"));
+        chat->select(old);
+        QTRY_COMPARE(label(), QStringLiteral("Assistant"));
+    }
+
     // Unsent text stays with its conversation: another conversation opens
     // with its own (empty) composer, Enter there sends nothing, and the text
     // is back when the first one opens again, also from the settings file.

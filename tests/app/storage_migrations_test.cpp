@@ -168,6 +168,38 @@ private slots:
         QCOMPARE(s.message(freshId)->acceptedDraftTokens, 4);
     }
 
+    // Schema 7 (before replies named their model): its replies read "" (the
+    // view says "Assistant", not whichever model is loaded now); new and
+    // updated replies keep the name.
+    void schemaSevenRepliesHaveNoModelName() {
+        QTemporaryDir dir;
+        {
+            Storage old(dir.path());
+            QVERIFY2(old.open(7), qPrintable(old.lastError()));
+        }
+        execRaw(dir.filePath(QStringLiteral("weir.sqlite3")), {
+            QStringLiteral("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (7, 'Seven', 1, 2)"),
+            QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, created_at, updated_at,"
+                           " parent_id) VALUES (30, 7, 0, 'user', 'q', 1, 1, NULL), (31, 7, 1, 'assistant', 'a', 2, 2, 30)"),
+        });
+        Storage s(dir.path());
+        QVERIFY2(s.open(), qPrintable(s.lastError()));
+        QVERIFY(Storage::latestSchemaVersion() >= 8);
+        QCOMPARE(s.messages(7)[1].model, QString());
+
+        MessageRecord updated = s.messages(7)[1];
+        updated.model = QStringLiteral("SmolLM2 135M Instruct");
+        QVERIFY(s.updateMessage(updated));
+        MessageRecord fresh;
+        fresh.conversationId = 7;
+        fresh.role = QStringLiteral("assistant");
+        fresh.model = QStringLiteral("Gemma 3 270M");
+        const qint64 freshId = s.appendMessage(fresh);
+        QVERIFY(freshId > 0);
+        QCOMPARE(s.message(31)->model, QStringLiteral("SmolLM2 135M Instruct"));
+        QCOMPARE(s.message(freshId)->model, QStringLiteral("Gemma 3 270M"));
+    }
+
     void stepwiseMigrationToEachVersion() {
         QTemporaryDir dir;
         for (int v = 1; v <= Storage::latestSchemaVersion(); ++v) {

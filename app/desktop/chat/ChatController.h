@@ -1,39 +1,68 @@
 #pragma once
-// ChatController is what the chat views call: it owns the sidebar and message
-// models, turns "send" into an engine request, streams the reply into its
-// conversation (on screen or not), and keeps Storage up to date: a reply in
-// progress is saved every second, so a killed process loses at most that.
-// A reply that cannot be written (disk full, file not writable) stays on
-// screen marked "not saved" and is written again on every save tick until the
-// database takes it; saveProblem says why meanwhile (a banner).
-// A conversation with tools switched on is an agent session: the reply's tool
-// calls become cards (stored in tool_calls), run when approved (ToolRegistry,
-// off the GUI thread), and their results go back as tool turns until the
-// model answers or maxAgentSteps replies were tool steps.
-#include <QElapsedTimer>
-#include <optional>
-#include <QHash>
+// ChatController is what the chat views call (the `chat` of AppContext): it
+// turns "send" into a reply, shows the open conversation's messages, and runs
+// the agent loop (a reply's tool calls, then the next reply with their
+// results, until the model answers or maxAgentSteps replies were tool steps).
+// The jobs live in their own classes, which this puts behind one QML face:
+//   ConversationController  the sidebar, selection, settings, undo, export/import
+//   ReplyPlanner            stored records -> the request a reply makes (pure)
+//   GenerationTracker       the live replies and their engine events
+//   ReplySaver              live and ended replies into the database
+//   ToolCallRunner          a reply's tool calls: approval and running
+// Versions and edits of what was written are in ChatControllerEdits.cpp.
+// A reply reads its conversation's branch from Storage once (startReply): the
+// prompt, the context cut it keeps and the view all come from that read.
 #include <QObject>
 #include <QTimer>
 #include <QUrl>
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
-#include <memory>
-
-#include "chat/ConversationListModel.h"
+#include "chat/ConversationController.h"
+#include "chat/GenerationTracker.h"
 #include "chat/MessageListModel.h"
-#include "tools/Tool.h"
-#include "weir/engine.h"
-#include "weir/tool_calls.h"
+#include "chat/ReplyPlanner.h"
+#include "chat/ReplySaver.h"
+#include "chat/ToolCallRunner.h"
 #include "storage/Records.h"
 
 namespace weir::desktop {
 
 class EngineHost;
 class Storage;
-class ToolCallHandoff;
 class ToolRegistry;
+
+// What startReply writes: `versionOf`, a new version of that reply
+// instead of a new turn; `continueId`, on that reply (Continue); `step`,
+// replies of this agent loop before this one; `forceTool`, a tool the
+// reply must call ("none": answer now, "required": any tool); `after`, the
+// message the new reply follows (0: the end of the visible branch).
+struct ReplyStart {
+    qint64 versionOf = 0, continueId = 0;
+    int step = 0;
+    QString forceTool;
+    qint64 after = 0;
+
+    static ReplyStart newVersionOf(qint64 replyId) {
+        ReplyStart s;
+        s.versionOf = replyId;
+        return s;
+    }
+    static ReplyStart continuing(qint64 replyId) {
+        ReplyStart s;
+        s.continueId = replyId;
+        return s;
+    }
+    // A new reply after `messageId` (the end of the branch: the user's message
+    // just written, or the reply whose calls ran).
+    static ReplyStart following(qint64 messageId, int step = 0, const QString& forceTool = {}) {
+        ReplyStart s;
+        s.after = messageId;
+        s.step = step;
+        s.forceTool = forceTool;
+        return s;
+    }
+};
 
 class ChatController : public QObject {
     Q_OBJECT
@@ -70,30 +99,34 @@ public:
     ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
     ~ChatController() override;
 
-    ConversationListModel* conversations() { return &conversations_; }
+    ConversationListModel* conversations() { return list_.model(); }
     MessageListModel* messages() { return &messages_; }
-    qint64 currentId() const { return currentId_; }
-    QString currentTitle() const;
-    QVariantMap currentSettings() const;
-    bool currentGenerating() const { return busy(currentId_); }
+    qint64 currentId() const { return list_.currentId(); }
+    QString currentTitle() const { return list_.currentTitle(); }
+    // Read from the database once per change of the current conversation, not on every read.
+    QVariantMap currentSettings() const { return list_.currentSettings(); }
+    bool currentGenerating() const { return busy(currentId()); }
     QString currentActivity() const;
-    int generatingCount() const { return int(generations_.size()); }
-    QString searchText() const { return searchText_; }
-    void setSearchText(const QString& text);
-    QString undoText() const;
-    int saveIntervalMs() const { return saveTimer_.interval(); }
+    int generatingCount() const { return replies_.count(); }
+    QString searchText() const { return list_.searchText(); }
+    void setSearchText(const QString& text) { list_.setSearchText(text); }
+    QString undoText() const { return list_.undoText(); }
+    int saveIntervalMs() const { return saver_.intervalMs(); }
     // How often a reply in progress is written to the database (default 1000 ms).
-    void setSaveInterval(int ms) { saveTimer_.setInterval(ms); }
+    void setSaveInterval(int ms) { saver_.setInterval(ms); }
     // "" while every reply reaches the database; otherwise why they do not.
-    QString saveProblem() const { return saveProblem_; }
+    QString saveProblem() const { return saver_.problem(); }
     // Replies whose latest text or final state is not in the database yet.
-    int unsavedCount() const;
+    int unsavedCount() const { return saver_.unsavedCount(); }
     // The database file was replaced (a backup restored): what waited to be
     // written belongs to the old one. Reloads the sidebar and the open conversation.
     void databaseReplaced();
 
     // The agent loop. Without a registry no conversation can use tools.
-    void setToolRegistry(ToolRegistry* tools) { tools_ = tools; }
+    void setToolRegistry(ToolRegistry* tools) {
+        tools_ = tools;
+        toolCalls_.setTools(tools);
+    }
     bool toolsAvailable() const { return tools_ != nullptr; }
     bool currentToolsEnabled() const;
     Q_INVOKABLE void setToolsEnabled(qint64 conversationId, bool enabled);
@@ -111,17 +144,17 @@ public:
     Q_INVOKABLE void approveToolCall(qint64 callId);
     Q_INVOKABLE void denyToolCall(qint64 callId);
 
-    Q_INVOKABLE void reload();  // sidebar from the database
-    Q_INVOKABLE qint64 newConversation();
+    Q_INVOKABLE void reload() { list_.reload(); }  // sidebar from the database
+    Q_INVOKABLE qint64 newConversation() { return list_.newConversation(); }
     // Conversations nothing was written in yet (no messages, no title),
     // most recent first: Ctrl+N opens one of these before making another.
-    Q_INVOKABLE QList<qint64> emptyConversations() const;
-    Q_INVOKABLE void select(qint64 id);
-    Q_INVOKABLE void rename(qint64 id, const QString& title);
-    Q_INVOKABLE void remove(qint64 id);
+    Q_INVOKABLE QList<qint64> emptyConversations() const { return list_.emptyConversations(); }
+    Q_INVOKABLE void select(qint64 id) { list_.select(id); }
+    Q_INVOKABLE void rename(qint64 id, const QString& title) { list_.rename(id, title); }
+    Q_INVOKABLE void remove(qint64 id) { list_.remove(id); }
     // Undoes the latest deletion: a conversation, or a message (deleteMessage).
-    Q_INVOKABLE void undoRemove();
-    Q_INVOKABLE void purgeRemoved();
+    Q_INVOKABLE void undoRemove() { list_.undoRemove(); }
+    Q_INVOKABLE void purgeRemoved() { list_.purgeRemoved(); }
 
     // Sends `text` as a user message in the current conversation (creating one
     // if none is open) and starts a reply. False if there is nothing to send.
@@ -148,19 +181,25 @@ public:
     // A reply is generating or the agent loop waits for its tools.
     Q_INVOKABLE bool isGenerating(qint64 conversationId) const { return busy(conversationId); }
 
-    Q_INVOKABLE void setSettings(const QVariantMap& settings);
+    Q_INVOKABLE void setSettings(const QVariantMap& settings) { list_.setSettingsOf(currentId(), settings); }
     // The same for any conversation: a view saving what was typed for the
     // conversation it showed, after another one opened. Keys not in the map keep
     // their value.
-    Q_INVOKABLE void setSettingsOf(qint64 conversationId, const QVariantMap& settings);
-    Q_INVOKABLE QVariantMap defaultSettings() const;
+    Q_INVOKABLE void setSettingsOf(qint64 conversationId, const QVariantMap& settings) {
+        list_.setSettingsOf(conversationId, settings);
+    }
+    Q_INVOKABLE QVariantMap defaultSettings() const { return list_.defaultSettings(); }
 
-    Q_INVOKABLE bool exportConversation(qint64 id, const QUrl& file, const QString& format);
-    Q_INVOKABLE qint64 importConversation(const QUrl& file);
-    Q_INVOKABLE QString suggestedFileName(qint64 id, const QString& format) const;
+    Q_INVOKABLE bool exportConversation(qint64 id, const QUrl& file, const QString& format) {
+        return list_.exportConversation(id, file, format);
+    }
+    Q_INVOKABLE qint64 importConversation(const QUrl& file) { return list_.importConversation(file); }
+    Q_INVOKABLE QString suggestedFileName(qint64 id, const QString& format) const {
+        return list_.suggestedFileName(id, format);
+    }
 
     Q_INVOKABLE void copyText(const QString& text);
-    Q_INVOKABLE QString conversationTitle(qint64 id) const;
+    Q_INVOKABLE QString conversationTitle(qint64 id) const { return list_.conversationTitle(id); }
 
     int contextUsed() const;
     int contextTokens() const;
@@ -189,110 +228,45 @@ signals:
     void agentFinished(qint64 conversationId, const QString& how);
 
 private:
-    // Re-reads the current conversation's settings, then emits currentChanged.
-    void announceCurrentChanged();
-    struct Generation {
-        qint64 conversationId = 0, messageId = 0;
-        quint64 ticket = 0;
-        QString text;
-        int tokens = 0;
-        bool dirty = false;       // text not yet in the database
-        bool viewDirty = false;   // text not yet in the message model
-        bool saveFailed = false;  // the last attempt to save the text failed
-        QElapsedTimer clock;
-        double firstTokenMs = -1;
-        QString activity = QStringLiteral("waiting");
-        int queuePosition = 0;
-        std::vector<qint64> turnIds;  // per turn sent: its first message (0: the system prompt)
-        int promptTokens = 0;         // from promptPrepared
-        qint64 contextFromId = 0;     // the first message sent after the system prompt, when some were not
-        // Continue: the reply already had text and usage; the new part adds to them.
-        bool continuing = false;
-        int basePromptTokens = 0, baseCompletionTokens = 0, baseCachedTokens = 0;
-        int baseDraftTokens = 0, baseAcceptedDraftTokens = 0;
-        // Agent replies: read for tool calls.
-        bool agent = false;
-        bool forced = false;          // held to the forced-call JSON (read at the end)
-        bool answerOnly = false;      // tool_choice none: the tools' results are in, answer now
-        bool callsComplete = false;   // the reader has the reply's calls: stopped there, not cancelled
-        int step = 0;                 // replies of this loop before this one
-        QString raw;                  // forced: the JSON as it streams
-        std::shared_ptr<ToolCallHandoff> handoff;
-        std::shared_ptr<ToolCallReader> reader;
-        std::vector<ToolCall> calls;  // read so far
-    };
+    bool startReply(qint64 conversationId, const ReplyStart& how = {});
+    // Writes a new reply (a new turn or version), empty and streaming: its id, 0 if it could not be written.
+    qint64 storeNewReply(qint64 conversationId, const ReplyStart& how);
+    ReplyInput replyInput(qint64 conversationId, const ConversationSettings& settings, const ReplyStart& how) const;
+    void showStartedReply(qint64 conversationId, const ReplyStart& how, QList<MessageRecord> branch,
+                          const MessageRecord& reply, const LiveReply& live);
+    // Appends the user's message (and names a new conversation after it); its id, 0 if it could not be written.
+    qint64 appendUserMessage(qint64 conversationId, const QString& text);
+    void onReplyEnded(const LiveReply& g, MessageState state, const QString& error, const weir::Usage* usage,
+                      const QString& finishReason);
+    void showEndedReply(MessageRecord m);
+    void continueAgent(qint64 conversationId, qint64 messageId, int step);
+    void stopAtStepLimit(qint64 conversationId, qint64 messageId);
 
-    // `versionOf`: the reply becomes a new version of that reply instead of a
-    // new turn. `continueId`: write on that reply instead (Continue).
-    // `step`: replies of this agent loop before this one; `forceTool`: a tool
-    // the reply must call ("none": answer now, "required": any tool);
-    // `after`: the message the new reply follows (0: the end of the visible branch).
-    bool startReply(qint64 conversationId, qint64 versionOf = 0, qint64 continueId = 0, int step = 0,
-                    const QString& forceTool = {}, qint64 after = 0);
-    // The visible branch as turns for the engine; `turnIds` (if given) gets
-    // each turn's first message id (0 for the system prompt).
-    std::vector<Message> history(qint64 conversationId, const ConversationSettings& s,
-                                 std::vector<qint64>* turnIds = nullptr) const;
+    void connectReplies();
+    void connectParts();
     // Re-reads the open conversation's visible branch into the message model.
     void showMessages();
-    void onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
-    // A reply's tool calls being approved and run; the loop continues when all are finished.
-    struct AgentWait {
-        qint64 messageId = 0;
-        int step = 0;
-        QList<ToolCallRecord> calls;
-        QHash<qint64, QElapsedTimer> clocks;  // running calls, by id
-    };
-
-    bool busy(qint64 conversationId) const { return generationFor(conversationId) || waits_.contains(conversationId); }
-    void readAgentReply(Generation& g, QString* text) const;
-    void startToolCalls(qint64 conversationId, qint64 messageId, int step, const std::vector<ToolCall>& calls);
-    void runToolCall(qint64 conversationId, ToolCallRecord& call);
-    void setToolCallState(qint64 conversationId, ToolCallRecord& call);
-    void toolCallEnded(qint64 conversationId, qint64 callId, const ToolResult& result);
-    void continueAgent(qint64 conversationId);
+    void showBranch(const QList<MessageRecord>& branch);
     void showToolCalls(qint64 messageId);
-    ToolCallRecord* waitingCall(qint64 callId, qint64* conversationId);
-    Generation* generationFor(qint64 conversationId);
-    const Generation* generationFor(qint64 conversationId) const;
-    void endReply(quint64 ticket, MessageState state, const QString& error, const Usage* usage,
-                  const QString& finishReason = {});
-    void onTokens(quint64 ticket, const QString& text, int count);
-    void onStatus(const CacheStatus& status);
-    void saveProgress();
     void flushView();
-    void refreshConversationRow(qint64 id);
+    // What a reply stores as the model that wrote it: the loaded model's name, else its file name.
+    QString loadedModelName() const;
     void storageFailed(const QString& what);
-    void replyWriteFailed();   // a reply could not be written: say why (storage_->lastProblem())
-    void retryUnsaved();
-    void updateSaveProblem();  // clears saveProblem once nothing waits
+    bool busy(qint64 conversationId) const {
+        return replies_.forConversation(conversationId) || toolCalls_.waiting(conversationId);
+    }
 
     Storage* storage_;
     EngineHost* engine_;
-    ConversationListModel conversations_;
-    MessageListModel messages_;
-    qint64 currentId_ = 0;
-    QVariantMap currentSettings_;   // of currentId_, refreshed by announceCurrentChanged()
-    QString searchText_;
-    QList<QPair<qint64, QString>> removed_;   // undo stack: id, title
-    // The undo of the latest deleteMessage (offered while it is the latest
-    // thing deleted): the conversation's messages and tool calls before it.
-    struct DeletedMessage {
-        qint64 conversationId = 0;
-        QString text;  // what the undo offer says
-        QList<MessageRecord> before;
-        QHash<qint64, QList<ToolCallRecord>> toolCalls;
-    };
-    std::optional<DeletedMessage> deletedMessage_;
-    QHash<quint64, Generation> generations_;  // by ticket
-    QHash<qint64, MessageRecord> unsaved_;    // ended replies the database has not taken yet, by message id
-    QString saveProblem_;
-    QTimer saveTimer_, viewTimer_;
-    QString defaultContextPolicy_ = QStringLiteral("dropOldest");
-    int lastContextTokens_ = 0;  // from the engine's last promptPrepared
     ToolRegistry* tools_ = nullptr;
+    GenerationTracker replies_;
+    ReplySaver saver_;
+    ToolCallRunner toolCalls_;
+    ConversationController list_;
+    MessageListModel messages_;
+    QTimer viewTimer_;
+    QString defaultContextPolicy_ = QStringLiteral("dropOldest");
     int maxAgentSteps_ = 8;
-    QHash<qint64, AgentWait> waits_;          // by conversation
 };
 
 } // namespace weir::desktop

@@ -38,6 +38,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ToolCallsRole: return r.toolCalls;
     case DraftTokensRole: return m.draftTokens;
     case AcceptedDraftTokensRole: return m.acceptedDraftTokens;
+    case ModelNameRole: return m.model;
     }
     return {};
 }
@@ -65,7 +66,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
             {ContextStartRole, "contextStart"},
             {ToolCallsRole, "toolCalls"},
             {DraftTokensRole, "draftTokens"},
-            {AcceptedDraftTokensRole, "acceptedDraftTokens"}};
+            {AcceptedDraftTokensRole, "acceptedDraftTokens"},
+            {ModelNameRole, "modelName"}};
 }
 
 MessageListModel::Row MessageListModel::makeRow(const MessageRecord& m) {
@@ -179,6 +181,15 @@ int MessageListModel::rowOf(qint64 messageId) const {
 const MessageRecord* MessageListModel::record(qint64 messageId) const {
     const int row = rowOf(messageId);
     return row < 0 ? nullptr : &rows_[row].record;
+}
+
+int MessageListModel::latestReplyTokens() const {
+    for (auto it = rows_.crbegin(); it != rows_.crend(); ++it) {
+        const MessageRecord& m = it->record;
+        if (m.role != u"assistant") continue;
+        if (const int used = m.promptTokens + m.completionTokens; used > 0) return used;
+    }
+    return 0;
 }
 
 QVariantMap MessageListModel::get(int row) const {

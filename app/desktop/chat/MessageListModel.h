@@ -31,7 +31,7 @@ public:
         TokensPerSecondRole,
         TimeToFirstTokenRole, // ms
         CreatedAtRole,        // QDateTime
-        ActivityRole,         // streaming only: "waiting", "prefill", "decode" or ""
+        ActivityRole,         // streaming only: "preparing", "waiting", "prefill", "decode" or ""
         QueuePositionRole,    // streaming + waiting: 1 = next to start
         IsLastRole,
         SavedRole,            // false while the database has not taken the latest text or state
@@ -42,6 +42,7 @@ public:
         ToolCallsRole,        // the reply's tool calls, one map each (chat/AgentTurns.h toolCallMap)
         DraftTokensRole,      // replies: speculative draft tokens verified (0: none)
         AcceptedDraftTokensRole, // replies: how many of those the model kept
+        ModelNameRole,        // replies: the model that wrote it ("" when not known)
     };
     Q_ENUM(Roles)
 
@@ -52,6 +53,8 @@ public:
     QVariant data(const QModelIndex& index, int role) const override;
     QHash<int, QByteArray> roleNames() const override;
     int count() const { return int(rows_.size()); }
+    // The context the latest reply with usage took: what it was sent and what it wrote (0: none).
+    int latestReplyTokens() const;
 
     void setMessages(const QList<MessageRecord>& messages);
     void append(const MessageRecord& message);

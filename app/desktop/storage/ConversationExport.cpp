@@ -78,6 +78,7 @@ QByteArray exportJson(const ConversationDocument& doc) {
         o["active"] = m.active;
         if (m.id) indexOf.insert(m.id, i);
         if (!m.finishReason.isEmpty()) o["finish_reason"] = m.finishReason;
+        if (!m.model.isEmpty()) o["model"] = m.model;
         if (!m.error.isEmpty()) o["error"] = m.error;
         if (m.role == u"assistant") {
             QJsonObject usage{{"prompt_tokens", m.promptTokens}, {"completion_tokens", m.completionTokens},
@@ -173,6 +174,7 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
         m.role = role;
         m.active = o.value("active").toBool(true);
         m.finishReason = o.value("finish_reason").toString();
+        m.model = o.value("model").toString();
         m.content = o.value("content").toString();
         m.state = messageStateFromName(o.value("state").toString());
         m.error = o.value("error").toString();

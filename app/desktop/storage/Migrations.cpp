@@ -121,6 +121,12 @@ bool migrateTo7(QSqlDatabase& db, QString* error) {
     }, error);
 }
 
+// 8: per reply, the name of the model that wrote it, so a reply keeps its
+// label after another model is loaded. Older replies read "": not known.
+bool migrateTo8(QSqlDatabase& db, QString* error) {
+    return exec(db, {QStringLiteral("ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT ''")}, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -132,6 +138,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 5: return migrateTo5(db, error);
     case 6: return migrateTo6(db, error);
     case 7: return migrateTo7(db, error);
+    case 8: return migrateTo8(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

@@ -62,6 +62,8 @@ struct MessageRecord {
     // Replies: the first message (after the system prompt) the model was sent;
     // the earlier ones did not fit in its context. 0: all were sent.
     qint64 contextFromId = 0;
+    // Replies: the name of the model that wrote it (schema 8; "" for older replies).
+    QString model;
     // Filled by Storage::messages() (the visible branch): which version of its
     // turn this is (from 0) and how many the turn has.
     int versionIndex = 0, versionCount = 1;

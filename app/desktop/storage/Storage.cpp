@@ -64,7 +64,7 @@ const char* kConversationColumns =
 const char* kMessageColumns =
     "id, conversation_id, position, role, content, state, error, prompt_tokens, completion_tokens,"
     " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active, finish_reason,"
-    " context_from_id, draft_tokens, accepted_draft_tokens";
+    " context_from_id, draft_tokens, accepted_draft_tokens, model";
 
 ConversationRecord readConversation(const QSqlQuery& q) {
     ConversationRecord c;
@@ -107,6 +107,7 @@ MessageRecord readMessage(const QSqlQuery& q) {
     m.contextFromId = q.value(17).toLongLong();
     m.draftTokens = q.value(18).toInt();
     m.acceptedDraftTokens = q.value(19).toInt();
+    m.model = q.value(20).toString();
     return m;
 }
 
@@ -539,10 +540,10 @@ qint64 Storage::insertMessage(const MessageRecord& m, qint64 parent, bool active
     const bool ready = q.prepare(QStringLiteral(
         "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
         " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active,"
-        " finish_reason, context_from_id, draft_tokens, accepted_draft_tokens)"
+        " finish_reason, context_from_id, draft_tokens, accepted_draft_tokens, model)"
         " VALUES (:conv, (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = :conv2),"
         " :role, :content, :state, :error, :prompt, :completion, :cached, :tps, :ttft, :created, :updated, :parent,"
-        " :active, :finish, :from, :drafts, :kept)"));
+        " :active, :finish, :from, :drafts, :kept, :model)"));
     const qint64 now = m.createdAt ? m.createdAt : nowMs();
     q.bindValue(QStringLiteral(":conv"), m.conversationId);
     q.bindValue(QStringLiteral(":conv2"), m.conversationId);
@@ -563,13 +564,17 @@ qint64 Storage::insertMessage(const MessageRecord& m, qint64 parent, bool active
     q.bindValue(QStringLiteral(":from"), m.contextFromId);
     q.bindValue(QStringLiteral(":drafts"), m.draftTokens);
     q.bindValue(QStringLiteral(":kept"), m.acceptedDraftTokens);
+    q.bindValue(QStringLiteral(":model"), text(m.model));
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save a message"), q.lastError()), 0;
     const qint64 id = q.lastInsertId().toLongLong();
     touchConversation(m.conversationId);
     return id;
 }
 
-QList<MessageRecord> Storage::messages(qint64 conversationId) { return visibleBranch(allMessages(conversationId)); }
+QList<MessageRecord> Storage::messages(qint64 conversationId) {
+    branchReads_.fetch_add(1, std::memory_order_relaxed);
+    return visibleBranch(allMessages(conversationId));
+}
 
 QList<MessageRecord> Storage::allMessages(qint64 conversationId) {
     QList<MessageRecord> out;
@@ -612,12 +617,12 @@ bool Storage::updateMessage(const MessageRecord& m) {
     const bool ready = q.prepare(QStringLiteral("UPDATE messages SET content = ?, state = ?, error = ?, prompt_tokens = ?,"
                              " completion_tokens = ?, cached_tokens = ?, tokens_per_second = ?, ttft_ms = ?,"
                              " updated_at = ?, finish_reason = ?, context_from_id = ?, draft_tokens = ?,"
-                             " accepted_draft_tokens = ? WHERE id = ?"));
+                             " accepted_draft_tokens = ?, model = ? WHERE id = ?"));
     for (const QVariant& v : {text(m.content), QVariant(messageStateName(m.state)), text(m.error),
                               QVariant(m.promptTokens), QVariant(m.completionTokens), QVariant(m.cachedTokens),
                               QVariant(m.tokensPerSecond), QVariant(m.timeToFirstTokenMs), QVariant(nowMs()),
                               text(m.finishReason), QVariant(m.contextFromId), QVariant(m.draftTokens),
-                              QVariant(m.acceptedDraftTokens), QVariant(m.id)})
+                              QVariant(m.acceptedDraftTokens), text(m.model), QVariant(m.id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save message %1").arg(m.id), q.lastError());
     // Not touching the conversation: the sidebar orders by the last message
@@ -719,12 +724,12 @@ bool Storage::restoreMessages(const QList<MessageRecord>& before, const QHash<qi
             ok = run(QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, state, error,"
                                     " prompt_tokens, completion_tokens, cached_tokens, tokens_per_second, ttft_ms,"
                                     " created_at, updated_at, parent_id, active, finish_reason, context_from_id,"
-                                    " draft_tokens, accepted_draft_tokens)"
-                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                                    " draft_tokens, accepted_draft_tokens, model)"
+                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                      {m.id, m.conversationId, m.position, text(m.role), text(m.content), messageStateName(m.state),
                       text(m.error), m.promptTokens, m.completionTokens, m.cachedTokens, m.tokensPerSecond,
                       m.timeToFirstTokenMs, m.createdAt, m.updatedAt, parent, m.active ? 1 : 0, text(m.finishReason),
-                      m.contextFromId, m.draftTokens, m.acceptedDraftTokens});
+                      m.contextFromId, m.draftTokens, m.acceptedDraftTokens, text(m.model)});
             for (const ToolCallRecord& c : toolCalls.value(m.id)) {
                 if (!ok) break;
                 ok = run(QStringLiteral("INSERT INTO tool_calls (message_id, call_id, name, arguments, result, created_at,"
@@ -861,8 +866,8 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
         const bool mready = mq.prepare(QStringLiteral(
             "INSERT INTO messages (conversation_id, position, role, content, state, error, prompt_tokens,"
             " completion_tokens, cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id,"
-            " active, finish_reason, context_from_id, draft_tokens, accepted_draft_tokens)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"));
+            " active, finish_reason, context_from_id, draft_tokens, accepted_draft_tokens, model)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)"));
         // An imported reply cannot still be generating.
         const MessageState state = m.state == MessageState::Streaming ? MessageState::Interrupted : m.state;
         for (const QVariant& v : {QVariant(id), QVariant(i), text(m.role), text(m.content),
@@ -870,7 +875,8 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
                                   QVariant(m.completionTokens), QVariant(m.cachedTokens), QVariant(m.tokensPerSecond),
                                   QVariant(m.timeToFirstTokenMs), QVariant(m.createdAt ? m.createdAt : now),
                                   QVariant(m.updatedAt ? m.updatedAt : now), parent, QVariant(m.active ? 1 : 0),
-                                  text(m.finishReason), QVariant(m.draftTokens), QVariant(m.acceptedDraftTokens)})
+                                  text(m.finishReason), QVariant(m.draftTokens), QVariant(m.acceptedDraftTokens),
+                                  text(m.model)})
             mq.addBindValue(v);
         if (!mready || !mq.exec()) return rollback(QStringLiteral("cannot import message %1").arg(i + 1), mq.lastError());
         const qint64 messageId = mq.lastInsertId().toLongLong();

@@ -121,6 +121,9 @@ public:
     qint64 appendMessage(const MessageRecord& message);
     // The visible branch (see Records.h), with versionIndex/versionCount filled.
     QList<MessageRecord> messages(qint64 conversationId);
+    // How many times messages() has read a branch: a reply reads its branch
+    // once, and the chat tests hold it to that with this count.
+    quint64 branchReads() const { return branchReads_.load(std::memory_order_relaxed); }
     // Every message of every version, in position order (JSON export).
     QList<MessageRecord> allMessages(qint64 conversationId);
     std::optional<MessageRecord> message(qint64 id);
@@ -196,6 +199,7 @@ private:
     // ReadOnly on a folder nothing can be created in (a read-only mount):
     // SQLite opens the file as immutable, as it cannot make the WAL's index.
     std::atomic<bool> immutable_{false};
+    std::atomic<quint64> branchReads_{0};
     int interruptedAtOpen_ = 0;
     QStringList integrityProblems_;
     mutable QMutex lastErrorMutex_;
