@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QThreadPool>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,6 +44,8 @@ public:
     // On the service's thread.
     bool start(QString* error, QString* warning);
     void stop();
+    // Runs `call` on the service's thread, after the calls posted before it.
+    void post(std::function<void()> call) { calls_->put(std::move(call)); }
 
     // Safe from any thread.
     bool isListening() const { return listening_; }
