@@ -27,7 +27,8 @@ void InboxWaker::wake() { QCoreApplication::postEvent(this, new QEvent(wakeType(
 
 bool InboxWaker::event(QEvent* e) {
     if (e->type() != wakeType()) return QObject::event(e);
-    // A copy: the wake handler may destroy the receiver, and this object with it.
+    // A copy (it holds the inbox): the wake handler may destroy the receiver,
+    // and this object with it.
     const std::function<void()> woken = woken_;
     woken();
     return true;

@@ -14,9 +14,10 @@
 // batch: a put finds a wake-up already on its way and adds to what it takes.
 // The wake handler should take everything (takeAll, or take until empty).
 //
-// Lifetime: the inbox is shared (producers keep it alive while they may put);
-// its wake-up target is a child of the receiver, there until the receiver goes
-// or the inbox is closed. When the receiver goes, the inbox closes: what is
+// Lifetime: the inbox is shared by its producers and its wake-up target, a
+// child of the receiver that is there until the receiver goes or the inbox is
+// closed (so a value put is taken even if its producer let go of the inbox
+// right after). When the receiver goes, the inbox closes: what is
 // pending is dropped and later puts are refused, so a producer that outlives
 // the receiver never reaches it. Values leave the inbox only under the mutex,
 // so whichever thread drops them (a closing receiver, the last owner) sees
@@ -60,7 +61,7 @@ private:
 enum class Keep { Every, Latest };
 
 template <class T>
-class Inbox : public std::enable_shared_from_this<Inbox<T>> {
+class Inbox {
 public:
     using Wake = std::function<void(Inbox&)>;
 
@@ -71,17 +72,12 @@ public:
     // Call on that thread; the inbox closes when `receiver` is destroyed.
     static std::shared_ptr<Inbox> create(Keep keep, QObject* receiver, Wake onWake) {
         std::shared_ptr<Inbox> inbox = create(keep);
-        std::weak_ptr<Inbox> weak = inbox;
-        // Set before anyone else holds the inbox, so without the lock.
+        // Set before anyone else holds the inbox, so without the lock. The
+        // wake-up target holds the inbox: what was put is taken even when
+        // every producer has let go of it since.
         inbox->onWake_ = std::move(onWake);
         inbox->waker_ = new detail::InboxWaker(
-            receiver,
-            [weak] {
-                if (const std::shared_ptr<Inbox> self = weak.lock()) self->woken();
-            },
-            [weak] {
-                if (const std::shared_ptr<Inbox> self = weak.lock()) self->shut(false);
-            });
+            receiver, [inbox] { inbox->woken(); }, [inbox] { inbox->shut(false); });
         return inbox;
     }
 
@@ -151,7 +147,7 @@ private:
         return out;
     }
 
-    // On the receiver's thread; `this` is kept alive by the caller.
+    // On the receiver's thread, by the wake-up target (which holds the inbox).
     void woken() {
         {
             std::lock_guard lock(mutex_);

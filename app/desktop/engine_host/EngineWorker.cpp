@@ -123,8 +123,9 @@ void EngineWorker::submitTurns(quint64 ticket, ClientTag tag, const std::vector<
         size_t renderedTurns = 0;
         const ContextFit fit = fitToContext(turns, plan, context, replyRoom(request, context),
                                             [&](const std::vector<Message>& sent) {
+            const size_t tokens = render(sent);
             renderedTurns = sent.size();
-            return render(sent);
+            return tokens;
         });
         if (!fit.ok) return fail(QString::fromStdString(fit.error));
         const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), turns.size());
@@ -177,10 +178,10 @@ void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput cha
     PreparedChat prepared;
     submitTurns(ticket, tag, turns, plan, std::move(request),
                 [&](const std::vector<Message>& sent) {
+                    std::string json = "[";
+                    for (size_t i = 0; i < sent.size(); ++i) json += (i ? "," : "") + sent[i].fieldsJson;
                     ChatPromptInput subset = chat;
-                    subset.messagesJson = "[";
-                    for (size_t i = 0; i < sent.size(); ++i) subset.messagesJson += (i ? "," : "") + sent[i].fieldsJson;
-                    subset.messagesJson += "]";
+                    subset.messagesJson = json + "]";
                     prepared = backend_->prepareChat(subset);
                     return prepared.prompt.size();
                 },
