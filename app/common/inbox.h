@@ -40,8 +40,8 @@ namespace detail {
 // template (and no Q_OBJECT): it only forwards to the inbox.
 class InboxWaker : public QObject {
 public:
-    // `woken` runs on `receiver`'s thread for each wake-up; `closed` when the
-    // receiver (and with it this child) is destroyed.
+    // `woken` runs on `receiver`'s thread for each wake-up; `closed` when this
+    // object is destroyed (with the receiver, or after the inbox was closed).
     InboxWaker(QObject* receiver, std::function<void()> woken, std::function<void()> closed);
     ~InboxWaker() override;
 
@@ -72,12 +72,13 @@ public:
     // Call on that thread; the inbox closes when `receiver` is destroyed.
     static std::shared_ptr<Inbox> create(Keep keep, QObject* receiver, Wake onWake) {
         std::shared_ptr<Inbox> inbox = create(keep);
-        // Set before anyone else holds the inbox, so without the lock. The
-        // wake-up target holds the inbox: what was put is taken even when
+        // The wake-up target holds the inbox: what was put is taken even when
         // every producer has let go of it since.
-        inbox->onWake_ = std::move(onWake);
-        inbox->waker_ = new detail::InboxWaker(
+        auto* waker = new detail::InboxWaker(
             receiver, [inbox] { inbox->woken(); }, [inbox] { inbox->shut(false); });
+        std::lock_guard lock(inbox->mutex_);
+        inbox->onWake_ = std::move(onWake);
+        inbox->waker_ = waker;
         return inbox;
     }
 
@@ -127,7 +128,10 @@ public:
     }
 
 private:
-    explicit Inbox(Keep keep) : keep_(keep) {}
+    // Locks once so that the thread that uses the inbox next sees it whole
+    // whichever way the pointer reached it (through Qt's thread pool or event
+    // queue, ThreadSanitizer would not see it).
+    explicit Inbox(Keep keep) : keep_(keep) { std::lock_guard lock(mutex_); }
 
     // `dropWaker`: delete the wake-up target (not when it is the one going).
     void shut(bool dropWaker) {
