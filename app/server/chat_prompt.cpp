@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 
 namespace weir::server {
 
@@ -22,7 +22,7 @@ bool buildChatPrompt(const ChatRequest& request, const Engine& engine, PreparedC
     input.toolChoice = request.toolChoice;
     // A call that must come is constrained as JSON (forced_tool_call.h): the
     // family's call opening would not fit that form.
-    input.openForcedCall = !forcesToolCall(request.toolChoice);
+    input.openForcedCall = !common::forcesToolCall(request.toolChoice);
     try {
         out = engine.prepareChat(input);
     } catch (const std::exception& e) {

@@ -1,6 +1,6 @@
 #include "chat/GenerationTracker.h"
 
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 #include "chat/ReplyPlanner.h"
 #include "engine_host/ClientTags.h"
 #include "engine_host/EngineHost.h"
@@ -85,7 +85,7 @@ const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan
     g.clock.start();
     if (plan.agent) {
         // The worker hands over the reader of the model's tool-call syntax here.
-        g.handoff = std::make_shared<ToolCallHandoff>();
+        g.handoff = ToolCallHandoff::create(common::Keep::Latest);
         g.ticket = engine_->submitChat(conversationTag(conversationId), plan.chat, plan.request, plan.prompt, g.handoff);
     } else {
         g.ticket = engine_->submit(conversationTag(conversationId), plan.turns, plan.request, plan.prompt);
@@ -132,7 +132,7 @@ void GenerationTracker::endNow(quint64 ticket) {
 
 void GenerationTracker::readAgentText(LiveReply& g, const QString& text) {
     // The model's own call syntax is held back by the reader; only text shows.
-    if (!g.reader && g.handoff) g.reader = g.handoff->take();
+    if (!g.reader && g.handoff) g.reader = g.handoff->take().value_or(nullptr);
     if (g.callsComplete) return;  // tokens already on their way when the reply was stopped after its calls
     if (!g.reader) {
         g.text += text;
@@ -200,11 +200,11 @@ void GenerationTracker::onStatus(const CacheStatus& status) {
 void GenerationTracker::readAgentReply(LiveReply& g) {
     if (g.forced) {
         // Held to the call's JSON: it is a call, or (cut short) shown as it came.
-        if (std::optional<ToolCall> call = server::readForcedCall(g.raw.toStdString())) g.calls.push_back(std::move(*call));
+        if (std::optional<ToolCall> call = common::readForcedCall(g.raw.toStdString())) g.calls.push_back(std::move(*call));
         else g.text = g.raw;
         return;
     }
-    if (!g.reader && g.handoff) g.reader = g.handoff->take();
+    if (!g.reader && g.handoff) g.reader = g.handoff->take().value_or(nullptr);
     if (!g.reader) return;
     ToolCallReader::Output out = g.reader->finish();
     for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine_host/EngineInboxes.h"
 #include "storage/Records.h"
 #include "weir/engine.h"
 #include "weir/tool_calls.h"
@@ -18,7 +19,6 @@
 namespace weir::desktop {
 
 class EngineHost;
-class ToolCallHandoff;
 struct ReplyPlan;
 
 struct LiveReply {

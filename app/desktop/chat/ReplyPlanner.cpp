@@ -3,7 +3,7 @@
 #include <QCoreApplication>
 #include <QJsonDocument>
 
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 #include "chat/AgentTurns.h"
 
 namespace weir::desktop {
@@ -45,9 +45,9 @@ void planToolChoice(const ReplyInput& in, ReplyPlan& plan) {
     } else {
         plan.problems << tr("There is no tool \u201c%1\u201d to force: the reply may call any tool.").arg(in.forceTool);
     }
-    if (!server::forcesToolCall(chat.toolChoice)) return;
+    if (!common::forcesToolCall(chat.toolChoice)) return;
     const OutputConstraint forcedCall{OutputConstraint::Kind::JsonSchema,
-                                      server::forcedCallSchema(in.tools, chat.toolChoice)};
+                                      common::forcedCallSchema(in.tools, chat.toolChoice)};
     if (const std::string problem = Engine::outputConstraintProblem(forcedCall); !problem.empty()) {
         plan.problems << tr("Cannot force a call of %1: its arguments cannot be constrained (%2).")
                              .arg(in.forceTool, QString::fromStdString(problem));

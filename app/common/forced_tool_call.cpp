@@ -1,10 +1,10 @@
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
 
-namespace weir::server {
+namespace weir::common {
 
 namespace {
 
@@ -146,4 +146,4 @@ std::optional<ToolCall> readForcedCall(const std::string& reply) {
     return readCall(doc.object());
 }
 
-} // namespace weir::server
+} // namespace weir::common
