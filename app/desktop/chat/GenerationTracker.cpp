@@ -62,9 +62,19 @@ GenerationTracker::GenerationTracker(EngineHost* engine, QObject* parent) : QObj
             [this](quint64 t, const Usage& u) { end(t, MessageState::Cancelled, {}, &u); });
     connect(engine_, &EngineHost::promptPrepared, this, &GenerationTracker::onPromptPrepared);
     connect(engine_, &EngineHost::statusUpdated, this, &GenerationTracker::onStatus);
+    connect(&remote_, &RemoteReplySource::tokens, this, &GenerationTracker::onTokens);
+    connect(&remote_, &RemoteReplySource::finished, this,
+            [this](quint64 t, const Usage& u, const QString& reason, const std::vector<ToolCall>& calls) {
+                if (auto it = replies_.find(t); it != replies_.end()) it->calls = calls;
+                end(t, MessageState::Complete, {}, &u, reason);
+            });
+    connect(&remote_, &RemoteReplySource::failed, this,
+            [this](quint64 t, const QString& message) { end(t, MessageState::Failed, message, nullptr); });
+    connect(&remote_, &RemoteReplySource::cancelled, this,
+            [this](quint64 t) { end(t, MessageState::Cancelled, {}, nullptr); });
 }
 
-const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan& plan, int step) {
+LiveReply GenerationTracker::prepare(qint64 conversationId, const ReplyPlan& plan, int step) const {
     LiveReply g;
     g.conversationId = conversationId;
     g.messageId = plan.reply.id;
@@ -83,6 +93,21 @@ const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan
         g.baseAcceptedDraftTokens = plan.reply.acceptedDraftTokens;
     }
     g.clock.start();
+    return g;
+}
+
+const LiveReply& GenerationTracker::startRemote(qint64 conversationId, const ReplyPlan& plan, int step,
+                                                const QString& engineName, const std::optional<RemoteTarget>& target,
+                                                const QJsonObject& body) {
+    LiveReply g = prepare(conversationId, plan, step);
+    g.remote = true;
+    g.forced = false;  // the server's tool_choice forces the call; it comes back as a call
+    g.ticket = remote_.start(engineName, target, body);
+    return *replies_.insert(g.ticket, g);
+}
+
+const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan& plan, int step) {
+    LiveReply g = prepare(conversationId, plan, step);
     if (plan.agent) {
         // The worker hands over the reader of the model's tool-call syntax here.
         g.handoff = ToolCallHandoff::create(common::Keep::Latest);
@@ -117,16 +142,23 @@ QList<const LiveReply*> GenerationTracker::all() const {
     return out;
 }
 
+void GenerationTracker::cancelTicket(quint64 ticket) {
+    if (RemoteReplySource::isRemoteTicket(ticket)) remote_.cancel(ticket);
+    else engine_->cancel(ticket);
+}
+
 void GenerationTracker::cancel(qint64 conversationId) {
-    if (LiveReply* g = forConversation(conversationId)) engine_->cancel(g->ticket);
+    if (LiveReply* g = forConversation(conversationId)) cancelTicket(g->ticket);
 }
 
 void GenerationTracker::cancelAll() {
-    for (const auto& g : std::as_const(replies_)) engine_->cancel(g.ticket);
+    // A remote cancel ends its reply at once: cancel from a copy of the tickets.
+    const QList<quint64> tickets = replies_.keys();
+    for (const quint64 ticket : tickets) cancelTicket(ticket);
 }
 
 void GenerationTracker::endNow(quint64 ticket) {
-    engine_->cancel(ticket);
+    cancelTicket(ticket);
     end(ticket, MessageState::Cancelled, {}, nullptr);
 }
 
