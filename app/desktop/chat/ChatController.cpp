@@ -266,6 +266,7 @@ void ChatController::setRemoteEngines(RemoteEnginesController* remote) {
 void ChatController::setEngine(qint64 conversationId, const QString& engine) {
     if (!conversationId) return;
     list_.setSettingsOf(conversationId, {{QStringLiteral("engine"), engine}});
+    if (conversationId == currentId()) emit contextUsageChanged();
 }
 
 void ChatController::flushView() {
@@ -278,7 +279,8 @@ void ChatController::flushView() {
 }
 
 int ChatController::contextTokens() const {
-    if (!engine_->ready()) return 0;
+    // The local model's context says nothing of a remote engine's.
+    if (!engine_->ready() || !currentEngine().isEmpty()) return 0;
     const int fromModel = engine_->modelInfo().value(QStringLiteral("contextTokens")).toInt();
     return fromModel > 0 ? fromModel : replies_.lastContextTokens();
 }

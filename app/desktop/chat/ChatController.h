@@ -84,7 +84,8 @@ class ChatController : public QObject {
     Q_PROPERTY(int unsavedCount READ unsavedCount NOTIFY saveProblemChanged)
     // How much of the model's context the open conversation uses (its latest
     // reply's prompt and completion, or the prompt of the reply being written),
-    // and the context (0 while no model is loaded).
+    // and the context (0 while no model is loaded, and for a conversation on
+    // a remote engine).
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextUsageChanged)
     Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextUsageChanged)
     // The context policy of conversations that have none of their own
