@@ -1,6 +1,5 @@
 #include "chat/RemoteReplySource.h"
 
-#include <QCoreApplication>
 #include <QTimer>
 #include <algorithm>
 
@@ -9,10 +8,6 @@ namespace weir::desktop {
 using weir::remote::RemoteChatClient;
 using weir::remote::RemoteError;
 using weir::remote::RemoteUsage;
-
-namespace {
-QString tr(const char* text) { return QCoreApplication::translate("RemoteReplySource", text); }
-} // namespace
 
 RemoteReplySource::RemoteReplySource(QObject* parent) : QObject(parent) {}
 
