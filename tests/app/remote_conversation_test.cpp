@@ -4,7 +4,8 @@
 // request carries the turns and the sampling settings; stop mid-stream ends
 // the reply once and closes the connection; a refused key, an unreachable
 // server and a removed endpoint end it once, in plain words, with the user's
-// message kept; tools go as OpenAI tools and the calls come back to run.
+// message kept; tools go as OpenAI tools and the calls come back to run;
+// reasoning shows as a thinking block.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -313,6 +314,36 @@ private slots:
     }
 
     // The body for a forced call and for Continue (pure).
+    void reasoningShowsAsAThinkingBlock() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::streamPieces(s, {"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Two and \"}}]}\n\n",
+                                              "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"two.\"}}]}\n\n",
+                                              delta("4"), kStop, kDone});
+        }});
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("2+2?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(f.storage.messages(id)[1].content, QStringLiteral("<think>\nTwo and two.\n</think>\n\n4"));
+    }
+
+    void anEndpointWithNoModelFailsAtOnce() {
+        FakeOpenAiServer server;
+        Fixture f;
+        QCOMPARE(f.remote->addEndpoint(QStringLiteral("bare"), server.baseUrl(), QString()), QString());
+        const qint64 id = f.chat->newConversation();
+        f.chat->setEngine(id, QStringLiteral("bare"));
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hi")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 1000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        QVERIFY2(f.storage.messages(id)[1].error.contains(QStringLiteral("has no model chosen")),
+                 qPrintable(f.storage.messages(id)[1].error));
+        QVERIFY(server.requests().isEmpty());
+    }
+
     void bodyForcesACallAndContinues() {
         ReplyPlan agent;
         agent.agent = true;
