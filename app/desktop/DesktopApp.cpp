@@ -133,7 +133,16 @@ bool DesktopApp::start(const QStringList& arguments) {
         std::fprintf(stderr, "weir: %s\n", qPrintable(error));
         return false;
     }
+    chooseDataDir(options);
+    openLogFile();
+    if (!openDatabase()) return false;
+    createParts();
+    if (!loadWindow()) return false;
+    startModel(options);
+    return true;
+}
 
+void DesktopApp::chooseDataDir(const CommandLineOptions& options) {
     // --data-dir, else $WEIR_DATA_DIR, else $XDG_DATA_HOME/weir (with what
     // an older Weir kept in Qt's per-app folder moved there).
     dataDir_ = options.dataDir;
@@ -143,7 +152,10 @@ bool DesktopApp::start(const QStringList& arguments) {
         moveLegacyData(legacyDataDir(), dataDir_);
     }
     dataDir_ = QDir(dataDir_).absolutePath();
+}
 
+void DesktopApp::openLogFile() {
+    QString error;
     // The log file first, so everything after start-up is in it.
     logFile_ = std::make_unique<logging::RotatingLogFile>(QDir(dataDir_).filePath(QStringLiteral("logs/weir.log")),
                                                           logging::RotatingLogFile::Limits{});
@@ -151,7 +163,9 @@ bool DesktopApp::start(const QStringList& arguments) {
     else std::fprintf(stderr, "weir: warning: %s; logging to stderr only\n", qPrintable(error));
     logging::routeEngineLogToQt();
     qCInfo(logging::lcApp).noquote() << "Weir" << QStringLiteral(WEIR_VERSION) << "starting; data in" << dataDir_;
+}
 
+bool DesktopApp::openDatabase() {
     storage_ = std::make_unique<Storage>(dataDir_);
     storageStatus_ = new StorageStatus;
     if (!openStorage()) return false;
@@ -164,6 +178,12 @@ bool DesktopApp::start(const QStringList& arguments) {
     if (storage_->mode() == StorageMode::ReadWrite) checkpointer_->requestBackup();
     connect(storageStatus_, &StorageStatus::restoreRequested, this, &DesktopApp::restoreBackup);
 
+    return true;
+}
+
+// The controllers and models the window binds to, and the context that
+// hands them to QML.
+void DesktopApp::createParts() {
     settings_ = new AppSettings(dataDir_, QString::fromStdString(locations::appModelPath()));
     engine_ = new EngineHost(factory_);
     engine_->setFileCheck(fileCheck_);
@@ -210,7 +230,9 @@ bool DesktopApp::start(const QStringList& arguments) {
     parts.interruptedAtStart = storage_->interruptedAtOpen();
     context_ = new AppContext(parts);
     AppContext::setInstance(context_);
+}
 
+bool DesktopApp::loadWindow() {
     // Fusion follows the system palette (light or dark) on every platform.
     if (qEnvironmentVariableIsEmpty("QT_QUICK_CONTROLS_STYLE")) QQuickStyle::setStyle(QStringLiteral("Fusion"));
     registerQmlTypes();
@@ -241,6 +263,10 @@ bool DesktopApp::start(const QStringList& arguments) {
             qCWarning(logging::lcApp).noquote() << "model failed:" << engine_->modelPath() << engine_->errorString();
     });
 
+    return true;
+}
+
+void DesktopApp::startModel(const CommandLineOptions& options) {
     QString model = options.model;
     if (model.isEmpty() && !options.noModel) {
         model = settings_->lastModel();
@@ -252,7 +278,6 @@ bool DesktopApp::start(const QStringList& arguments) {
             qCInfo(logging::lcApp) << "quitting: --quit-after elapsed";
             QCoreApplication::quit();
         });
-    return true;
 }
 
 } // namespace weir::desktop

@@ -21,6 +21,8 @@ class RotatingLogFile;
 
 namespace weir::desktop {
 
+struct CommandLineOptions;
+
 class ApiEndpoint;
 class AppContext;
 class AppSettings;
@@ -71,6 +73,13 @@ public:
     QQuickWindow* window() const;
 
 private:
+    // The steps of start(), in order.
+    void chooseDataDir(const CommandLineOptions& options);
+    void openLogFile();
+    bool openDatabase();
+    void createParts();
+    bool loadWindow();
+    void startModel(const CommandLineOptions& options);
     void shutdown();
     // Opens the database read-write, else read-only, else a temporary one,
     // and says which in storageStatus_. False only if none of them opens.
