@@ -632,6 +632,7 @@ bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& err) {
                                                   QStringLiteral("schema")}
                                     : QStringList{QStringLiteral("response_format"), QStringLiteral("schema")},
                     out.responseFormat);
+    if (!out.tools.isEmpty()) out.toolsText = jsonSourceText(body, {QStringLiteral("tools")}).value_or(QByteArray());
     return true;
 }
 

@@ -47,6 +47,8 @@ struct ChatRequest {
     // tool_call_id, name: ChatPromptInput::messagesJson's shape.
     QJsonArray messages;
     QJsonArray tools;                      // OpenAI's tool list; empty for none
+    QByteArray toolsText;                  // the list as the body spells it (its key order), empty
+                                           // where not read from a body
     ToolChoice toolChoice;
     bool parallelToolCalls = true;         // false: at most one call per reply
     OutputConstraint responseFormat;       // response_format (the schema's JSON text, in the body's key order

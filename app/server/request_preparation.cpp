@@ -71,7 +71,7 @@ std::optional<ApiError> checkLogitBias(const GenerationFields& gen, const Prepar
 std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint& out) {
     const bool call = forcesToolCall(cr.toolChoice);
     out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema,
-                                  forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls)}
+                                  forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls, cr.toolsText)}
                : cr.responseFormat;
     const std::string problem = Engine::outputConstraintProblem(out);
     if (problem.empty()) return std::nullopt;

@@ -1,9 +1,9 @@
 #include "chat/ReplyPlanner.h"
 
 #include <QCoreApplication>
-#include <QJsonDocument>
 
 #include "app/server/forced_tool_call.h"
+#include "app/server/json_source_text.h"
 #include "chat/AgentTurns.h"
 
 namespace weir::desktop {
@@ -26,7 +26,7 @@ void planAgentPrompt(const ReplyInput& in, ReplyPlan& plan) {
         turns.append({m, m.role == u"assistant" ? in.toolCalls.value(m.id) : QList<ToolCallRecord>{}});
     }
     plan.chat.messagesJson = agentMessagesJson(in.settings.systemPrompt, turns, &plan.turnIds);
-    if (!in.tools.isEmpty()) plan.chat.toolsJson = QJsonDocument(in.tools).toJson(QJsonDocument::Compact).toStdString();
+    if (!in.tools.isEmpty()) plan.chat.toolsJson = server::orderedJson(in.tools, in.toolsText).toStdString();
 }
 
 // The tool choice, and for a forced call the constraint that holds the reply
@@ -47,7 +47,7 @@ void planToolChoice(const ReplyInput& in, ReplyPlan& plan) {
     }
     if (!server::forcesToolCall(chat.toolChoice)) return;
     const OutputConstraint forcedCall{OutputConstraint::Kind::JsonSchema,
-                                      server::forcedCallSchema(in.tools, chat.toolChoice)};
+                                      server::forcedCallSchema(in.tools, chat.toolChoice, false, in.toolsText)};
     if (const std::string problem = Engine::outputConstraintProblem(forcedCall); !problem.empty()) {
         plan.problems << tr("Cannot force a call of %1: its arguments cannot be constrained (%2).")
                              .arg(in.forceTool, QString::fromStdString(problem));
