@@ -641,6 +641,17 @@ void keepSchemaOrder(const QByteArray& body, const QStringList& path, OutputCons
     if (std::optional<QByteArray> text = jsonSourceText(body, path)) constraint.schema = text->toStdString();
 }
 
+void keepToolsOrder(const QByteArray& body, const QString& schemaKey, ChatRequest& request) {
+    const QByteArray tools = jsonSourceText(body, {QStringLiteral("tools")}).value_or(QByteArray());
+    QByteArray out = "[";
+    for (qsizetype i = 0; i < request.tools.size(); ++i) {
+        const QByteArray item = jsonItemText(tools, i).value_or(QByteArray());
+        if (i > 0) out += ',';
+        out += R"({"function":{"parameters":)" + jsonSourceText(item, {schemaKey}).value_or("{}") + "}}";
+    }
+    request.toolsText = out + ']';
+}
+
 bool parseChatObject(const QJsonObject& o, ChatRequest& out, ApiError& err) {
     return readModel(o, out.model, err) && readMessages(o, out.messages, err) && readTools(o, out, err) &&
            readGeneration(o, true, out.gen, err) && readResponseFormat(o, out.responseFormat, err);

@@ -525,6 +525,20 @@ private slots:
         QVERIFY(two.has_value());
         QCOMPARE((*two)[0].arguments, std::string(R"({"zip":"1","city":"A"})"));
         QCOMPARE((*two)[1].arguments, std::string(R"({"city":"B","zip":"2"})"));
+
+        // The Anthropic and Responses requests are rebuilt as a chat object:
+        // their tools' order comes from their own bodies.
+        const QByteArray anthropic = R"({"tools": [{"name": "find_place", "input_schema": {"type": "object",
+            "properties": {"city": {"type": "string"}, "address": {"type": "string"}, "zip": {"type": "string"}}}}]})";
+        ChatRequest rebuilt;
+        rebuilt.tools = QJsonDocument::fromJson(R"([{"type": "function", "function": {"name": "find_place",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "address": {"type": "string"},
+                                                            "zip": {"type": "string"}}}}}])").array();
+        keepToolsOrder(anthropic, QStringLiteral("input_schema"), rebuilt);
+        const std::string fromAnthropic = forcedCallSchema(rebuilt.tools, r.toolChoice, false, rebuilt.toolsText);
+        QVERIFY2(fromAnthropic.find("\"city\"") < fromAnthropic.find("\"address\"") &&
+                     fromAnthropic.find("\"address\"") < fromAnthropic.find("\"zip\""),
+                 fromAnthropic.c_str());
     }
 
     void errorsNameTheField_data() {
