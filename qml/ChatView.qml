@@ -81,6 +81,7 @@ Rectangle {
                     }
                     // Narrow: the title keeps the room; the pool monitor is one click away in the sidebar.
                     PoolGauge { visible: view.width >= 640; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
+                    ConversationEngineChooser { objectName: "engineChooser"; Layout.alignment: Qt.AlignVCenter }
                     EndpointChip { Layout.alignment: Qt.AlignVCenter }
                     ModelChip { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
                     IconButton {

@@ -12,7 +12,9 @@ import Weir
 Item {
     id: root
     property alias text: input.text
-    readonly property bool canSend: App.engine.ready && !App.chat.currentGenerating && input.text.trim().length > 0
+    // A conversation on a remote engine needs no model loaded here.
+    readonly property bool remote: App.chat.currentEngine.length > 0
+    readonly property bool canSend: (App.engine.ready || remote) && !App.chat.currentGenerating && input.text.trim().length > 0
     // How long the cursor blinks after the last key or click (then it stays lit).
     property alias cursorRestMs: cursorRest.interval
     // The conversation whose draft the input holds.
@@ -86,7 +88,8 @@ Item {
                 font.pixelSize: Theme.baseSize
                 verticalAlignment: TextEdit.AlignVCenter
                 background: null
-                placeholderText: App.engine.ready ? qsTr("Message %1\u2026").arg(App.engine.modelInfo.name || qsTr("the model"))
+                placeholderText: root.remote ? qsTr("Message the remote engine %1\u2026").arg(App.chat.currentEngine)
+                               : App.engine.ready ? qsTr("Message %1\u2026").arg(App.engine.modelInfo.name || qsTr("the model"))
                                : App.engine.state === EngineHost.Loading ? qsTr("Waiting for the model to load\u2026")
                                : qsTr("Load a model to start chatting")
                 Accessible.name: qsTr("Message")

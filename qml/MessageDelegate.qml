@@ -299,7 +299,7 @@ Item {
                     visible: root.isLast
                     text: qsTr("Retry")
                     iconName: "refresh"
-                    enabled: App.engine.ready && !App.chat.currentGenerating
+                    enabled: (App.engine.ready || App.chat.currentEngine.length > 0) && !App.chat.currentGenerating
                     onClicked: App.chat.regenerate()
                 }
             }
@@ -324,7 +324,7 @@ Item {
                 visible: root.isLast
                 text: qsTr("Continue")
                 iconName: "send"
-                enabled: App.engine.ready && !App.chat.currentGenerating
+                enabled: (App.engine.ready || App.chat.currentEngine.length > 0) && !App.chat.currentGenerating
                 onClicked: App.chat.continueReply(root.messageId)
             }
         }
@@ -346,7 +346,7 @@ Item {
                 objectName: "regenerateButton"
                 iconName: "refresh"; iconSize: 15; implicitWidth: 28; implicitHeight: 28
                 tip: qsTr("Regenerate (this reply stays as a version)")
-                enabled: App.engine.ready && !App.chat.currentGenerating
+                enabled: (App.engine.ready || App.chat.currentEngine.length > 0) && !App.chat.currentGenerating
                 onClicked: App.chat.regenerateMessage(root.messageId)
             }
             IconButton {

@@ -182,6 +182,7 @@ bool DesktopApp::start(const QStringList& arguments) {
     // The sizing line starts from as many conversations as the local engine runs at once.
     remotePool_->setConversationsAtOnce(settings_->engineOptions().maxRunningRequests);
     chat_ = new ChatController(storage_.get(), engine_);
+    chat_->setRemoteEngines(remote_);
     if (!settings_->contextPolicy().isEmpty()) chat_->setDefaultContextPolicy(settings_->contextPolicy());
     connect(chat_, &ChatController::defaultContextPolicyChanged, settings_,
             [this] { settings_->setContextPolicy(chat_->defaultContextPolicy()); });

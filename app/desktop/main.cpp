@@ -12,7 +12,7 @@
 #include "AppIcon.h"
 #include "DesktopApp.h"
 #include "weir/model_file.h"
-#include "app/server/quit_on_signal.h"
+#include "app/common/quit_on_signal.h"
 
 int main(int argc, char** argv) {
     QGuiApplication::setApplicationName(QStringLiteral("Weir"));
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
 
     QGuiApplication app(argc, argv);
     QGuiApplication::setWindowIcon(weir::desktop::appIcon());
-    weir::server::quitOnTerminationSignals(app);
+    weir::common::quitOnTerminationSignals(app);
     weir::desktop::DesktopApp desktop(weir::desktop::realEngineFactory(), nullptr, &weir::checkModelFile);
     if (!desktop.start(app.arguments())) return 1;
     return app.exec();

@@ -1,6 +1,5 @@
 #include "app/server/api_server.h"
 
-#include <atomic>
 #include <future>
 
 #include <QHostAddress>
@@ -44,21 +43,14 @@ bool ApiServer::start(QString* error, QString* warning) {
     if (isListening()) return true;
     bool ok = false;
     QString e, w;
-    // Run on the service's thread and wait. The hand-off goes through an
-    // atomic and a std::promise as well as Qt's event queue: Qt's own queue
-    // synchronizes in uninstrumented code, which ThreadSanitizer cannot see.
-    std::atomic<bool> posted{false};
+    // Run on the service's thread and wait: the call (and what it captures)
+    // travels through the service's CallInbox, the answer through the promise.
     std::promise<void> done;
     std::future<void> finished = done.get_future();
-    posted.store(true, std::memory_order_release);
-    QMetaObject::invokeMethod(
-        d_->service,
-        [&] {
-            (void)posted.load(std::memory_order_acquire);
-            ok = d_->service->start(&e, &w);
-            done.set_value();
-        },
-        Qt::QueuedConnection);
+    d_->service->post([&] {
+        ok = d_->service->start(&e, &w);
+        done.set_value();
+    });
     finished.wait();
     if (error) *error = e;
     if (warning) *warning = w;
@@ -68,21 +60,12 @@ bool ApiServer::start(QString* error, QString* warning) {
 
 void ApiServer::stop() {
     const bool was = isListening();
-    // Waited for through a std::promise, as start() is (not a blocking queued
-    // call, whose semaphore ThreadSanitizer cannot see); the atomic orders the
-    // promise's construction before the service thread touches it.
-    std::atomic<bool> posted{false};
     std::promise<void> done;
     std::future<void> finished = done.get_future();
-    posted.store(true, std::memory_order_release);
-    QMetaObject::invokeMethod(
-        d_->service,
-        [service = d_->service, &done, &posted] {
-            (void)posted.load(std::memory_order_acquire);
-            service->stop();
-            done.set_value();
-        },
-        Qt::QueuedConnection);
+    d_->service->post([service = d_->service, &done] {
+        service->stop();
+        done.set_value();
+    });
     finished.wait();
     if (was) emit listeningChanged(false);
 }

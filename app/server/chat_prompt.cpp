@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <exception>
 
-#include "app/server/forced_tool_call.h"
-#include "app/server/json_source_text.h"
+#include "app/common/forced_tool_call.h"
+#include "app/common/json_source_text.h"
 
 namespace weir::server {
 
@@ -20,11 +20,11 @@ bool buildChatPrompt(const ChatRequest& request, const Engine& engine, PreparedC
     // QJsonObject keeps its keys sorted, so the same request renders the same prompt.
     input.messagesJson = compactJson(request.messages);
     // The tools keep the body's key order: a schema's properties are listed to the model as the client wrote them.
-    if (!request.tools.isEmpty()) input.toolsJson = orderedJson(request.tools, request.toolsText).toStdString();
+    if (!request.tools.isEmpty()) input.toolsJson = common::orderedJson(request.tools, request.toolsText).toStdString();
     input.toolChoice = request.toolChoice;
     // A call that must come is constrained as JSON (forced_tool_call.h): the
     // family's call opening would not fit that form.
-    input.openForcedCall = !forcesToolCall(request.toolChoice);
+    input.openForcedCall = !common::forcesToolCall(request.toolChoice);
     try {
         out = engine.prepareChat(input);
     } catch (const std::exception& e) {

@@ -1,39 +1,21 @@
 #include "app/server/cors_policy.h"
 
-#include <QUrl>
+#include "app/server/cors_origin.h"
 
 namespace weir::server {
 
 CorsPolicy::CorsPolicy(const QStringList& origins) {
     for (const QString& o : origins) {
-        const QString n = normalized(o);
+        const QString n = normalizedCorsOrigin(o);
         if (n == QLatin1String("*")) any_ = true;
         else if (!n.isEmpty()) origins_.append(n);
     }
 }
 
-QString CorsPolicy::normalized(const QString& origin) {
-    QString o = origin.trimmed().toLower();
-    while (o.endsWith(QLatin1Char('/'))) o.chop(1);
-    return o;
-}
-
-std::optional<QString> CorsPolicy::invalidOrigin(const QString& origin) {
-    const QString o = normalized(origin);
-    if (o == QLatin1String("*")) return std::nullopt;
-    const QUrl url(o, QUrl::StrictMode);
-    const bool web = url.scheme() == QLatin1String("http") || url.scheme() == QLatin1String("https");
-    if (!url.isValid() || !web || url.host().isEmpty() || !url.path().isEmpty() || url.hasQuery() ||
-        url.hasFragment() || !url.userInfo().isEmpty())
-        return QStringLiteral("'%1' is not an origin: expected scheme://host[:port] (http or https, no path) or '*'")
-            .arg(origin.left(200));
-    return std::nullopt;
-}
-
 bool CorsPolicy::allows(const QByteArray& origin) const {
     if (origin.isEmpty()) return false;
     if (any_) return true;
-    return origins_.contains(normalized(QString::fromLatin1(origin)));
+    return origins_.contains(normalizedCorsOrigin(QString::fromLatin1(origin)));
 }
 
 HttpHeaders CorsPolicy::answerHeaders(const QByteArray& origin) const {

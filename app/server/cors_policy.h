@@ -6,10 +6,10 @@
 // their preflight (OPTIONS) answered without authentication, as browsers
 // never send a key on it, and Access-Control-* headers on every answer.
 // The API key, where set, still decides every request but the preflight.
+// How origins are written and compared: cors_origin.h.
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
-#include <optional>
 
 #include "app/server/http_request.h"
 
@@ -25,12 +25,6 @@ public:
     // An allowed origin's preflight, besides answerHeaders: methods, the
     // headers it asked for, how long the browser may remember the answer.
     HttpHeaders preflightHeaders(const HttpRequest& request) const;
-
-    // Why `origin` cannot be listed (not "*" and not scheme://host[:port]);
-    // nothing when it can.
-    static std::optional<QString> invalidOrigin(const QString& origin);
-    // "https://Example.com/" -> "https://example.com": how origins compare.
-    static QString normalized(const QString& origin);
 
     static constexpr int kMaxAgeSeconds = 600;
 

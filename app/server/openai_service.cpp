@@ -13,9 +13,9 @@
 #include <optional>
 
 #include "app/server/anthropic_answer.h"
-#include "app/server/api_client_tag.h"
+#include "app/common/client_tag_kinds.h"
 #include "app/server/embeddings_request.h"
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 #include "app/server/maintenance_answer.h"
 #include "app/server/request_parser.h"
 #include "app/server/response_json.h"
@@ -144,7 +144,11 @@ OpenAiService::OpenAiService(Engine& engine, ServerOptions options)
                                     : opt_.modelId},
       guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), cors_(opt_.corsOrigins),
       fingerprint_(fingerprintOf(model_.id, engine)), pool_(this) {
-    inbox_ = new ThreadInbox(this);  // a child: moves to the service's thread with it
+    // Their wake-up targets are children: they move to the service's thread with it.
+    calls_ = common::makeCallInbox(this);
+    prepared_ = Preparations::create(common::Keep::Every, this, [this](Preparations& done) {
+        for (auto& [key, request] : done.takeAll()) onPrepared(key, std::move(request));
+    });
     context_.engine = &engine_;
     context_.model = model_;
     context_.contextLimit = contextLimitOf(engine_);
@@ -179,7 +183,7 @@ bool OpenAiService::start(QString* error, QString* warning) {
     connect(http, &HttpServer::requestReceived, this, &OpenAiService::onRequest);
     connect(http, &HttpServer::clientGone, this, &OpenAiService::onClientGone);
     http_ = http;
-    events_ = std::make_shared<EngineEventQueue>(inbox_, [this] { drainEvents(); });
+    events_ = EngineEvents::create(common::Keep::Every, this, [this](EngineEvents&) { drainEvents(); });
     port_ = http->port();
     listening_ = true;
     if (warning) {
@@ -220,7 +224,7 @@ void OpenAiService::stop() {
         finishJob(j, QStringLiteral("cancelled"), Usage{});
     }
     // The engine's late events for them have nobody to go to.
-    if (events_) events_->detach();
+    if (events_) events_->close();
     events_.reset();
     // Every answer goes out before its connection closes.
     const QDeadlineTimer deadline(kShutdownFlushMs);
@@ -465,23 +469,11 @@ void OpenAiService::prepare(HttpConnection* c, const HttpRequest& request, Endpo
             if (endpoint == Endpoint::AnthropicMessages || endpoint == Endpoint::AnthropicCountTokens)
                 result.dialect = ApiDialect::Anthropic;
         }
-        {
-            std::lock_guard lock(preparedMutex_);
-            prepared_.insert_or_assign(key, std::move(result));
-        }
-        inbox_->post([this, key] { onPrepared(key); });
+        prepared_->put({key, std::move(result)});
     });
 }
 
-void OpenAiService::onPrepared(quint64 key) {
-    PreparedRequest prepared;
-    {
-        std::lock_guard lock(preparedMutex_);
-        const auto done = prepared_.find(key);
-        if (done == prepared_.end()) return;
-        prepared = std::move(done->second);
-        prepared_.erase(done);
-    }
+void OpenAiService::onPrepared(quint64 key, PreparedRequest prepared) {
     const auto it = preparing_.find(key);
     if (it == preparing_.end()) return;  // the client left, or the server stopped
     QPointer<HttpConnection> c = it->second;
@@ -503,7 +495,7 @@ void OpenAiService::clearCache(HttpConnection* c) {
         const MaintenanceResult cleared = engine_.clearPrefixCache();
         const QJsonObject status = cacheStatusJson(engine_.cacheStatus());
         const ApiError error = maintenanceError(cleared);
-        inbox_->post([conn, status, cleared = cleared.ok(), error] {
+        calls_->put([conn, status, cleared = cleared.ok(), error] {
             if (!conn || !conn->owesAnswer()) return;
             if (cleared) respondJson(conn, 200, status);
             else respondError(conn, error);
@@ -539,7 +531,7 @@ void OpenAiService::feedChoices(Job& j) {
     for (const Choice& ch : j.choices)
         if (!ch.ended && !ch.unsent) ++inFlight;
     const int limit = j.embeddings ? kEmbeddingsInFlight : int(j.choices.size());
-    std::shared_ptr<EngineEventQueue> queue = events_;
+    std::shared_ptr<EngineEvents> queue = events_;
     for (Choice& ch : j.choices) {
         if (!ch.unsent) continue;
         if (j.failed || j.clientGone || !queue) {
@@ -550,7 +542,7 @@ void OpenAiService::feedChoices(Job& j) {
         }
         if (inFlight >= limit) break;
         const quint64 ek = eventKey(j.key, ch.index);
-        EventSink sink = [queue, ek](const Event& ev) { queue->push(ek, ev); };
+        EventSink sink = [queue, ek](const Event& ev) { queue->put({ek, ev}); };
         GenerateRequest g = std::move(*ch.unsent);
         ch.unsent.reset();
         ch.requestId = engine_.submit(std::move(g), std::move(sink));
@@ -614,7 +606,7 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
     }
     for (size_t i = 0; i < p.choices.size(); ++i) {
         raw->choices[i].unsent = std::move(p.choices[i].generate);
-        raw->choices[i].unsent->tag = ClientTag{kApiRequestTagKind, key};
+        raw->choices[i].unsent->tag = ClientTag{common::kApiRequestTagKind, key};
     }
     // The engine may answer at once (a refusal): the job is complete before.
     feedChoices(*raw);
@@ -623,7 +615,7 @@ void OpenAiService::submit(HttpConnection* c, quint64 key, PreparedRequest p) {
 
 void OpenAiService::drainEvents() {
     if (!events_) return;
-    const EngineEventQueue::Batch batch = events_->take();
+    const std::vector<std::pair<quint64, Event>> batch = events_->takeAll();
     // A choice's tokens in one batch go out as one delta: one write, one
     // SSE event, however many tokens the engine produced since the last turn.
     struct Pending {
@@ -758,7 +750,7 @@ void OpenAiService::deliverText(Job& j, Choice& ch, const std::string& delta, bo
         // Held until the reply ends; one that is not a call (cut short) is shown as text.
         ch.heldCall += delta;
         if (final) {
-            if (std::optional<std::vector<ToolCall>> read = readForcedCalls(ch.heldCall)) calls = std::move(*read);
+            if (std::optional<std::vector<ToolCall>> read = common::readForcedCalls(ch.heldCall)) calls = std::move(*read);
             else text = std::move(ch.heldCall);
             ch.heldCall.clear();
         }

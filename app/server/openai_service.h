@@ -10,15 +10,17 @@
 #include <QObject>
 #include <QThreadPool>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "app/common/call_inbox.h"
+#include "app/common/inbox.h"
 #include "app/server/api_error.h"
 #include "app/server/cors_policy.h"
 #include "app/server/cross_site_guard.h"
-#include "app/server/engine_event_queue.h"
 #include "app/server/http_server.h"
 #include "app/server/request_preparation.h"
 #include "app/server/served_model.h"
@@ -42,6 +44,8 @@ public:
     // On the service's thread.
     bool start(QString* error, QString* warning);
     void stop();
+    // Runs `call` on the service's thread, after the calls posted before it.
+    void post(std::function<void()> call) { calls_->put(std::move(call)); }
 
     // Safe from any thread.
     bool isListening() const { return listening_; }
@@ -62,7 +66,7 @@ private:
     void route(HttpConnection* c, const HttpRequest& request);
     bool authorized(HttpConnection* c, const HttpRequest& request, ApiDialect dialect);
     void prepare(HttpConnection* c, const HttpRequest& request, Endpoint endpoint);
-    void onPrepared(quint64 key);
+    void onPrepared(quint64 key, PreparedRequest prepared);
     void clearCache(HttpConnection* c);
     void onClientGone(HttpConnection* c);
     void fail(HttpConnection* c, const ApiError& e, ApiDialect dialect = ApiDialect::OpenAiChat);
@@ -102,16 +106,16 @@ private:
     PreparationContext context_;
     QThreadPool pool_;
     HttpServer* http_ = nullptr;
-    // Calls from the preparation pool and the engine's events arrive here (see ThreadInbox).
-    ThreadInbox* inbox_ = nullptr;
-    std::shared_ptr<EngineEventQueue> events_;
+    // The engine's events, (job key, event) from the engine thread: drained
+    // in batches, one wake-up each; closed when the server stops.
+    using EngineEvents = common::Inbox<std::pair<quint64, Event>>;
+    // Calls from the preparation pool, and the preparations it finished.
+    std::shared_ptr<common::CallInbox> calls_;
+    using Preparations = common::Inbox<std::pair<quint64, PreparedRequest>>;
+    std::shared_ptr<Preparations> prepared_;
+    std::shared_ptr<EngineEvents> events_;
     std::map<quint64, std::unique_ptr<Job>> jobs_;          // in the engine
     std::map<quint64, QPointer<HttpConnection>> preparing_;  // on the worker pool
-    // Finished preparations, handed from the pool under a std::mutex rather
-    // than inside the queued call: the sanitizers cannot see the futex-based
-    // locking of an uninstrumented Qt, and would report the hand-off as a race.
-    std::mutex preparedMutex_;
-    std::map<quint64, PreparedRequest> prepared_;
     std::unordered_map<HttpConnection*, quint64> keyOf_;     // a connection's request in either map
     quint64 nextKey_ = 1;
     mutable std::mutex statsMutex_;

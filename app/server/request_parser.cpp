@@ -1,6 +1,6 @@
 #include "app/server/request_parser.h"
 
-#include "app/server/json_source_text.h"
+#include "app/common/json_source_text.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,6 +11,9 @@
 #include <limits>
 
 namespace weir::server {
+
+using common::jsonItemText;
+using common::jsonSourceText;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "app/server/chat_prompt.h"
 #include "app/server/embeddings_request.h"
 #include "app/server/fill_in_middle.h"
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 #include "app/server/request_parser.h"
 #include "app/server/responses_request.h"
 
@@ -69,9 +69,9 @@ std::optional<ApiError> checkLogitBias(const GenerationFields& gen, const Prepar
 // response_format. Compiled here, off the engine thread, so that a schema
 // the engine would refuse is a 400 naming the keyword before anything runs.
 std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint& out) {
-    const bool call = forcesToolCall(cr.toolChoice);
+    const bool call = common::forcesToolCall(cr.toolChoice);
     out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema,
-                                  forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls, cr.toolsText)}
+                                  common::forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls, cr.toolsText)}
                : cr.responseFormat;
     const std::string problem = Engine::outputConstraintProblem(out);
     if (problem.empty()) return std::nullopt;
@@ -97,7 +97,7 @@ void armCallConstraint(const ChatRequest& cr, const PreparedChat& prompt, Output
         return;
     ToolChoice any;
     any.mode = ToolChoice::Mode::Required;
-    OutputConstraint lazy{OutputConstraint::Kind::JsonSchema, forcedCallSchema(cr.tools, any), prompt.callTriggers,
+    OutputConstraint lazy{OutputConstraint::Kind::JsonSchema, common::forcedCallSchema(cr.tools, any), prompt.callTriggers,
                           prompt.callClose};
     if (Engine::outputConstraintProblem(lazy).empty()) out = std::move(lazy);
 }
@@ -159,7 +159,7 @@ PreparedRequest prepareChat(const ChatRequest& cr, const PreparationContext& c, 
     base.showSpecialTokens = prompt.showSpecialTokens;
     base.constraint = std::move(constraint);
     addChoices(std::move(base), 0, {}, cr.gen, p);
-    if (forcesToolCall(cr.toolChoice)) {
+    if (common::forcesToolCall(cr.toolChoice)) {
         for (PreparedChoice& choice : p.choices) choice.forcedCall = true;
     } else if (prompt.toolsActive) {
         for (PreparedChoice& choice : p.choices) {

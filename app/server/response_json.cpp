@@ -1,6 +1,6 @@
 #include "app/server/response_json.h"
 
-#include "app/server/api_client_tag.h"
+#include "app/common/client_tag_kinds.h"
 
 #include <QJsonDocument>
 #include <cmath>
@@ -231,7 +231,7 @@ QJsonObject cacheStatusJson(const CacheStatus& s) {
         QJsonObject o;
         o.insert(QStringLiteral("id"), qint64(r.id));
         // This server's requests by their key; the host app's own requests as "app".
-        o.insert(QStringLiteral("client"), r.tag.kind == kApiRequestTagKind ? QStringLiteral("api:%1").arg(r.tag.id)
+        o.insert(QStringLiteral("client"), r.tag.kind == common::kApiRequestTagKind ? QStringLiteral("api:%1").arg(r.tag.id)
                                                                             : QStringLiteral("app"));
         o.insert(QStringLiteral("state"), QString::fromLatin1(requestStateName(r.state)));
         o.insert(QStringLiteral("full_tokens"), qint64(r.fullTokens));

@@ -22,6 +22,7 @@ ConversationDocument sample() {
     d.conversation.settings.topK = 20;
     d.conversation.settings.maxTokens = 300;
     d.conversation.settings.seed = 77;
+    d.conversation.settings.engine = QStringLiteral("gpu-box");
     MessageRecord u;
     u.role = QStringLiteral("user");
     u.content = QStringLiteral("How do I sort?");
@@ -82,6 +83,7 @@ private slots:
         QCOMPARE(c->settings.temperature, 0.2);
         QCOMPARE(c->settings.topK, 20);
         QCOMPARE(c->settings.seed, 77);
+        QCOMPARE(c->settings.engine, QStringLiteral("gpu-box"));  // the remote engine it was written with
         const auto messages = s.messages(id);
         QCOMPARE(messages.size(), 3);
         for (int i = 0; i < 3; ++i) {

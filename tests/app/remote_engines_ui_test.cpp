@@ -2,14 +2,19 @@
 // OpenAI server: the settings page keeps what was typed when an address is
 // refused, tests the connection, lists the server's models and adds the
 // endpoint; the pool monitor shows it with gauges from its /metrics, polling
-// only while the monitor is on screen. Screenshots go to
+// only while the monitor is on screen; the chat header's chooser puts a
+// conversation on it, whose reply comes from the server. Screenshots go to
 // $WEIR_SCREENSHOT_DIR/fake/remote-*.png.
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QQmlProperty>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "AppDriver.h"
+#include "chat/ChatController.h"
 #include "DesktopApp.h"
 #include "FakeEngineBackend.h"
 #include "engine_host/EngineHost.h"
@@ -159,6 +164,40 @@ private slots:
         pool->setEndpointName(QString());
         QTRY_VERIFY(findItem(window_, "clearCacheButton")->isVisible());
         QVERIFY(!pool->polling());
+    }
+
+    void chatHeaderPutsAConversationOnTheRemoteEngine() {
+        server_.route("/v1/chat/completions", [](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::streamPieces(s, {"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"From the GPU box.\"}}]}\n\n",
+                                              "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+                                              "data: [DONE]\n\n"});
+        });
+        ChatController* chat = app_->chat();
+        QVERIFY(clickItem(window_, findItem(window_, "newConversationButton")));
+        QTRY_VERIFY(item("engineChooser"));
+        const qint64 id = chat->currentId();
+        QVERIFY(id > 0);
+        // The local engine, then each remote one; the local engine by default.
+        QQuickItem* chooser = item("engineChooser");
+        QCOMPARE(QQmlProperty::read(chooser, QStringLiteral("count")).toInt(), 2);
+        QCOMPARE(QQmlProperty::read(chooser, QStringLiteral("displayText")).toString(), QStringLiteral("Local engine"));
+        QVERIFY(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 1)));
+        QCOMPARE(chat->currentEngine(), QStringLiteral("GPU box"));
+        QTRY_COMPARE(QQmlProperty::read(chooser, QStringLiteral("displayText")).toString(), QStringLiteral("GPU box"));
+
+        QSignalSpy ended(chat, &ChatController::replyEnded);
+        QVERIFY(chat->send(QStringLiteral("Who writes this?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 15000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("complete"));
+        QCOMPARE(chat->messages()->get(1).value("content").toString(), QStringLiteral("From the GPU box."));
+        QCOMPARE(chat->messages()->get(1).value("modelName").toString(), QStringLiteral("Qwen/Qwen3-8B"));  // the reply header
+        QCOMPARE(QJsonDocument::fromJson(server_.requests().last().body).object()["model"].toString(),
+                 QStringLiteral("Qwen/Qwen3-8B"));
+        QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("remote-conversation")).isEmpty());
+
+        // Back to the local engine.
+        QVERIFY(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 0)));
+        QCOMPARE(chat->currentEngine(), QString());
     }
 };
 

@@ -200,6 +200,28 @@ private slots:
         QCOMPARE(s.message(freshId)->model, QStringLiteral("Gemma 3 270M"));
     }
 
+    // Schema 8 (before a conversation chose its engine): its conversations
+    // use the local engine; a chosen remote engine is kept.
+    void schemaEightConversationsUseTheLocalEngine() {
+        QTemporaryDir dir;
+        {
+            Storage old(dir.path());
+            QVERIFY2(old.open(8), qPrintable(old.lastError()));
+        }
+        execRaw(dir.filePath(QStringLiteral("weir.sqlite3")), {
+            QStringLiteral("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (8, 'Eight', 1, 2)"),
+        });
+        Storage s(dir.path());
+        QVERIFY2(s.open(), qPrintable(s.lastError()));
+        QVERIFY(Storage::latestSchemaVersion() >= 9);
+        QCOMPARE(s.conversation(8)->settings.engine, QString());
+        ConversationSettings settings = s.conversation(8)->settings;
+        settings.engine = QStringLiteral("gpu-box");
+        QVERIFY(s.setConversationSettings(8, settings));
+        QCOMPARE(s.conversation(8)->settings.engine, QStringLiteral("gpu-box"));
+        QCOMPARE(s.conversation(8)->title, QStringLiteral("Eight"));
+    }
+
     void stepwiseMigrationToEachVersion() {
         QTemporaryDir dir;
         for (int v = 1; v <= Storage::latestSchemaVersion(); ++v) {

@@ -30,8 +30,8 @@
 #include <memory>
 
 #include "app/server/api_server.h"
-#include "app/server/cors_policy.h"
-#include "app/server/forced_tool_call.h"
+#include "app/server/cors_origin.h"
+#include "app/common/forced_tool_call.h"
 #include "tests/server/http_test_client.h"
 #include "tests/server/raw_http_client.h"
 #include "weir/engine.h"
@@ -754,10 +754,10 @@ private slots:
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://anything.example"));
 
-        QVERIFY(!weir::server::CorsPolicy::invalidOrigin(QStringLiteral("https://app.example:8443")));
-        QVERIFY(!weir::server::CorsPolicy::invalidOrigin(QStringLiteral("*")));
+        QVERIFY(!weir::server::invalidCorsOrigin(QStringLiteral("https://app.example:8443")));
+        QVERIFY(!weir::server::invalidCorsOrigin(QStringLiteral("*")));
         for (const char* bad : {"app.example", "https://app.example/path", "ftp://app.example", "https://", "null"})
-            QVERIFY2(weir::server::CorsPolicy::invalidOrigin(QString::fromLatin1(bad)), bad);
+            QVERIFY2(weir::server::invalidCorsOrigin(QString::fromLatin1(bad)), bad);
     }
 
     // What clients written for other servers send: no model, no /v1 in the
@@ -991,7 +991,7 @@ private slots:
         };
         QSet<QString> ids;
         const QJsonArray several = calls(chat);
-        QVERIFY(several.size() >= 1 && several.size() <= weir::server::kMaxForcedCalls);
+        QVERIFY(several.size() >= 1 && several.size() <= weir::common::kMaxForcedCalls);
         for (const QJsonValue& c : several) {
             const QJsonObject fn = c.toObject()["function"].toObject();
             QVERIFY(fn["name"] == QJsonValue("ping") || fn["name"] == QJsonValue("pong"));

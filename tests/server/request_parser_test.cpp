@@ -16,13 +16,14 @@
 #include <sstream>
 
 #include "app/server/chat_prompt.h"
-#include "app/server/forced_tool_call.h"
-#include "app/server/json_source_text.h"
+#include "app/common/forced_tool_call.h"
+#include "app/common/json_source_text.h"
 #include "app/server/request_parser.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 #include "weir/engine.h"
 
 using namespace weir::server;
+using namespace weir::common;
 
 namespace {
 

@@ -6,7 +6,9 @@
 
 #include "chat/AgentTurns.h"
 #include "chat/ConversationTitle.h"
+#include "chat/RemoteChatBody.h"
 #include "engine_host/EngineHost.h"
+#include "remote/RemoteEnginesController.h"
 #include "storage/Storage.h"
 #include "tools/ToolRegistry.h"
 
@@ -160,7 +162,7 @@ qint64 ChatController::appendUserMessage(qint64 conversationId, const QString& t
     return user.id;
 }
 
-qint64 ChatController::storeNewReply(qint64 conversationId, const ReplyStart& how) {
+qint64 ChatController::storeNewReply(qint64 conversationId, const ReplyStart& how, const QString& model) {
     // A new reply (or version) at the end of the visible branch, empty while
     // it streams, so the prompt is the turns before it. An agent loop's next
     // reply follows the reply whose calls ran: one branch.
@@ -169,7 +171,7 @@ qint64 ChatController::storeNewReply(qint64 conversationId, const ReplyStart& ho
     reply.role = QStringLiteral("assistant");
     reply.state = MessageState::Streaming;
     reply.parentId = how.after;
-    reply.model = loadedModelName();
+    reply.model = model;
     const qint64 id = how.versionOf ? storage_->addVersion(reply, how.versionOf) : storage_->appendMessage(reply);
     if (!id) storageFailed(tr("Could not save the reply"));
     return id;
@@ -184,7 +186,6 @@ ReplyInput ChatController::replyInput(qint64 conversationId, const ConversationS
     // Continue writes on in the plain chat format (continueReply refuses it in agent sessions).
     in.agent = tools_ && !in.continuing && storage_->toolsEnabled(conversationId);
     in.forceTool = how.forceTool;
-    in.modelName = loadedModelName();
     in.defaultContextPolicy = defaultContextPolicy_;
     in.randomSeed = QRandomGenerator::global()->generate64();
     if (in.agent) {
@@ -199,9 +200,14 @@ ReplyInput ChatController::replyInput(qint64 conversationId, const ConversationS
 bool ChatController::startReply(qint64 conversationId, const ReplyStart& how) {
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
+    // A remote engine's endpoint as it is now (read once: it holds the key);
+    // the reply is labelled with its model id.
+    const QString& engine = c->settings.engine;
+    const std::optional<RemoteTarget> target = engine.isEmpty() || !remote_ ? std::nullopt : remote_->target(engine);
     ReplyInput in = replyInput(conversationId, c->settings, how);
+    in.modelName = engine.isEmpty() ? loadedModelName() : target && !target->model.isEmpty() ? target->model : engine;
     // Continue reads the reply before it is marked streaming: its text ends the prompt.
-    in.replyId = how.continueId ? how.continueId : storeNewReply(conversationId, how);
+    in.replyId = how.continueId ? how.continueId : storeNewReply(conversationId, how, in.modelName);
     if (!in.replyId) return false;
     in.branch = storage_->messages(conversationId);  // the one read of the branch for this reply
     if (in.agent) {
@@ -218,7 +224,9 @@ bool ChatController::startReply(qint64 conversationId, const ReplyStart& how) {
     }
     for (const QString& problem : plan.problems) emit notice(problem, true);
     if (how.continueId && !storage_->updateMessage(plan.reply)) return storageFailed(tr("Could not save the reply")), false;
-    const LiveReply& live = replies_.start(conversationId, plan, how.step);
+    const LiveReply& live = engine.isEmpty() ? replies_.start(conversationId, plan, how.step)
+                                             : replies_.startRemote(conversationId, plan, how.step, engine, target,
+                                                                    remoteChatBody(plan, c->settings));
     showStartedReply(conversationId, how, std::move(in.branch), plan.reply, live);
     return true;
 }
@@ -251,6 +259,17 @@ QString ChatController::loadedModelName() const {
     return name.isEmpty() ? info.value(QStringLiteral("fileName")).toString() : name;
 }
 
+void ChatController::setRemoteEngines(RemoteEnginesController* remote) {
+    remote_ = remote;
+    if (remote_) replies_.setRemoteOptions(remote_->clientOptions());
+}
+
+void ChatController::setEngine(qint64 conversationId, const QString& engine) {
+    if (!conversationId) return;
+    list_.setSettingsOf(conversationId, {{QStringLiteral("engine"), engine}});
+    if (conversationId == currentId()) emit contextUsageChanged();
+}
+
 void ChatController::flushView() {
     for (LiveReply* g : replies_.all()) {
         if (!g->viewDirty || g->conversationId != currentId()) continue;
@@ -261,7 +280,8 @@ void ChatController::flushView() {
 }
 
 int ChatController::contextTokens() const {
-    if (!engine_->ready()) return 0;
+    // The local model's context says nothing of a remote engine's.
+    if (!engine_->ready() || !currentEngine().isEmpty()) return 0;
     const int fromModel = engine_->modelInfo().value(QStringLiteral("contextTokens")).toInt();
     return fromModel > 0 ? fromModel : replies_.lastContextTokens();
 }

@@ -29,6 +29,7 @@
 namespace weir::desktop {
 
 class EngineHost;
+class RemoteEnginesController;
 class Storage;
 class ToolRegistry;
 
@@ -83,7 +84,8 @@ class ChatController : public QObject {
     Q_PROPERTY(int unsavedCount READ unsavedCount NOTIFY saveProblemChanged)
     // How much of the model's context the open conversation uses (its latest
     // reply's prompt and completion, or the prompt of the reply being written),
-    // and the context (0 while no model is loaded).
+    // and the context (0 while no model is loaded, and for a conversation on
+    // a remote engine).
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextUsageChanged)
     Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextUsageChanged)
     // The context policy of conversations that have none of their own
@@ -94,6 +96,9 @@ class ChatController : public QObject {
     Q_PROPERTY(bool currentToolsEnabled READ currentToolsEnabled NOTIFY currentChanged)
     Q_PROPERTY(bool toolsAvailable READ toolsAvailable CONSTANT)
     Q_PROPERTY(int maxAgentSteps READ maxAgentSteps WRITE setMaxAgentSteps NOTIFY maxAgentStepsChanged)
+    // The engine the open conversation's replies go to: "" (the local
+    // engine) or the name of a remote endpoint (setEngine).
+    Q_PROPERTY(QString currentEngine READ currentEngine NOTIFY currentChanged)
 
 public:
     ChatController(Storage* storage, EngineHost* engine, QObject* parent = nullptr);
@@ -128,6 +133,13 @@ public:
         toolCalls_.setTools(tools);
     }
     bool toolsAvailable() const { return tools_ != nullptr; }
+
+    // The remote engines a conversation may use instead of the local one.
+    // Without them, a conversation on a remote engine fails its replies.
+    void setRemoteEngines(RemoteEnginesController* remote);
+    QString currentEngine() const { return currentSettings().value(QStringLiteral("engine")).toString(); }
+    // "" for the local engine, else a remote endpoint's name.
+    Q_INVOKABLE void setEngine(qint64 conversationId, const QString& engine);
     bool currentToolsEnabled() const;
     Q_INVOKABLE void setToolsEnabled(qint64 conversationId, bool enabled);
     // Model replies in a row one user message may lead to (each tool turn is
@@ -229,8 +241,8 @@ signals:
 
 private:
     bool startReply(qint64 conversationId, const ReplyStart& how = {});
-    // Writes a new reply (a new turn or version), empty and streaming: its id, 0 if it could not be written.
-    qint64 storeNewReply(qint64 conversationId, const ReplyStart& how);
+    // Writes a new reply (a new turn or version) by `model`, empty and streaming: its id, 0 if it could not be written.
+    qint64 storeNewReply(qint64 conversationId, const ReplyStart& how, const QString& model);
     ReplyInput replyInput(qint64 conversationId, const ConversationSettings& settings, const ReplyStart& how) const;
     void showStartedReply(qint64 conversationId, const ReplyStart& how, QList<MessageRecord> branch,
                           const MessageRecord& reply, const LiveReply& live);
@@ -259,6 +271,7 @@ private:
     Storage* storage_;
     EngineHost* engine_;
     ToolRegistry* tools_ = nullptr;
+    RemoteEnginesController* remote_ = nullptr;
     GenerationTracker replies_;
     ReplySaver saver_;
     ToolCallRunner toolCalls_;

@@ -16,7 +16,8 @@ namespace {
 QVariantMap settingsToMap(const ConversationSettings& s) {
     return {{"systemPrompt", s.systemPrompt}, {"temperature", s.temperature}, {"topP", s.topP},
             {"topK", s.topK},                 {"maxTokens", s.maxTokens},     {"seed", s.seed},
-            {"contextPolicy", s.contextPolicy}, {"minP", s.minP}, {"repeatPenalty", s.repeatPenalty}};
+            {"contextPolicy", s.contextPolicy}, {"minP", s.minP}, {"repeatPenalty", s.repeatPenalty},
+            {"engine", s.engine}};
 }
 
 } // namespace
@@ -190,6 +191,8 @@ void ConversationController::setSettingsOf(qint64 conversationId, const QVariant
         const auto known = contextPolicyFromName(policy.toStdString(), ContextPolicy(-1));
         s.contextPolicy = policy.isEmpty() || known != ContextPolicy(-1) ? policy : s.contextPolicy;
     }
+    // "" is the local engine; a remote endpoint's name is checked when a reply starts.
+    s.engine = map.value("engine", s.engine).toString().trimmed();
     if (!storage_->setConversationSettings(conversationId, s)) return storageFailed(tr("Could not save settings"));
     if (conversationId == currentId_) announceCurrentChanged();
 }

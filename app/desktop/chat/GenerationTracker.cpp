@@ -1,6 +1,6 @@
 #include "chat/GenerationTracker.h"
 
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 #include "chat/ReplyPlanner.h"
 #include "engine_host/ClientTags.h"
 #include "engine_host/EngineHost.h"
@@ -62,9 +62,19 @@ GenerationTracker::GenerationTracker(EngineHost* engine, QObject* parent) : QObj
             [this](quint64 t, const Usage& u) { end(t, MessageState::Cancelled, {}, &u); });
     connect(engine_, &EngineHost::promptPrepared, this, &GenerationTracker::onPromptPrepared);
     connect(engine_, &EngineHost::statusUpdated, this, &GenerationTracker::onStatus);
+    connect(&remote_, &RemoteReplySource::tokens, this, &GenerationTracker::onTokens);
+    connect(&remote_, &RemoteReplySource::finished, this,
+            [this](quint64 t, const Usage& u, const QString& reason, const std::vector<ToolCall>& calls) {
+                if (auto it = replies_.find(t); it != replies_.end()) it->calls = calls;
+                end(t, MessageState::Complete, {}, &u, reason);
+            });
+    connect(&remote_, &RemoteReplySource::failed, this,
+            [this](quint64 t, const QString& message) { end(t, MessageState::Failed, message, nullptr); });
+    connect(&remote_, &RemoteReplySource::cancelled, this,
+            [this](quint64 t) { end(t, MessageState::Cancelled, {}, nullptr); });
 }
 
-const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan& plan, int step) {
+LiveReply GenerationTracker::prepare(qint64 conversationId, const ReplyPlan& plan, int step) const {
     LiveReply g;
     g.conversationId = conversationId;
     g.messageId = plan.reply.id;
@@ -83,9 +93,24 @@ const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan
         g.baseAcceptedDraftTokens = plan.reply.acceptedDraftTokens;
     }
     g.clock.start();
+    return g;
+}
+
+const LiveReply& GenerationTracker::startRemote(qint64 conversationId, const ReplyPlan& plan, int step,
+                                                const QString& engineName, const std::optional<RemoteTarget>& target,
+                                                const QJsonObject& body) {
+    LiveReply g = prepare(conversationId, plan, step);
+    g.remote = true;
+    g.forced = false;  // the server's tool_choice forces the call; it comes back as a call
+    g.ticket = remote_.start(engineName, target, body);
+    return *replies_.insert(g.ticket, g);
+}
+
+const LiveReply& GenerationTracker::start(qint64 conversationId, const ReplyPlan& plan, int step) {
+    LiveReply g = prepare(conversationId, plan, step);
     if (plan.agent) {
         // The worker hands over the reader of the model's tool-call syntax here.
-        g.handoff = std::make_shared<ToolCallHandoff>();
+        g.handoff = ToolCallHandoff::create(common::Keep::Latest);
         g.ticket = engine_->submitChat(conversationTag(conversationId), plan.chat, plan.request, plan.prompt, g.handoff);
     } else {
         g.ticket = engine_->submit(conversationTag(conversationId), plan.turns, plan.request, plan.prompt);
@@ -117,22 +142,29 @@ QList<const LiveReply*> GenerationTracker::all() const {
     return out;
 }
 
+void GenerationTracker::cancelTicket(quint64 ticket) {
+    if (RemoteReplySource::isRemoteTicket(ticket)) remote_.cancel(ticket);
+    else engine_->cancel(ticket);
+}
+
 void GenerationTracker::cancel(qint64 conversationId) {
-    if (LiveReply* g = forConversation(conversationId)) engine_->cancel(g->ticket);
+    if (LiveReply* g = forConversation(conversationId)) cancelTicket(g->ticket);
 }
 
 void GenerationTracker::cancelAll() {
-    for (const auto& g : std::as_const(replies_)) engine_->cancel(g.ticket);
+    // A remote cancel ends its reply at once: cancel from a copy of the tickets.
+    const QList<quint64> tickets = replies_.keys();
+    for (const quint64 ticket : tickets) cancelTicket(ticket);
 }
 
 void GenerationTracker::endNow(quint64 ticket) {
-    engine_->cancel(ticket);
+    cancelTicket(ticket);
     end(ticket, MessageState::Cancelled, {}, nullptr);
 }
 
 void GenerationTracker::readAgentText(LiveReply& g, const QString& text) {
     // The model's own call syntax is held back by the reader; only text shows.
-    if (!g.reader && g.handoff) g.reader = g.handoff->take();
+    if (!g.reader && g.handoff) g.reader = g.handoff->take().value_or(nullptr);
     if (g.callsComplete) return;  // tokens already on their way when the reply was stopped after its calls
     if (!g.reader) {
         g.text += text;
@@ -200,11 +232,11 @@ void GenerationTracker::onStatus(const CacheStatus& status) {
 void GenerationTracker::readAgentReply(LiveReply& g) {
     if (g.forced) {
         // Held to the call's JSON: it is a call, or (cut short) shown as it came.
-        if (std::optional<ToolCall> call = server::readForcedCall(g.raw.toStdString())) g.calls.push_back(std::move(*call));
+        if (std::optional<ToolCall> call = common::readForcedCall(g.raw.toStdString())) g.calls.push_back(std::move(*call));
         else g.text = g.raw;
         return;
     }
-    if (!g.reader && g.handoff) g.reader = g.handoff->take();
+    if (!g.reader && g.handoff) g.reader = g.handoff->take().value_or(nullptr);
     if (!g.reader) return;
     ToolCallReader::Output out = g.reader->finish();
     for (ToolCall& call : out.calls) g.calls.push_back(std::move(call));

@@ -5,12 +5,16 @@
 // exactly one `ended`: the engine's finished, failed or cancelled, or endNow
 // when the app gives a reply up first; whatever the engine says after that
 // finds nothing. Agent replies are read for tool calls as they stream.
+// A conversation on a remote engine has its replies written there
+// (RemoteReplySource), followed the same way.
 #include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <memory>
 #include <vector>
 
+#include "chat/RemoteReplySource.h"
+#include "engine_host/EngineInboxes.h"
 #include "storage/Records.h"
 #include "weir/engine.h"
 #include "weir/tool_calls.h"
@@ -18,7 +22,6 @@
 namespace weir::desktop {
 
 class EngineHost;
-class ToolCallHandoff;
 struct ReplyPlan;
 
 struct LiveReply {
@@ -53,6 +56,7 @@ struct LiveReply {
     std::shared_ptr<ToolCallHandoff> handoff;
     std::shared_ptr<ToolCallReader> reader;
     std::vector<ToolCall> calls;  // read so far
+    bool remote = false;          // written by a remote engine: its calls come whole at the end
 };
 
 // The record an ended reply is stored as: `stored` (as the database has it)
@@ -70,6 +74,12 @@ public:
     // Submits `plan` for the stored reply plan.reply and follows it; `step`:
     // replies of its agent loop before it.
     const LiveReply& start(qint64 conversationId, const ReplyPlan& plan, int step);
+    // The same on the remote engine `engineName` (`target`: its endpoint now,
+    // none when it was removed; the reply then fails at once), with `body`
+    // the OpenAI request (RemoteChatBody.h).
+    const LiveReply& startRemote(qint64 conversationId, const ReplyPlan& plan, int step, const QString& engineName,
+                                 const std::optional<RemoteTarget>& target, const QJsonObject& body);
+    void setRemoteOptions(const weir::remote::RemoteClientOptions& options) { remote_.setClientOptions(options); }
     LiveReply* forConversation(qint64 conversationId);
     const LiveReply* forConversation(qint64 conversationId) const;
     int count() const { return int(replies_.size()); }
@@ -97,6 +107,9 @@ signals:
                const QString& finishReason);
 
 private:
+    LiveReply prepare(qint64 conversationId, const ReplyPlan& plan, int step) const;
+    // Cancels at the engine, local or remote, that runs the ticket.
+    void cancelTicket(quint64 ticket);
     void onTokens(quint64 ticket, const QString& text, int count);
     void onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
     void onStatus(const CacheStatus& status);
@@ -107,6 +120,7 @@ private:
     void setActivity(LiveReply& g, const QString& activity, int queuePosition);
 
     EngineHost* engine_;
+    RemoteReplySource remote_;
     QHash<quint64, LiveReply> replies_;  // by ticket
     int lastContextTokens_ = 0;
 };

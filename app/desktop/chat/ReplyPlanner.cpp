@@ -2,8 +2,8 @@
 
 #include <QCoreApplication>
 
-#include "app/server/forced_tool_call.h"
-#include "app/server/json_source_text.h"
+#include "app/common/forced_tool_call.h"
+#include "app/common/json_source_text.h"
 #include "chat/AgentTurns.h"
 
 namespace weir::desktop {
@@ -26,7 +26,7 @@ void planAgentPrompt(const ReplyInput& in, ReplyPlan& plan) {
         turns.append({m, m.role == u"assistant" ? in.toolCalls.value(m.id) : QList<ToolCallRecord>{}});
     }
     plan.chat.messagesJson = agentMessagesJson(in.settings.systemPrompt, turns, &plan.turnIds);
-    if (!in.tools.isEmpty()) plan.chat.toolsJson = server::orderedJson(in.tools, in.toolsText).toStdString();
+    if (!in.tools.isEmpty()) plan.chat.toolsJson = common::orderedJson(in.tools, in.toolsText).toStdString();
 }
 
 // The tool choice, and for a forced call the constraint that holds the reply
@@ -45,9 +45,9 @@ void planToolChoice(const ReplyInput& in, ReplyPlan& plan) {
     } else {
         plan.problems << tr("There is no tool \u201c%1\u201d to force: the reply may call any tool.").arg(in.forceTool);
     }
-    if (!server::forcesToolCall(chat.toolChoice)) return;
+    if (!common::forcesToolCall(chat.toolChoice)) return;
     const OutputConstraint forcedCall{OutputConstraint::Kind::JsonSchema,
-                                      server::forcedCallSchema(in.tools, chat.toolChoice, false, in.toolsText)};
+                                      common::forcedCallSchema(in.tools, chat.toolChoice, false, in.toolsText)};
     if (const std::string problem = Engine::outputConstraintProblem(forcedCall); !problem.empty()) {
         plan.problems << tr("Cannot force a call of %1: its arguments cannot be constrained (%2).")
                              .arg(in.forceTool, QString::fromStdString(problem));

@@ -1,15 +1,15 @@
 #pragma once
 // What the app's ClientTags on engine requests mean: a conversation's
-// requests carry its id; the endpoint's carry the server's request key.
+// requests carry its id; the endpoint's carry the server's request key (the
+// kinds: app/common/client_tag_kinds.h).
 #include <QtGlobal>
 
-#include "app/server/api_client_tag.h"
+#include "app/common/client_tag_kinds.h"
 #include "weir/types/generate.h"
 
 namespace weir::desktop {
 
-inline constexpr uint32_t kConversationTagKind = 1;
-static_assert(kConversationTagKind != server::kApiRequestTagKind, "tag kinds must differ");
+using common::kConversationTagKind;
 
 inline ClientTag conversationTag(qint64 conversationId) {
     return ClientTag{kConversationTagKind, quint64(conversationId)};
@@ -20,7 +20,7 @@ inline qint64 conversationOf(const ClientTag& tag) {
 }
 // The endpoint's request key, or 0 for requests of the app's own.
 inline quint64 apiRequestOf(const ClientTag& tag) {
-    return tag.kind == server::kApiRequestTagKind ? quint64(tag.id) : 0;
+    return tag.kind == common::kApiRequestTagKind ? quint64(tag.id) : 0;
 }
 
 } // namespace weir::desktop

@@ -4,22 +4,22 @@
 #include <QMetaObject>
 #include <algorithm>
 
-#include "engine_host/CrossThreadParcel.h"
 #include "engine_host/EngineWorker.h"
-#include "engine_host/EventRelay.h"
-#include "engine_host/StatusSlot.h"
 #include "settings/ModelFileProblem.h"
 
 namespace weir::desktop {
 
 EngineHost::EngineHost(EngineFactory factory, QObject* parent)
     : QObject(parent),
-      inbox_(new server::ThreadInbox(this)),
-      relay_(std::make_shared<EventRelay>(inbox_, [this] { drainEvents(); })),
-      statusSlot_(std::make_shared<StatusSlot>()),
+      calls_(common::makeCallInbox(this)),
+      events_(EngineEvents::create(common::Keep::Every, this, [this](EngineEvents&) { drainEvents(); })),
+      status_(StatusSnapshots::create(common::Keep::Latest, this,
+                                      [this](StatusSnapshots& s) {
+                                          if (auto snapshot = s.take()) onStatus(snapshot->first, snapshot->second);
+                                      })),
       generation_(std::make_shared<std::atomic<quint64>>(0)) {
     thread_.setObjectName(QStringLiteral("weir-engine-host"));
-    worker_ = new EngineWorker(std::move(factory), this, relay_, generation_);
+    worker_ = new EngineWorker(std::move(factory), this, calls_, events_, status_, generation_);
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     thread_.start();
@@ -27,10 +27,13 @@ EngineHost::EngineHost(EngineFactory factory, QObject* parent)
     connect(&loadTicker_, &QTimer::timeout, this, &EngineHost::loadingSecondsChanged);
 }
 
-void EngineHost::toWorker(std::function<void()> call) { worker_->inbox()->post(std::move(call)); }
+void EngineHost::toWorker(std::function<void()> call) { worker_->calls()->put(std::move(call)); }
 
 EngineHost::~EngineHost() {
-    relay_->detach();
+    // The engine's late events and snapshots, and the worker's late calls, have nobody to go to.
+    events_->close();
+    status_->close();
+    calls_->close();
     generation_->fetch_add(1);
     // Shutting down is the one place the GUI waits for the engine thread: the
     // backend must be destroyed on the thread that created it.
@@ -65,7 +68,7 @@ void EngineHost::load(const QString& path) {
         } catch (const std::exception& e) {
             error = QString::fromUtf8(e.what());
         }
-        inbox_->post([this, serial, path, error] { onFileChecked(serial, path, error); });
+        calls_->put([this, serial, path, error] { onFileChecked(serial, path, error); });
     });
 }
 
@@ -130,15 +133,9 @@ quint64 EngineHost::submit(ClientTag tag, std::vector<Message> messages, Generat
         QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
         return ticket;
     }
-    struct Payload {
-        std::vector<Message> messages;
-        GenerateRequest request;
-    };
-    auto parcel = std::make_shared<CrossThreadParcel<Payload>>(Payload{std::move(messages), std::move(request)});
-    toWorker([w = worker_, ticket, tag, parcel, plan] {
-            Payload p = parcel->take();
-            w->submit(ticket, tag, std::move(p.messages), std::move(p.request), plan);
-        });
+    toWorker([w = worker_, ticket, tag, messages = std::move(messages), request = std::move(request), plan]() mutable {
+        w->submit(ticket, tag, std::move(messages), std::move(request), plan);
+    });
     return ticket;
 }
 
@@ -152,17 +149,10 @@ quint64 EngineHost::submitChat(ClientTag tag, ChatPromptInput chat, GenerateRequ
         QMetaObject::invokeMethod(this, [this, ticket, why] { onSubmitFailed(ticket, why); }, Qt::QueuedConnection);
         return ticket;
     }
-    struct Payload {
-        ChatPromptInput chat;
-        GenerateRequest request;
-        std::shared_ptr<ToolCallHandoff> handoff;
-    };
-    auto parcel = std::make_shared<CrossThreadParcel<Payload>>(
-        Payload{std::move(chat), std::move(request), std::move(handoff)});
-    toWorker([w = worker_, ticket, tag, parcel, plan] {
-            Payload p = parcel->take();
-            w->submitChat(ticket, tag, std::move(p.chat), std::move(p.request), plan, std::move(p.handoff));
-        });
+    toWorker([w = worker_, ticket, tag, chat = std::move(chat), request = std::move(request), plan,
+              handoff = std::move(handoff)]() mutable {
+        w->submitChat(ticket, tag, std::move(chat), std::move(request), plan, std::move(handoff));
+    });
     return ticket;
 }
 
@@ -198,10 +188,6 @@ void EngineHost::onPromptPrepared(quint64 ticket, int firstTurn, int promptToken
     if (active_.contains(ticket)) emit promptPrepared(ticket, firstTurn, promptTokens, contextTokens);
 }
 
-void EngineHost::onStatusPosted() {
-    if (auto snapshot = statusSlot_->take()) onStatus(snapshot->first, snapshot->second);
-}
-
 void EngineHost::onStatus(quint64 generation, const CacheStatus& status) {
     if (generation != generation_->load() || state_ != Ready) return;
     emit statusUpdated(status);
@@ -229,7 +215,7 @@ void EngineHost::drainEvents() {
             return;
         }
     };
-    const EventRelay::Batch batch = relay_->take();
+    const std::vector<std::pair<quint64, Event>> batch = events_->takeAll();
     bool changed = false;
     for (const auto& [ticket, e] : batch) {
         if (!active_.contains(ticket)) continue;  // ended already (unload, reload)

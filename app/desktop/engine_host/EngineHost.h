@@ -19,17 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "app/server/thread_inbox.h"
+#include "app/common/call_inbox.h"
 #include "engine_host/ContextFit.h"
 #include "engine_host/EndpointConfig.h"
 #include "engine_host/EngineBackend.h"
-#include "engine_host/ToolCallHandoff.h"
+#include "engine_host/EngineInboxes.h"
 
 namespace weir::desktop {
 
 class EngineWorker;
-struct EventRelay;
-class StatusSlot;
 
 class EngineHost : public QObject {
     Q_OBJECT
@@ -139,18 +137,18 @@ private:
     void onSubmitFailed(quint64 ticket, const QString& message);
     void onPromptPrepared(quint64 ticket, int firstTurn, int promptTokens, int contextTokens);
     void onStatus(quint64 generation, const CacheStatus& status);
-    void onStatusPosted();  // takes the snapshot from statusSlot_
     void onEndpointState(const EndpointState& state);
     void failAllActive(const QString& message);
     void setState(State s, const QString& error = {});
 
-    // Calls from the engine host thread arrive here (see ThreadInbox); declared
-    // before relay_, which wakes the GUI through it.
-    server::ThreadInbox* inbox_;
+    // What the engine host thread sends here: calls, the engine's events (in
+    // batches) and status snapshots (the latest), each run or taken on this
+    // thread; closed when this object goes.
+    std::shared_ptr<common::CallInbox> calls_;
+    std::shared_ptr<EngineEvents> events_;
+    std::shared_ptr<StatusSnapshots> status_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;        // lives on thread_
-    std::shared_ptr<EventRelay> relay_;
-    std::shared_ptr<StatusSlot> statusSlot_;
     std::shared_ptr<std::atomic<quint64>> generation_;
     EngineOptions options_;
     State state_ = NoModel;

@@ -3,7 +3,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include "engine_host/StatusSlot.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -14,7 +13,6 @@
 #include <exception>
 
 #include "engine_host/EngineHost.h"
-#include "engine_host/EventRelay.h"
 #include "settings/BaseModelGuess.h"
 #include "settings/ModelCatalogue.h"
 #ifdef WEIR_HAVE_SERVER
@@ -23,11 +21,13 @@
 
 namespace weir::desktop {
 
-EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
+EngineWorker::EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<common::CallInbox> hostCalls,
+                           std::shared_ptr<EngineEvents> events, std::shared_ptr<StatusSnapshots> status,
                            std::shared_ptr<std::atomic<quint64>> generation)
-    : factory_(std::move(factory)), inbox_(new server::ThreadInbox(this)), host_(host), relay_(std::move(relay)), generation_(std::move(generation)),
+    : factory_(std::move(factory)), calls_(common::makeCallInbox(this)), host_(host), hostCalls_(std::move(hostCalls)),
+      events_(std::move(events)), generation_(std::move(generation)),
       statusTimer_(this),  // parented, so it moves to the engine host thread with us
-      statusSlot_(host->statusSlot_) {
+      status_(std::move(status)) {
     statusTimer_.setInterval(250);
     connect(&statusTimer_, &QTimer::timeout, this, &EngineWorker::pollStatus);
 }
@@ -85,16 +85,16 @@ void EngineWorker::unload() {
 #endif
 }
 
-void EngineWorker::postToHost(std::function<void()> call) { host_->inbox_->post(std::move(call)); }
+void EngineWorker::postToHost(std::function<void()> call) { hostCalls_->put(std::move(call)); }
 
 void EngineWorker::failSubmit(quint64 ticket, const QString& message) {
     postToHost([host = host_, ticket, message] { host->onSubmitFailed(ticket, message); });
 }
 
-// Events go to the relay, which hands them to the host in order.
+// Events go to the host's inbox, which hands them over in order.
 void EngineWorker::submitPrepared(quint64 ticket, GenerateRequest request) {
-    std::shared_ptr<EventRelay> relay = relay_;
-    const uint64_t id = backend_->submit(std::move(request), [relay, ticket](const Event& e) { relay->push(ticket, e); });
+    std::shared_ptr<EngineEvents> events = events_;
+    const uint64_t id = backend_->submit(std::move(request), [events, ticket](const Event& e) { events->put({ticket, e}); });
     requests_.insert(ticket, id);
 }
 
@@ -111,111 +111,91 @@ static size_t replyRoom(const GenerateRequest& request, size_t context) {
     return std::min(size_t(std::max(1, request.maxTokens)), context / 4);
 }
 
-void EngineWorker::sendFitted(quint64 ticket, ClientTag tag, GenerateRequest request, int firstTurn, size_t context) {
-    // The reply ends at the edge of the context (finish reason length).
-    if (context > 0) {
-        const size_t room = context > request.prompt.size() ? context - request.prompt.size() : 1;
-        request.maxTokens = int(std::min<size_t>(size_t(std::max(1, request.maxTokens)), room));
+void EngineWorker::submitTurns(quint64 ticket, ClientTag tag, const std::vector<Message>& turns, const PromptPlan& plan,
+                               GenerateRequest request, const std::function<size_t(const std::vector<Message>&)>& render,
+                               const std::function<void(GenerateRequest&)>& finish) {
+    auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
+    if (!backend_) return fail(tr("No model is loaded."));
+    try {
+        const size_t context = contextTokens();
+        // The turns measured are the system turns and a suffix, so their count
+        // names them: the last one measured is kept, usually the one sent.
+        size_t renderedTurns = 0;
+        const ContextFit fit = fitToContext(turns, plan, context, replyRoom(request, context),
+                                            [&](const std::vector<Message>& sent) {
+            const size_t tokens = render(sent);
+            renderedTurns = sent.size();
+            return tokens;
+        });
+        if (!fit.ok) return fail(QString::fromStdString(fit.error));
+        const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), turns.size());
+        if (renderedTurns != systemTurns + (turns.size() - size_t(fit.firstTurn))) {
+            std::vector<Message> sent(turns.begin(), turns.begin() + std::ptrdiff_t(systemTurns));
+            sent.insert(sent.end(), turns.begin() + fit.firstTurn, turns.end());
+            render(sent);
+        }
+        finish(request);
+        // The reply ends at the edge of the context (finish reason length).
+        if (context > 0) {
+            const size_t room = context > request.prompt.size() ? context - request.prompt.size() : 1;
+            request.maxTokens = int(std::min<size_t>(size_t(std::max(1, request.maxTokens)), room));
+        }
+        request.tag = tag;
+        const int firstTurn = fit.firstTurn, promptTokens = int(request.prompt.size()), contextTokens = int(context);
+        postToHost([host = host_, ticket, firstTurn, promptTokens, contextTokens] {
+            host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
+        });
+        submitPrepared(ticket, std::move(request));
+    } catch (const std::exception& e) {
+        fail(QString::fromUtf8(e.what()));
+    } catch (...) {
+        // Whatever the backend throws, the ticket still gets its one failed signal.
+        fail(QStringLiteral("unknown error while submitting the request"));
     }
-    request.tag = tag;
-    const int promptTokens = int(request.prompt.size()), contextTokens = int(context);
-    postToHost([host = host_, ticket, firstTurn, promptTokens, contextTokens] {
-        host->onPromptPrepared(ticket, firstTurn, promptTokens, contextTokens);
-    });
-    submitPrepared(ticket, std::move(request));
 }
 
 void EngineWorker::submit(quint64 ticket, ClientTag tag, std::vector<Message> messages,
                           GenerateRequest request, PromptPlan plan) {
-    auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
-    if (!backend_) return fail(tr("No model is loaded."));
-    try {
-        const size_t context = contextTokens();
-        auto tokenize = [&](const std::vector<Message>& turns) {
-            return plan.continueLast ? backend_->tokenizeChatContinuation(turns) : backend_->tokenizeChat(turns);
-        };
-        // The turns measured are the system turns and a suffix, so their count
-        // names them: the last one measured is kept, usually the one sent.
-        std::vector<int32_t> measured;
-        size_t measuredTurns = 0;
-        const ContextFit fit = fitToContext(messages, plan, context, replyRoom(request, context),
-                                            [&](const std::vector<Message>& turns) {
-            measured = tokenize(turns);
-            measuredTurns = turns.size();
-            return measured.size();
-        });
-        if (!fit.ok) return fail(QString::fromStdString(fit.error));
-        const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), messages.size());
-        if (measuredTurns == systemTurns + (messages.size() - size_t(fit.firstTurn))) {
-            request.prompt = std::move(measured);
-        } else {
-            std::vector<Message> sent(messages.begin(), messages.begin() + std::ptrdiff_t(systemTurns));
-            sent.insert(sent.end(), messages.begin() + fit.firstTurn, messages.end());
-            request.prompt = tokenize(sent);
-        }
-        sendFitted(ticket, tag, std::move(request), fit.firstTurn, context);
-    } catch (const std::exception& e) {
-        fail(QString::fromUtf8(e.what()));
-    } catch (...) {
-        // Whatever the backend throws, the ticket still gets its one failed signal.
-        fail(QStringLiteral("unknown error while submitting the request"));
-    }
+    std::vector<int32_t> prompt;
+    submitTurns(ticket, tag, messages, plan, std::move(request),
+                [&](const std::vector<Message>& turns) {
+                    prompt = plan.continueLast ? backend_->tokenizeChatContinuation(turns) : backend_->tokenizeChat(turns);
+                    return prompt.size();
+                },
+                [&](GenerateRequest& r) { r.prompt = std::move(prompt); });
 }
 
 void EngineWorker::submitChat(quint64 ticket, ClientTag tag, ChatPromptInput chat, GenerateRequest request,
                               PromptPlan plan, std::shared_ptr<ToolCallHandoff> handoff) {
-    auto fail = [this, ticket](const QString& message) { failSubmit(ticket, message); };
-    if (!backend_) return fail(tr("No model is loaded."));
-    try {
-        // Each JSON message is a turn for fitToContext (role for where a kept
-        // history may start; the whole object kept to render the subset).
-        const QJsonArray all = QJsonDocument::fromJson(QByteArray::fromStdString(chat.messagesJson)).array();
-        std::vector<Message> turns;
-        turns.reserve(size_t(all.size()));
-        for (const QJsonValue& v : all)
-            turns.push_back({v.toObject().value(u"role").toString().toStdString(), {},
-                             QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).toStdString()});
-        auto messagesJson = [](const std::vector<Message>& sent) {
-            std::string out = "[";
-            for (size_t i = 0; i < sent.size(); ++i) out += (i ? "," : "") + sent[i].fieldsJson;
-            return out + "]";
-        };
-        const size_t context = contextTokens();
-        PreparedChat prepared;
-        size_t preparedTurns = 0;
-        const ContextFit fit = fitToContext(turns, plan, context, replyRoom(request, context),
-                                            [&](const std::vector<Message>& sent) {
-            ChatPromptInput subset = chat;
-            subset.messagesJson = messagesJson(sent);
-            prepared = backend_->prepareChat(subset);
-            preparedTurns = sent.size();
-            return prepared.prompt.size();
-        });
-        if (!fit.ok) return fail(QString::fromStdString(fit.error));
-        const size_t systemTurns = std::min<size_t>(size_t(std::max(0, plan.systemTurns)), turns.size());
-        if (preparedTurns != systemTurns + (turns.size() - size_t(fit.firstTurn))) {
-            std::vector<Message> sent(turns.begin(), turns.begin() + std::ptrdiff_t(systemTurns));
-            sent.insert(sent.end(), turns.begin() + fit.firstTurn, turns.end());
-            chat.messagesJson = messagesJson(sent);
-            prepared = backend_->prepareChat(chat);
-        }
-        request.prompt = std::move(prepared.prompt);
-        request.stop.insert(request.stop.end(), prepared.stop.begin(), prepared.stop.end());
-        request.showSpecialTokens = request.showSpecialTokens || prepared.showSpecialTokens;
-        // A reply held to the forced-call JSON is read as that JSON, not by the family's reader.
-        if (handoff && prepared.toolsActive && request.constraint.kind == OutputConstraint::Kind::None) {
-            if (std::unique_ptr<ToolCallReader> reader = backend_->toolCallReader(prepared.toolNames)) {
-                reader->push(prepared.forcedPrefix);
-                handoff->put(std::move(reader));
-            }
-        }
-        sendFitted(ticket, tag, std::move(request), fit.firstTurn, context);
-    } catch (const std::exception& e) {
-        fail(QString::fromUtf8(e.what()));
-    } catch (...) {
-        // Whatever the backend throws, the ticket still gets its one failed signal.
-        fail(QStringLiteral("unknown error while submitting the request"));
-    }
+    // Each JSON message is a turn for fitToContext (role for where a kept
+    // history may start; the whole object kept to render the subset).
+    const QJsonArray all = QJsonDocument::fromJson(QByteArray::fromStdString(chat.messagesJson)).array();
+    std::vector<Message> turns;
+    turns.reserve(size_t(all.size()));
+    for (const QJsonValue& v : all)
+        turns.push_back({v.toObject().value(u"role").toString().toStdString(), {},
+                         QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).toStdString()});
+    PreparedChat prepared;
+    submitTurns(ticket, tag, turns, plan, std::move(request),
+                [&](const std::vector<Message>& sent) {
+                    std::string json = "[";
+                    for (size_t i = 0; i < sent.size(); ++i) json += (i ? "," : "") + sent[i].fieldsJson;
+                    ChatPromptInput subset = chat;
+                    subset.messagesJson = json + "]";
+                    prepared = backend_->prepareChat(subset);
+                    return prepared.prompt.size();
+                },
+                [&](GenerateRequest& r) {
+                    r.prompt = std::move(prepared.prompt);
+                    r.stop.insert(r.stop.end(), prepared.stop.begin(), prepared.stop.end());
+                    r.showSpecialTokens = r.showSpecialTokens || prepared.showSpecialTokens;
+                    // A reply held to the forced-call JSON is read as that JSON, not by the family's reader.
+                    if (!handoff || !prepared.toolsActive || r.constraint.kind != OutputConstraint::Kind::None) return;
+                    if (std::unique_ptr<ToolCallReader> reader = backend_->toolCallReader(prepared.toolNames)) {
+                        reader->push(prepared.forcedPrefix);
+                        handoff->put(std::move(reader));
+                    }
+                });
 }
 
 void EngineWorker::cancel(quint64 ticket) {
@@ -304,11 +284,8 @@ void EngineWorker::reportEndpoint() {
 
 void EngineWorker::pollStatus() {
     if (!backend_) return;
-    // The snapshot goes through a std::mutex, the queued call only wakes the
-    // host: ThreadSanitizer cannot see the locking inside Qt's event queue.
-    const bool wake = statusSlot_->put(backendGeneration_, backend_->cacheStatus());
-    if (!wake) return;  // the host has not taken the previous one yet; this one replaces it
-    postToHost([host = host_] { host->onStatusPosted(); });
+    // One the host has not taken yet is replaced by this one.
+    status_->put({backendGeneration_, backend_->cacheStatus()});
 }
 
 QVariantMap EngineWorker::describe(const EngineOptions& options) const {

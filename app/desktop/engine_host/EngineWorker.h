@@ -8,22 +8,23 @@
 #include <functional>
 #include <memory>
 
-#include "engine_host/EndpointConfig.h"
-#include "app/server/thread_inbox.h"
+#include "app/common/call_inbox.h"
 #include "engine_host/ContextFit.h"
+#include "engine_host/EndpointConfig.h"
 #include "engine_host/EngineBackend.h"
-#include "engine_host/ToolCallHandoff.h"
+#include "engine_host/EngineInboxes.h"
 
 namespace weir::desktop {
 
 class EngineHost;
-struct EventRelay;
-class StatusSlot;
 
 class EngineWorker : public QObject {
     Q_OBJECT
 public:
-    EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<EventRelay> relay,
+    // `host` is only posted to, through `hostCalls`; the engine's events and
+    // status snapshots go to the host through `events` and `status`.
+    EngineWorker(EngineFactory factory, EngineHost* host, std::shared_ptr<common::CallInbox> hostCalls,
+                 std::shared_ptr<EngineEvents> events, std::shared_ptr<StatusSnapshots> status,
                  std::shared_ptr<std::atomic<quint64>> generation);
     ~EngineWorker() override;
 
@@ -45,18 +46,24 @@ public:
     void setEndpoint(const EndpointConfig& config);
     void shutdown();
 
-    // Where the host posts its calls (lives on the engine host thread with us).
-    server::ThreadInbox* inbox() const { return inbox_; }
+    // Where the host posts its calls (they run on the engine host thread).
+    const std::shared_ptr<common::CallInbox>& calls() const { return calls_; }
 
 private:
-    // Runs `call` on the host's thread, through its ThreadInbox.
+    // Runs `call` on the host's thread, in order.
     void postToHost(std::function<void()> call);
     void failSubmit(quint64 ticket, const QString& message);
     // The model's context: its trained length, or the options' max context when smaller.
     size_t contextTokens() const;
-    // A prompt that fits: the reply capped at the context's edge, the host told
-    // which turn the prompt starts at, then submitted.
-    void sendFitted(quint64 ticket, ClientTag tag, GenerateRequest request, int firstTurn, size_t context);
+    // The one path of submit and submitChat: fits `turns` to the context by
+    // `plan`, has `render` make the prompt of the turns sent (it is called
+    // while measuring; its last rendering is kept when it was of those turns),
+    // lets `finish` put the rendering into the request, caps the reply at the
+    // context's edge, tells the host which turn the prompt starts at, and
+    // submits. Whatever fails, the ticket gets its one failed signal.
+    void submitTurns(quint64 ticket, ClientTag tag, const std::vector<Message>& turns, const PromptPlan& plan,
+                     GenerateRequest request, const std::function<size_t(const std::vector<Message>&)>& render,
+                     const std::function<void(GenerateRequest&)>& finish);
     void submitPrepared(quint64 ticket, GenerateRequest request);
     void pollStatus();
     void startEndpoint();
@@ -65,9 +72,10 @@ private:
     QVariantMap describe(const EngineOptions& options) const;
 
     EngineFactory factory_;
-    server::ThreadInbox* inbox_;             // a child: moves to the engine host thread with us
-    EngineHost* host_;                       // lives on the GUI thread: only post to it
-    std::shared_ptr<EventRelay> relay_;
+    std::shared_ptr<common::CallInbox> calls_;      // wakes a child of ours: follows us to the engine host thread
+    EngineHost* host_;                              // lives on the GUI thread: only post to it
+    std::shared_ptr<common::CallInbox> hostCalls_;  // runs on the GUI thread
+    std::shared_ptr<EngineEvents> events_;
     std::shared_ptr<std::atomic<quint64>> generation_;
     std::unique_ptr<EngineBackend> backend_;
     quint64 backendGeneration_ = 0;
@@ -76,7 +84,7 @@ private:
     EndpointConfig endpoint_;
     EndpointState endpointState_;
     std::unique_ptr<QObject> server_;        // weir::server::ApiServer when built with it
-    std::shared_ptr<StatusSlot> statusSlot_; // shared with the host
+    std::shared_ptr<StatusSnapshots> status_;
 };
 
 } // namespace weir::desktop

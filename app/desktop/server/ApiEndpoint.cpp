@@ -5,7 +5,7 @@
 #include <QHostAddress>
 #include <QRegularExpression>
 
-#include "app/server/cors_policy.h"
+#include "app/server/cors_origin.h"
 
 #include "engine_host/EngineHost.h"
 #include "settings/AppSettings.h"
@@ -61,13 +61,13 @@ void ApiEndpoint::setAllowNetwork(bool allow) {
 void ApiEndpoint::setCorsOrigins(const QString& text) {
     QStringList origins;
     for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
-        if (auto why = server::CorsPolicy::invalidOrigin(part)) {
+        if (auto why = server::invalidCorsOrigin(part)) {
             // Kept as it was: a typo must not open or close the endpoint to pages.
             corsError_ = *why;
             emit configChanged();
             return;
         }
-        origins.append(server::CorsPolicy::normalized(part));
+        origins.append(server::normalizedCorsOrigin(part));
     }
     origins.removeDuplicates();
     corsError_.clear();

@@ -12,6 +12,7 @@
 #include <cpuid.h>
 #endif
 
+#include "app/common/inbox.h"
 #include "weir/devices.h"
 #include "weir/model_runner.h"
 #include "weir/types/engine_limits.h"
@@ -60,8 +61,20 @@ void AppSettings::lookUpDevices() {
     cpu.name = "CPU";
     devices_ = {QVariantMap{{"id", QString()}, {"label", tr("Automatic")}, {"gpu", false}}, deviceEntry(cpu)};
     // Off the GUI thread: the CUDA module and driver may take a while to
-    // open. The thread is joined in the destructor, so `this` outlives it.
-    lookup_ = QThread::create([this] {
+    // open. The answer (the devices, and why there is no GPU) comes back in
+    // an inbox woken on this object's thread.
+    using Found = std::pair<std::vector<ComputeDevice>, std::string>;
+    auto answer = common::Inbox<Found>::create(common::Keep::Latest, this, [this](common::Inbox<Found>& inbox) {
+        std::optional<Found> found = inbox.take();
+        inbox.close();  // one answer: its wake-up target goes now
+        if (!found) return;
+        QVariantList list{QVariantMap{{"id", QString()}, {"label", tr("Automatic (first GPU, else CPU)")}, {"gpu", false}}};
+        for (const ComputeDevice& d : found->first) list.push_back(deviceEntry(d));
+        devices_ = list;
+        gpuProblem_ = QString::fromStdString(found->second);
+        emit devicesChanged();
+    });
+    lookup_ = QThread::create([answer] {
         std::string problem;
         std::vector<ComputeDevice> found;
         try {
@@ -69,18 +82,7 @@ void AppSettings::lookUpDevices() {
         } catch (const std::exception& e) {
             problem = e.what();
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, found = std::move(found), problem = std::move(problem)] {
-                QVariantList list{QVariantMap{{"id", QString()},
-                                              {"label", tr("Automatic (first GPU, else CPU)")},
-                                              {"gpu", false}}};
-                for (const ComputeDevice& d : found) list.push_back(deviceEntry(d));
-                devices_ = list;
-                gpuProblem_ = QString::fromStdString(problem);
-                emit devicesChanged();
-            },
-            Qt::QueuedConnection);
+        answer->put({std::move(found), std::move(problem)});
     });
     lookup_->start();
 }

@@ -2,10 +2,8 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QMetaObject>
 #include <algorithm>
 #include <exception>
-#include <mutex>
 
 #include "app/locations/model_locations.h"
 #include "settings/BaseModelGuess.h"
@@ -15,16 +13,10 @@
 
 namespace weir::desktop {
 
-// The finished scan, from the worker to the GUI thread. A std::mutex carries
-// the data (ThreadSanitizer sees it; it cannot see the locking inside Qt's
-// event queue); the queued call only wakes the GUI.
-struct InstalledModels::Shared {
-    std::mutex mutex;
-    bool ready = false;
-    QVariantList result;
-};
-
-InstalledModels::InstalledModels(QObject* parent) : QObject(parent), shared_(std::make_shared<Shared>()) {
+InstalledModels::InstalledModels(QObject* parent)
+    : QObject(parent), results_(ScanResults::create(common::Keep::Latest, this, [this](ScanResults& done) {
+          if (std::optional<QVariantList> models = done.take()) takeResult(std::move(*models));
+      })) {
     pool_.setMaxThreadCount(1);
 }
 
@@ -82,8 +74,8 @@ void InstalledModels::start(const QStringList& extraPaths) {
     const QVariantList catalogue = bundledModels();
     QStringList folders;
     for (const auto& dir : locations::modelSearchDirs()) folders << QString::fromStdString(dir.string());
-    std::shared_ptr<Shared> shared = shared_;
-    pool_.start([this, shared, catalogue, folders, extraPaths] {
+    std::shared_ptr<ScanResults> results = results_;
+    pool_.start([results, catalogue, folders, extraPaths] {
         QStringList paths;
         for (const QString& folder : folders)
             for (const QFileInfo& f : QDir(folder).entryInfoList({QStringLiteral("*.gguf")}, QDir::Files | QDir::Readable))
@@ -107,22 +99,12 @@ void InstalledModels::start(const QStringList& extraPaths) {
         std::sort(result.begin(), result.end(), [](const QVariant& a, const QVariant& b) {
             return a.toMap()["name"].toString().compare(b.toMap()["name"].toString(), Qt::CaseInsensitive) < 0;
         });
-        {
-            std::lock_guard lock(shared->mutex);
-            shared->result = std::move(result);
-            shared->ready = true;
-        }
-        QMetaObject::invokeMethod(this, &InstalledModels::takeResult, Qt::QueuedConnection);
+        results->put(std::move(result));
     });
 }
 
-void InstalledModels::takeResult() {
-    {
-        std::lock_guard lock(shared_->mutex);
-        if (!shared_->ready) return;
-        shared_->ready = false;
-        models_ = std::move(shared_->result);
-    }
+void InstalledModels::takeResult(QVariantList models) {
+    models_ = std::move(models);
     scanning_ = false;
     emit modelsChanged();
     emit scanningChanged();

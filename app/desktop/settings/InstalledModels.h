@@ -11,6 +11,8 @@
 #include <QVariantList>
 #include <memory>
 
+#include "app/common/inbox.h"
+
 namespace weir::desktop {
 
 class InstalledModels : public QObject {
@@ -47,11 +49,12 @@ signals:
     void scanningChanged();
 
 private:
-    struct Shared;
+    using ScanResults = common::Inbox<QVariantList>;
     void start(const QStringList& extraPaths);
-    void takeResult();
+    void takeResult(QVariantList models);
 
-    std::shared_ptr<Shared> shared_;
+    // The finished scan, from the worker to the GUI thread.
+    std::shared_ptr<ScanResults> results_;
     QThreadPool pool_;
     QVariantList models_;
     bool scanning_ = false;

@@ -64,6 +64,7 @@ QByteArray exportJson(const ConversationDocument& doc) {
                          {"max_tokens", c.settings.maxTokens}, {"seed", c.settings.seed},
                          {"min_p", c.settings.minP}, {"repeat_penalty", c.settings.repeatPenalty}};
     if (!c.settings.contextPolicy.isEmpty()) settings["context_policy"] = c.settings.contextPolicy;
+    if (!c.settings.engine.isEmpty()) settings["engine"] = c.settings.engine;
     QHash<qint64, int> indexOf;  // message id -> index in the document
     QJsonArray messages;
     for (int i = 0; i < doc.messages.size(); ++i) {
@@ -146,6 +147,7 @@ bool importJson(const QByteArray& json, ConversationDocument* doc, QString* erro
     out.conversation.settings.minP = s.value("min_p").toDouble(defaults.minP);
     out.conversation.settings.repeatPenalty = s.value("repeat_penalty").toDouble(defaults.repeatPenalty);
     out.conversation.settings.contextPolicy = s.value("context_policy").toString();
+    out.conversation.settings.engine = s.value("engine").toString();
 
     const QJsonArray messages = root.value("messages").toArray();
     for (int i = 0; i < messages.size(); ++i) {

@@ -127,6 +127,12 @@ bool migrateTo8(QSqlDatabase& db, QString* error) {
     return exec(db, {QStringLiteral("ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT ''")}, error);
 }
 
+// 9: the engine a conversation's replies go to: "" for the local engine,
+// else the name of a remote endpoint the user added.
+bool migrateTo9(QSqlDatabase& db, QString* error) {
+    return exec(db, {QStringLiteral("ALTER TABLE conversations ADD COLUMN engine TEXT NOT NULL DEFAULT ''")}, error);
+}
+
 } // namespace
 
 bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
@@ -139,6 +145,7 @@ bool migrateTo(QSqlDatabase& db, int toVersion, QString* error) {
     case 6: return migrateTo6(db, error);
     case 7: return migrateTo7(db, error);
     case 8: return migrateTo8(db, error);
+    case 9: return migrateTo9(db, error);
     default:
         *error = QStringLiteral("no migration to schema version %1").arg(toVersion);
         return false;

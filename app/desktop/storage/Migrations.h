@@ -7,7 +7,7 @@
 
 namespace weir::desktop::migrations {
 
-constexpr int kLatest = 8;
+constexpr int kLatest = 9;
 
 // Runs migration `toVersion` on `db` (inside the caller's transaction).
 // Returns false with `error` set on failure.

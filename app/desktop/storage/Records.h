@@ -19,6 +19,10 @@ struct ConversationSettings {
     // What to do when the next turn would not fit in the model's context
     // (engine_host/ContextFit.h names the values); "" follows the app's default.
     QString contextPolicy;
+    // Where replies are written (schema 9): "" for the local engine, else the
+    // name of a remote endpoint (RemoteEnginesController). Kept with the
+    // settings so it is stored, exported and imported with them.
+    QString engine;
 };
 
 struct ConversationRecord {

@@ -60,7 +60,7 @@ QVariant text(const QString& s) { return s.isNull() ? QVariant(QString(QStringLi
 
 const char* kConversationColumns =
     "id, title, created_at, updated_at, deleted_at, system_prompt, temperature, top_p, top_k, max_tokens, seed,"
-    " context_policy, min_p, repeat_penalty";
+    " context_policy, min_p, repeat_penalty, engine";
 const char* kMessageColumns =
     "id, conversation_id, position, role, content, state, error, prompt_tokens, completion_tokens,"
     " cached_tokens, tokens_per_second, ttft_ms, created_at, updated_at, parent_id, active, finish_reason,"
@@ -82,6 +82,7 @@ ConversationRecord readConversation(const QSqlQuery& q) {
     c.settings.contextPolicy = q.value(11).toString();
     c.settings.minP = q.value(12).toDouble();
     c.settings.repeatPenalty = q.value(13).toDouble();
+    c.settings.engine = q.value(14).toString();
     return c;
 }
 
@@ -397,11 +398,12 @@ bool Storage::migrate(QSqlDatabase& d, int targetVersion) {
 qint64 Storage::createConversation(const QString& title, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty, engine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     for (const QVariant& v : {text(title), QVariant(now), QVariant(now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty)})
+                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty),
+                              text(s.engine)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot create a conversation"), q.lastError()), 0;
     return q.lastInsertId().toLongLong();
@@ -445,10 +447,10 @@ bool Storage::renameConversation(qint64 id, const QString& title) {
 bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, top_k = ?,"
-                             " max_tokens = ?, seed = ?, context_policy = ?, min_p = ?, repeat_penalty = ? WHERE id = ?"));
+                             " max_tokens = ?, seed = ?, context_policy = ?, min_p = ?, repeat_penalty = ?, engine = ? WHERE id = ?"));
     for (const QVariant& v : {text(s.systemPrompt), QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK),
                               QVariant(s.maxTokens), QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP),
-                              QVariant(s.repeatPenalty), QVariant(id)})
+                              QVariant(s.repeatPenalty), text(s.engine), QVariant(id)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return fail(QStringLiteral("cannot save settings of conversation %1").arg(id), q.lastError());
     return q.numRowsAffected() == 1;
@@ -844,13 +846,14 @@ qint64 Storage::importConversation(const ConversationRecord& conv, const QList<M
     };
     QSqlQuery q(d);
     const bool ready = q.prepare(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at, system_prompt, temperature,"
-                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " top_p, top_k, max_tokens, seed, context_policy, min_p, repeat_penalty, engine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     const auto& s = conv.settings;
     for (const QVariant& v : {text(conv.title), QVariant(conv.createdAt ? conv.createdAt : now),
                               QVariant(conv.updatedAt ? conv.updatedAt : now), text(s.systemPrompt),
                               QVariant(s.temperature), QVariant(s.topP), QVariant(s.topK), QVariant(s.maxTokens),
-                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty)})
+                              QVariant(s.seed), text(s.contextPolicy), QVariant(s.minP), QVariant(s.repeatPenalty),
+                              text(s.engine)})
         q.addBindValue(v);
     if (!ready || !q.exec()) return rollback(QStringLiteral("cannot import the conversation"), q.lastError());
     const qint64 id = q.lastInsertId().toLongLong();

@@ -1,15 +1,14 @@
 #include "tools/ToolRegistry.h"
 
-#include <QCoreApplication>
 #include <QJsonDocument>
-#include <mutex>
 #include <QPointer>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QThreadPool>
 #include <QUrl>
 
-#include "app/server/json_source_text.h"
+#include "app/common/inbox.h"
+#include "app/common/json_source_text.h"
 #include "tools/CalculatorTool.h"
 #include "tools/DateTimeTool.h"
 #include "tools/ShellTool.h"
@@ -202,7 +201,7 @@ QByteArray ToolRegistry::openAiToolsText() const {
         const QByteArray order = R"({"type":0,"function":{"name":0,"description":0,"parameters":)" +
                                  all[name].parametersText + "}}";
         if (i > 0) out += ',';
-        out += server::orderedJson(tools[i], order);
+        out += common::orderedJson(tools[i], order);
     }
     return out + ']';
 }
@@ -224,36 +223,24 @@ void ToolRegistry::call(const QString& tool, const QString& argumentsJson, QObje
     problem = validateArguments(args, it->parameters);
     if (!problem.isEmpty()) return answer({false, problem});
     if (it->tool) {
-        // The result crosses from the pool thread under a mutex (ThreadSanitizer
-        // does not see Qt's event queue); the queued call only says it is there.
-        struct Slot {
-            std::mutex mutex;
-            ToolResult result;
-        };
-        auto slot = std::make_shared<Slot>();
+        // The result crosses from the pool thread in an inbox, woken on the
+        // context's thread; it closes with the context, so a result that
+        // comes after the context went is dropped.
+        using Answer = common::Inbox<ToolResult>;
+        auto answerInbox = Answer::create(common::Keep::Latest, context, [done](Answer& inbox) {
+            std::optional<ToolResult> result = inbox.take();
+            inbox.close();  // one answer per call: its wake-up target goes now
+            if (result) done(*result);
+        });
         std::shared_ptr<const Tool> t = it->tool;
-        QThreadPool::globalInstance()->start([t, args, slot, guard, done] {
+        QThreadPool::globalInstance()->start([t, args, answerInbox] {
             ToolResult r;
             try {
                 r = t->run(args);
             } catch (const std::exception& e) {
                 r = {false, QString::fromUtf8(e.what())};
             }
-            {
-                std::lock_guard lock(slot->mutex);
-                slot->result = std::move(r);
-            }
-            // Posted to the application object (it outlives every job); the
-            // context is checked on its own thread, where it may go away.
-            QMetaObject::invokeMethod(QCoreApplication::instance(), [slot, guard, done] {
-                    if (!guard) return;
-                    ToolResult result;
-                    {
-                        std::lock_guard lock(slot->mutex);
-                        result = slot->result;
-                    }
-                    done(result);
-                }, Qt::QueuedConnection);
+            answerInbox->put(std::move(r));
         });
         return;
     }

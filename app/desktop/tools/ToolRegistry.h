@@ -75,7 +75,8 @@ public:
     QJsonObject schemaOf(const QString& tool) const;
 
     // Checks the arguments against the tool's schema and runs it; `done` is
-    // called once, on `context`'s thread (not if context is gone).
+    // called once, on `context`'s thread (not if context is gone). `context`
+    // lives on the calling thread.
     void call(const QString& tool, const QString& argumentsJson, QObject* context, Callback done);
 
     // MCP servers. `commandLine` is split like a shell would (quotes kept

@@ -1,12 +1,12 @@
-#include "app/server/forced_tool_call.h"
+#include "app/common/forced_tool_call.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
 
-#include "app/server/json_source_text.h"
+#include "app/common/json_source_text.h"
 
-namespace weir::server {
+namespace weir::common {
 
 namespace {
 
@@ -162,4 +162,4 @@ std::optional<ToolCall> readForcedCall(const std::string& reply) {
     return readCall(doc.object(), text);
 }
 
-} // namespace weir::server
+} // namespace weir::common

@@ -5,13 +5,13 @@
 // process dying mid-write. The handler only writes a byte to a socket pair
 // that a QSocketNotifier watches, the one thing a signal handler may safely
 // do. A second signal while shutting down ends the process at once.
-// Lives in weir_server because both programs that serve link it.
+// In weir_common: both programs that serve (weir-cli serve, the app) use it.
 class QCoreApplication;
 
-namespace weir::server {
+namespace weir::common {
 
 // Call once, after the application object exists. False when the signals
 // could not be hooked (they then keep their default action).
 bool quitOnTerminationSignals(QCoreApplication& app);
 
-} // namespace weir::server
+} // namespace weir::common

@@ -10,7 +10,7 @@
 #include <QStringList>
 #include <optional>
 
-namespace weir::server {
+namespace weir::common {
 
 // The value at `path` (object keys, outermost first) in `document`, a JSON
 // text already parsed successfully (by QJsonDocument); nullopt when a key is
@@ -29,4 +29,4 @@ std::optional<QByteArray> jsonItemText(QByteArrayView document, qsizetype index)
 // in that order too.
 QByteArray orderedJson(const QJsonValue& value, QByteArrayView source);
 
-} // namespace weir::server
+} // namespace weir::common

@@ -1,4 +1,4 @@
-#include "app/server/quit_on_signal.h"
+#include "app/common/quit_on_signal.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>
@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace weir::server {
+namespace weir::common {
 
 namespace {
 
@@ -38,4 +38,4 @@ bool quitOnTerminationSignals(QCoreApplication& app) {
     return ::sigaction(SIGTERM, &sa, nullptr) == 0 && ::sigaction(SIGINT, &sa, nullptr) == 0;
 }
 
-} // namespace weir::server
+} // namespace weir::common

@@ -12,7 +12,7 @@
 
 #include "weir/types/tool_calls.h"
 
-namespace weir::server {
+namespace weir::common {
 
 // True for the tool choices that must yield a call.
 bool forcesToolCall(const ToolChoice& choice);
@@ -43,4 +43,4 @@ std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply);
 // The one call of a reply held to a single call's schema (not `several`).
 std::optional<ToolCall> readForcedCall(const std::string& reply);
 
-} // namespace weir::server
+} // namespace weir::common

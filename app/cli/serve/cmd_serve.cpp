@@ -12,10 +12,10 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "app/common/quit_on_signal.h"
 #include "app/logging/engine_log_bridge.h"
 #include "app/server/api_server.h"
-#include "app/server/cors_policy.h"
-#include "app/server/quit_on_signal.h"
+#include "app/server/cors_origin.h"
 #include "weir/engine.h"
 #include "weir/base/error.h"
 
@@ -57,7 +57,7 @@ int run(const std::vector<std::string>& argv) {
     for (const std::string& o : args.values("--cors-origins"))
         so.corsOrigins += QString::fromStdString(o).split(QLatin1Char(','), Qt::SkipEmptyParts);
     for (const QString& o : so.corsOrigins)
-        if (auto why = weir::server::CorsPolicy::invalidOrigin(o)) {
+        if (auto why = weir::server::invalidCorsOrigin(o)) {
             std::fprintf(stderr, "serve: --cors-origins: %s\n", qPrintable(*why));
             return 1;
         }
@@ -72,7 +72,7 @@ int run(const std::vector<std::string>& argv) {
     weir::logging::routeEngineLogToQt();
     // Hooked before the model loads: a signal during the load ends the
     // program as soon as the event loop runs.
-    if (!weir::server::quitOnTerminationSignals(app))
+    if (!weir::common::quitOnTerminationSignals(app))
         std::fprintf(stderr, "serve: WARNING: SIGTERM/SIGINT could not be hooked; they will end the process abruptly\n");
 
     std::unique_ptr<weir::Engine> engine;

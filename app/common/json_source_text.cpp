@@ -1,4 +1,4 @@
-#include "app/server/json_source_text.h"
+#include "app/common/json_source_text.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -6,7 +6,7 @@
 #include <QSet>
 #include <algorithm>
 
-namespace weir::server {
+namespace weir::common {
 
 namespace {
 
@@ -208,4 +208,4 @@ std::optional<QByteArray> jsonSourceText(QByteArrayView document, const QStringL
     return document.sliced(begin, end - begin).toByteArray();
 }
 
-} // namespace weir::server
+} // namespace weir::common

@@ -1,0 +1,123 @@
+#include "chat/RemoteReplySource.h"
+
+#include <QTimer>
+#include <algorithm>
+
+namespace weir::desktop {
+
+using weir::remote::RemoteChatClient;
+using weir::remote::RemoteError;
+using weir::remote::RemoteUsage;
+
+RemoteReplySource::RemoteReplySource(QObject* parent) : QObject(parent) {}
+
+// The clients abort what still runs, without signals.
+RemoteReplySource::~RemoteReplySource() = default;
+
+quint64 RemoteReplySource::start(const QString& engineName, const std::optional<RemoteTarget>& target,
+                                 const QJsonObject& body) {
+    if (!target)
+        return refuse(tr("The remote engine \u2018%1\u2019 no longer exists \u2014 choose another engine for this conversation")
+                          .arg(engineName));
+    if (target->model.isEmpty())
+        return refuse(tr("The remote engine \u2018%1\u2019 has no model chosen \u2014 choose one in Settings \u203a Remote engines")
+                          .arg(engineName));
+    const quint64 ticket = kTicketBit | next_++;
+    auto r = std::make_unique<Request>();
+    r->client = std::make_unique<RemoteChatClient>(target->endpoint, options_);
+    connectClient(ticket, r->client.get());
+    r->clock.start();
+    Request& request = *requests_.emplace(ticket, std::move(r)).first->second;
+    request.clientId = request.client->startChat(target->model, body);
+    return ticket;
+}
+
+quint64 RemoteReplySource::refuse(const QString& message) {
+    const quint64 ticket = kTicketBit | next_++;
+    refused_.insert(ticket);
+    QTimer::singleShot(0, this, [this, ticket, message] {
+        if (refused_.remove(ticket)) emit failed(ticket, message);
+    });
+    return ticket;
+}
+
+void RemoteReplySource::cancel(quint64 ticket) {
+    if (refused_.remove(ticket)) {
+        emit cancelled(ticket);
+        return;
+    }
+    auto it = requests_.find(ticket);
+    if (it == requests_.end()) return;
+    // The client ends the request with `cancelled`, which ends it here too.
+    it->second->client->cancel(it->second->clientId);
+}
+
+void RemoteReplySource::connectClient(quint64 ticket, RemoteChatClient* client) {
+    connect(client, &RemoteChatClient::contentDelta, this,
+            [this, ticket](quint64, const QString& text) { onText(ticket, text, false); });
+    connect(client, &RemoteChatClient::reasoningDelta, this,
+            [this, ticket](quint64, const QString& text) { onText(ticket, text, true); });
+    connect(client, &RemoteChatClient::toolCallDelta, this,
+            [this, ticket](quint64, int index, const QString& callId, const QString& name, const QString& part) {
+                auto it = requests_.find(ticket);
+                if (it == requests_.end()) return;
+                PartialCall& call = it->second->calls[index];
+                if (!callId.isEmpty()) call.id = callId;
+                if (!name.isEmpty()) call.name = name;
+                call.arguments += part;
+            });
+    connect(client, &RemoteChatClient::finished, this,
+            [this, ticket](quint64, const QString& reason, const RemoteUsage& usage) { onFinished(ticket, reason, usage); });
+    connect(client, &RemoteChatClient::failed, this, [this, ticket](quint64, const RemoteError& error) {
+        if (take(ticket)) emit failed(ticket, error.message);
+    });
+    connect(client, &RemoteChatClient::cancelled, this, [this, ticket](quint64) {
+        if (take(ticket)) emit cancelled(ticket);
+    });
+}
+
+void RemoteReplySource::onText(quint64 ticket, const QString& text, bool reasoning) {
+    auto it = requests_.find(ticket);
+    if (it == requests_.end() || text.isEmpty()) return;
+    Request& r = *it->second;
+    if (r.firstTokenMs < 0) r.firstTokenMs = double(r.clock.nsecsElapsed()) / 1e6;
+    // Reasoning shows as the thinking block the local models write.
+    QString piece;
+    if (reasoning && !r.inReasoning) piece = QStringLiteral("<think>\n");
+    else if (!reasoning && r.inReasoning) piece = QStringLiteral("\n</think>\n\n");
+    r.inReasoning = reasoning;
+    // A delta is about a token; the server's usage gives the true count at the end.
+    emit tokens(ticket, piece + text, 1);
+}
+
+void RemoteReplySource::onFinished(quint64 ticket, const QString& finishReason, const RemoteUsage& remoteUsage) {
+    std::unique_ptr<Request> r = take(ticket);
+    if (!r) return;
+    if (r->inReasoning) emit tokens(ticket, QStringLiteral("\n</think>\n"), 0);
+    Usage usage;
+    usage.promptTokens = int32_t(remoteUsage.promptTokens.value_or(0));
+    usage.completionTokens = int32_t(remoteUsage.completionTokens.value_or(0));
+    usage.cachedPromptTokens = int32_t(remoteUsage.cachedPromptTokens.value_or(0));
+    usage.timeToFirstTokenMs = std::max(0.0, r->firstTokenMs);
+    const double decodeMs = double(r->clock.nsecsElapsed()) / 1e6 - r->firstTokenMs;
+    if (r->firstTokenMs >= 0 && usage.completionTokens > 1 && decodeMs > 0)
+        usage.decodeTokensPerSecond = (usage.completionTokens - 1) * 1000.0 / decodeMs;
+    std::vector<ToolCall> calls;
+    for (const auto& [index, c] : r->calls) {
+        if (c.name.isEmpty()) continue;  // a fragment with no function named is no call
+        calls.push_back({c.id.toStdString(), c.name.toStdString(), c.arguments.toStdString()});
+    }
+    emit finished(ticket, usage, finishReason == u"length" ? QStringLiteral("length") : QStringLiteral("stop"), calls);
+}
+
+std::unique_ptr<RemoteReplySource::Request> RemoteReplySource::take(quint64 ticket) {
+    auto it = requests_.find(ticket);
+    if (it == requests_.end()) return nullptr;
+    std::unique_ptr<Request> r = std::move(it->second);
+    requests_.erase(it);
+    // The client is inside its own signal: it goes when that has returned.
+    r->client.release()->deleteLater();
+    return r;
+}
+
+} // namespace weir::desktop

@@ -1,0 +1,78 @@
+#pragma once
+// Replies written by a remote OpenAI-compatible engine, turned into the
+// events GenerationTracker follows for the local engine: text as it streams,
+// then exactly one of finished (with the usage and the tool calls the server
+// streamed), failed (the error in plain words) or cancelled. Each request gets
+// its own client, so cancelling closes its connection and nothing else.
+// Tickets carry kTicketBit, so they never meet the engine host's.
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QObject>
+#include <QSet>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "app/remote/remote_chat_client.h"
+#include "remote/RemoteEnginesController.h"
+#include "weir/engine.h"
+#include "weir/tool_calls.h"
+
+namespace weir::desktop {
+
+class RemoteReplySource : public QObject {
+    Q_OBJECT
+
+public:
+    static constexpr quint64 kTicketBit = quint64(1) << 63;
+    static bool isRemoteTicket(quint64 ticket) { return (ticket & kTicketBit) != 0; }
+
+    explicit RemoteReplySource(QObject* parent = nullptr);
+    ~RemoteReplySource() override;
+
+    void setClientOptions(const weir::remote::RemoteClientOptions& options) { options_ = options; }
+
+    // Starts `body` on the engine `engineName` (`target`: what its endpoint is
+    // now, none when it was removed). A reply that cannot start fails on the
+    // next turn of the event loop, after the caller has shown it.
+    quint64 start(const QString& engineName, const std::optional<RemoteTarget>& target, const QJsonObject& body);
+    // Ends the request with `cancelled` (its connection closes); unknown tickets are ignored.
+    void cancel(quint64 ticket);
+    int activeRequests() const { return int(requests_.size() + refused_.size()); }
+
+signals:
+    void tokens(quint64 ticket, const QString& text, int count);
+    void finished(quint64 ticket, const weir::Usage& usage, const QString& finishReason,
+                  const std::vector<weir::ToolCall>& calls);
+    void failed(quint64 ticket, const QString& message);
+    void cancelled(quint64 ticket);
+
+private:
+    struct PartialCall {
+        QString id, name, arguments;
+    };
+    struct Request {
+        std::unique_ptr<weir::remote::RemoteChatClient> client;
+        quint64 clientId = 0;
+        QElapsedTimer clock;
+        double firstTokenMs = -1;
+        bool inReasoning = false;          // a <think> block is open in the text
+        std::map<int, PartialCall> calls;  // by the server's index
+    };
+
+    quint64 refuse(const QString& message);
+    void connectClient(quint64 ticket, weir::remote::RemoteChatClient* client);
+    void onText(quint64 ticket, const QString& text, bool reasoning);
+    void onFinished(quint64 ticket, const QString& finishReason, const weir::remote::RemoteUsage& usage);
+    // The request ends: its client goes once its signal has returned.
+    std::unique_ptr<Request> take(quint64 ticket);
+
+    weir::remote::RemoteClientOptions options_;
+    quint64 next_ = 1;
+    std::unordered_map<quint64, std::unique_ptr<Request>> requests_;
+    QSet<quint64> refused_;  // failed at start, to be told on the next turn
+};
+
+} // namespace weir::desktop

@@ -1,0 +1,371 @@
+// A conversation on a remote engine, against the fake OpenAI server: the
+// engine choice is stored (and survives a restart); a reply streams from the
+// server and is stored with its figures and the remote model's id; the
+// request carries the turns and the sampling settings; stop mid-stream ends
+// the reply once and closes the connection; a refused key, an unreachable
+// server and a removed endpoint end it once, in plain words, with the user's
+// message kept; tools go as OpenAI tools and the calls come back to run;
+// reasoning shows as a thinking block.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "FakeEngineBackend.h"
+#include "chat/ChatController.h"
+#include "chat/RemoteChatBody.h"
+#include "engine_host/EngineHost.h"
+#include "remote/RemoteEnginesController.h"
+#include "storage/Storage.h"
+#include "tests/remote/fake_openai_server.h"
+#include "tools/ToolRegistry.h"
+
+using namespace weir::desktop;
+using testing::FakeEngineBackend;
+using weir::remote::ApiKeyVault;
+using weir::remote::RemoteClientOptions;
+using weir::test::FakeOpenAiServer;
+using weir::test::SeenRequest;
+
+namespace {
+
+int patienceMs() {
+    const int scale = qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE");
+    return 30000 * (scale > 1 ? scale : 1);
+}
+
+RemoteClientOptions direct() {
+    RemoteClientOptions o;
+    o.systemProxy = false;
+    o.connectTimeoutMs = 5000;
+    o.maxRetries = 0;
+    return o;
+}
+
+QByteArray delta(const QByteArray& text) {
+    return "data: " + QJsonDocument(QJsonObject{{"choices", QJsonArray{QJsonObject{{"index", 0},
+                                                  {"delta", QJsonObject{{"content", QString::fromUtf8(text)}}}}}}})
+                          .toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+const QByteArray kStop = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+const QByteArray kUsage = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,"
+                          "\"total_tokens\":15,\"prompt_tokens_details\":{\"cached_tokens\":4}}}\n\n";
+const QByteArray kDone = "data: [DONE]\n\n";
+
+// A port nothing listens on: one the OS gave and took back.
+quint16 closedPort() {
+    QTcpServer s;
+    s.listen(QHostAddress::LocalHost, 0);
+    const quint16 port = s.serverPort();
+    s.close();
+    return port;
+}
+
+// The app's parts with no local model loaded: a remote conversation needs none.
+struct Fixture {
+    Fixture() : storage(dir.path()), host(FakeEngineBackend::factory({})) {
+        QVERIFY(storage.open());
+        remote = std::make_unique<RemoteEnginesController>(dir.path(), ApiKeyVault::Keyring::Never, direct());
+        chat = std::make_unique<ChatController>(&storage, &host);
+        chat->setRemoteEngines(remote.get());
+    }
+    // A conversation on the endpoint "gpu-box" at `baseUrl`, model "org/remote-7b".
+    qint64 remoteConversation(const QString& baseUrl) {
+        const QString problem = remote->addEndpoint(QStringLiteral("gpu-box"), baseUrl, QStringLiteral("sk-test"),
+                                                    QStringLiteral("org/remote-7b"));
+        if (!problem.isEmpty()) qWarning() << problem;
+        const qint64 id = chat->newConversation();
+        chat->setEngine(id, QStringLiteral("gpu-box"));
+        return id;
+    }
+    QTemporaryDir dir;
+    Storage storage;
+    EngineHost host;
+    std::unique_ptr<RemoteEnginesController> remote;
+    std::unique_ptr<ChatController> chat;
+};
+
+QJsonObject bodyOf(const SeenRequest& r) { return QJsonDocument::fromJson(r.body).object(); }
+
+} // namespace
+
+class RemoteConversationTest : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        for (const char* v : {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) qunsetenv(v);
+    }
+
+    void engineChoiceIsStoredAndSurvivesARestart() {
+        QTemporaryDir dir;
+        qint64 id = 0;
+        {
+            Storage storage(dir.path());
+            QVERIFY(storage.open());
+            EngineHost host(FakeEngineBackend::factory({}));
+            ChatController chat(&storage, &host);
+            id = chat.newConversation();
+            QCOMPARE(chat.currentEngine(), QString());  // the local engine by default
+            QSignalSpy changed(&chat, &ChatController::currentChanged);
+            chat.setEngine(id, QStringLiteral("gpu-box"));
+            QVERIFY(changed.count() >= 1);
+            QCOMPARE(chat.currentEngine(), QStringLiteral("gpu-box"));
+            // Saving other settings keeps the engine.
+            chat.setSettingsOf(id, {{QStringLiteral("temperature"), 0.3}});
+            QCOMPARE(chat.currentEngine(), QStringLiteral("gpu-box"));
+        }
+        Storage storage(dir.path());
+        QVERIFY(storage.open());
+        EngineHost host(FakeEngineBackend::factory({}));
+        ChatController chat(&storage, &host);
+        chat.select(id);
+        QCOMPARE(chat.currentEngine(), QStringLiteral("gpu-box"));
+        chat.setEngine(id, QString());
+        QCOMPARE(storage.conversation(id)->settings.engine, QString());
+    }
+
+    void aReplyStreamsFromTheRemoteEngineAndIsStored() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::streamPieces(s, {delta("Bonjour"), delta(", le"), delta(" monde."), kStop, kUsage, kDone});
+        }});
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        f.chat->setSettingsOf(id, {{QStringLiteral("systemPrompt"), QStringLiteral("Be brief.")},
+                                   {QStringLiteral("temperature"), 0.25}, {QStringLiteral("maxTokens"), 64},
+                                   {QStringLiteral("seed"), 7}});
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hello")));
+        QVERIFY(f.chat->currentGenerating());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("complete"));
+
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("Hello"));
+        QCOMPARE(stored[1].content, QStringLiteral("Bonjour, le monde."));
+        QCOMPARE(stored[1].state, MessageState::Complete);
+        QCOMPARE(stored[1].model, QStringLiteral("org/remote-7b"));  // the reply header names the remote model
+        QCOMPARE(stored[1].promptTokens, 12);
+        QCOMPARE(stored[1].completionTokens, 3);
+        QCOMPARE(stored[1].cachedTokens, 4);
+        QCOMPARE(stored[1].finishReason, QStringLiteral("stop"));
+        QVERIFY(stored[1].timeToFirstTokenMs > 0);
+        QCOMPARE(f.chat->messages()->get(1).value("content").toString(), QStringLiteral("Bonjour, le monde."));
+
+        QCOMPARE(server.requests().size(), 1);
+        const SeenRequest& r = server.requests()[0];
+        QCOMPARE(r.path, QByteArray("/v1/chat/completions"));
+        QCOMPARE(r.headers.value("authorization"), QByteArray("Bearer sk-test"));
+        const QJsonObject body = bodyOf(r);
+        QCOMPARE(body["model"].toString(), QStringLiteral("org/remote-7b"));
+        QCOMPARE(body["stream"].toBool(), true);
+        QCOMPARE(body["temperature"].toDouble(), 0.25);
+        QCOMPARE(body["max_tokens"].toInt(), 64);
+        QCOMPARE(body["seed"].toInteger(), qint64(7));
+        const QJsonArray messages = body["messages"].toArray();
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[0].toObject()["role"].toString(), QStringLiteral("system"));
+        QCOMPARE(messages[0].toObject()["content"].toString(), QStringLiteral("Be brief."));
+        QCOMPARE(messages[1].toObject()["role"].toString(), QStringLiteral("user"));
+        QCOMPARE(messages[1].toObject()["content"].toString(), QStringLiteral("Hello"));
+        QVERIFY(!body.contains("tools"));
+    }
+
+    void stopMidStreamEndsOnceAndClosesTheConnection() {
+        FakeOpenAiServer server;
+        // One piece, then the stream stays open.
+        server.script({[](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("Partial")}, nullptr); }});
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QSignalSpy tokens(f.chat.get(), &ChatController::replyTokens);
+        QVERIFY(f.chat->send(QStringLiteral("Write a long story")));
+        QTRY_VERIFY_WITH_TIMEOUT(tokens.count() >= 1, patienceMs());
+        f.chat->stop();
+        QCOMPARE(ended.count(), 1);  // at once, not when the server notices
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("cancelled"));
+        QVERIFY(!f.chat->currentGenerating());
+        QTRY_COMPARE_WITH_TIMEOUT(server.disconnects(), 1, patienceMs());
+        f.chat->stop();  // nothing left to stop
+        QCOMPARE(ended.count(), 1);
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].content, QStringLiteral("Partial"));
+        QCOMPARE(stored[1].state, MessageState::Cancelled);
+    }
+
+    void aRefusedKeyFailsOnceInPlainWords() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+                           FakeOpenAiServer::respond(s, 401, "Unauthorized", R"({"error":{"message":"Invalid API key"}})");
+                       },
+                       [](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("Now it works."), kStop, kDone}); }});
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Are you there?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("Are you there?"));  // what was typed is kept
+        QCOMPARE(stored[1].state, MessageState::Failed);
+        QVERIFY2(stored[1].error.contains(QStringLiteral("refused the API key")), qPrintable(stored[1].error));
+        QVERIFY2(stored[1].error.contains(QStringLiteral("Invalid API key")), qPrintable(stored[1].error));
+        QCOMPARE(f.chat->messages()->get(1).value("error").toString(), stored[1].error);
+
+        // Retried as a local failed reply is: a new version, which the server now answers.
+        QVERIFY(f.chat->regenerate());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, patienceMs());
+        QCOMPARE(ended.at(1).at(2).toString(), QStringLiteral("complete"));
+        stored = f.storage.messages(id);
+        QCOMPARE(stored.last().content, QStringLiteral("Now it works."));
+        // The failed reply was not sent back to the model.
+        QCOMPARE(bodyOf(server.requests().last())["messages"].toArray().size(), 1);
+    }
+
+    void anUnreachableServerFailsOnce() {
+        Fixture f;
+        const qint64 id = f.remoteConversation(QStringLiteral("http://127.0.0.1:%1/v1").arg(closedPort()));
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hello?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QTest::qWait(50);
+        QCOMPARE(ended.count(), 1);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("Hello?"));
+        QVERIFY2(stored[1].error.startsWith(QStringLiteral("Cannot reach 127.0.0.1:")), qPrintable(stored[1].error));
+        QVERIFY(!f.chat->currentGenerating());
+    }
+
+    void aRemovedEndpointFailsAtOnce() {
+        FakeOpenAiServer server;
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QCOMPARE(f.remote->removeEndpoint(QStringLiteral("gpu-box")), QString());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Still there?")));
+        QCOMPARE(ended.count(), 0);  // told after the reply is on screen, on the next turn
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 1000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("Still there?"));
+        QCOMPARE(stored[1].error, QStringLiteral("The remote engine \u2018gpu-box\u2019 no longer exists \u2014 "
+                                                 "choose another engine for this conversation"));
+        QCOMPARE(stored[1].model, QStringLiteral("gpu-box"));
+        QVERIFY(server.requests().isEmpty());
+        // Stopping it before the next turn ends it once, as cancelled.
+        QVERIFY(f.chat->send(QStringLiteral("Again")));
+        f.chat->stop();
+        QCOMPARE(ended.count(), 2);
+        QCOMPARE(ended.at(1).at(2).toString(), QStringLiteral("cancelled"));
+        QTest::qWait(20);
+        QCOMPARE(ended.count(), 2);
+    }
+
+    void toolsGoAsOpenAiToolsAndTheCallsRun() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+                           FakeOpenAiServer::streamPieces(s, {
+                               "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"srv_1\",\"type\":\"function\","
+                               "\"function\":{\"name\":\"calculator\",\"arguments\":\"\"}}]}}]}\n\n",
+                               "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"expression\\\":\"}}]}}]}\n\n",
+                               "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"(2+3)*4\\\"}\"}}]}}]}\n\n",
+                               "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", kDone});
+                       },
+                       [](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("The answer is 20."), kStop, kDone}); }});
+        Fixture f;
+        ToolRegistry tools;
+        f.chat->setToolRegistry(&tools);
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        f.chat->setToolsEnabled(id, true);
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        QVERIFY(f.chat->send(QStringLiteral("What is (2+3)*4?")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("answered"));
+
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 3);
+        const QList<ToolCallRecord> calls = f.storage.toolCalls(stored[1].id);
+        QCOMPARE(calls.size(), 1);
+        QCOMPARE(calls[0].name, QStringLiteral("calculator"));
+        QCOMPARE(calls[0].result, QStringLiteral("20"));
+        QCOMPARE(stored[2].content, QStringLiteral("The answer is 20."));
+
+        QCOMPARE(server.requests().size(), 2);
+        const QJsonArray offered = bodyOf(server.requests()[0])["tools"].toArray();
+        bool calculator = false;
+        for (const QJsonValue& t : offered) calculator |= t["function"]["name"].toString() == u"calculator";
+        QVERIFY(calculator);
+        const QJsonArray second = bodyOf(server.requests()[1])["messages"].toArray();
+        QCOMPARE(second.size(), 3);
+        const QJsonObject call = second[1].toObject()["tool_calls"].toArray()[0].toObject();
+        QCOMPARE(call["function"].toObject()["name"].toString(), QStringLiteral("calculator"));
+        QCOMPARE(second[2].toObject()["role"].toString(), QStringLiteral("tool"));
+        QCOMPARE(second[2].toObject()["tool_call_id"], call["id"]);
+        QCOMPARE(second[2].toObject()["content"].toString(), QStringLiteral("20"));
+    }
+
+    // The body for a forced call and for Continue (pure).
+    void reasoningShowsAsAThinkingBlock() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::streamPieces(s, {"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Two and \"}}]}\n\n",
+                                              "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"two.\"}}]}\n\n",
+                                              delta("4"), kStop, kDone});
+        }});
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("2+2?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(f.storage.messages(id)[1].content, QStringLiteral("<think>\nTwo and two.\n</think>\n\n4"));
+    }
+
+    void anEndpointWithNoModelFailsAtOnce() {
+        FakeOpenAiServer server;
+        Fixture f;
+        QCOMPARE(f.remote->addEndpoint(QStringLiteral("bare"), server.baseUrl(), QString()), QString());
+        const qint64 id = f.chat->newConversation();
+        f.chat->setEngine(id, QStringLiteral("bare"));
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hi")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 1000);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        QVERIFY2(f.storage.messages(id)[1].error.contains(QStringLiteral("has no model chosen")),
+                 qPrintable(f.storage.messages(id)[1].error));
+        QVERIFY(server.requests().isEmpty());
+    }
+
+    void bodyForcesACallAndContinues() {
+        ReplyPlan agent;
+        agent.agent = true;
+        agent.chat.messagesJson = R"([{"role":"user","content":"hi"}])";
+        agent.chat.toolsJson = R"([{"type":"function","function":{"name":"calculator","parameters":{}}}])";
+        agent.chat.toolChoice.mode = weir::ToolChoice::Mode::Function;
+        agent.chat.toolChoice.function = "calculator";
+        ConversationSettings settings;  // seed -1: random, not sent
+        QJsonObject body = remoteChatBody(agent, settings);
+        QCOMPARE(body["tool_choice"].toObject()["function"].toObject()["name"].toString(), QStringLiteral("calculator"));
+        QCOMPARE(body["tools"].toArray().size(), 1);
+        QVERIFY(!body.contains("seed"));
+
+        ReplyPlan cont;
+        cont.turns = {{"user", "Tell me"}, {"assistant", "Once upon"}};
+        cont.prompt.continueLast = true;
+        body = remoteChatBody(cont, settings);
+        QCOMPARE(body["messages"].toArray().last().toObject()["content"].toString(), QStringLiteral("Once upon"));
+        QCOMPARE(body["continue_final_message"].toBool(), true);
+        QCOMPARE(body["add_generation_prompt"].toBool(), false);
+    }
+};
+
+QTEST_MAIN(RemoteConversationTest)
+#include "remote_conversation_test.moc"

@@ -1,0 +1,2 @@
+#pragma once
+// Shadows the engine's header of the same name for desktop files.

@@ -1,0 +1,2 @@
+// A folder of app/ that no layer names.
+#include "weir/engine.h"

@@ -1,0 +1,2 @@
+// remote uses none of the engine.
+#include "weir/engine.h"

@@ -1,0 +1,2 @@
+#pragma once
+// One of the server's own headers.
