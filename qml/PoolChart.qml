@@ -4,9 +4,11 @@ import Weir
 
 // A live stacked-area chart of one KV pool over the last minute: tokens in
 // use (bottom), cached for reuse (on top of it), free (the rest), with the
-// pool's concurrency-aware floor as a dashed line. Redrawn on every status
-// snapshot that changes the picture (up to 4 per second) while visible. When a large pool stays nearly empty the chart
-// zooms in (the axis then counts tokens instead of percent).
+// pool's concurrency-aware floor as a dashed line. Redrawn, while visible,
+// on each status snapshot that changes a level or a number (up to 4 per
+// second); while nothing changes it stands still (PoolStatusModel). When a
+// large pool stays nearly empty the chart zooms in (the axis then counts
+// tokens instead of percent).
 Item {
     id: chart
     property string pool: "full"

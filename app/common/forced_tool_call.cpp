@@ -4,11 +4,11 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 
+#include "app/common/json_source_text.h"
+
 namespace weir::common {
 
 namespace {
-
-QString compact(const QJsonObject& o) { return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)); }
 
 QString jsonString(const QString& s) {
     const QByteArray a = QJsonDocument(QJsonArray{s}).toJson(QJsonDocument::Compact);
@@ -39,14 +39,16 @@ QJsonValue withRenamedRefs(const QJsonValue& v, const QString& prefix) {
     return out;
 }
 
-// {"name": "...", "arguments": {...}} as a call.
-std::optional<ToolCall> readCall(const QJsonValue& v) {
+// {"name": "...", "arguments": {...}} as a call, its arguments in the order
+// `source` (the call's text) writes them.
+std::optional<ToolCall> readCall(const QJsonValue& v, QByteArrayView source) {
     const QJsonValue name = v.toObject().value(QLatin1String("name"));
     const QJsonValue args = v.toObject().value(QLatin1String("arguments"));
     if (!name.isString() || !args.isObject()) return std::nullopt;
     ToolCall call;
     call.name = name.toString().toStdString();
-    call.arguments = QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact).toStdString();
+    const QByteArray argsText = jsonSourceText(source, {QStringLiteral("arguments")}).value_or(QByteArray());
+    call.arguments = orderedJson(args, argsText).toStdString();
     return call;
 }
 
@@ -83,23 +85,33 @@ bool forcesToolCall(const ToolChoice& choice) {
     return choice.mode == ToolChoice::Mode::Required || choice.mode == ToolChoice::Mode::Function;
 }
 
-std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, bool several) {
-    QJsonObject defs;
+std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, bool several, QByteArrayView toolsText) {
+    QStringList defs;  // "name":schema, each schema in its tool's own key order
     QStringList branches;
     for (qsizetype i = 0; i < tools.size(); ++i) {
         const QJsonObject fn = tools[i].toObject().value(QLatin1String("function")).toObject();
         const QString name = fn.value(QLatin1String("name")).toString();
         if (choice.mode == ToolChoice::Mode::Function && name.toStdString() != choice.function) continue;
         const QString prefix = QStringLiteral("weir_tool_%1").arg(i);
+        const QByteArray paramsText =
+            jsonSourceText(jsonItemText(toolsText, i).value_or(QByteArray()),
+                           {QStringLiteral("function"), QStringLiteral("parameters")})
+                .value_or(QByteArray());
+        auto addDef = [&](const QString& defName, const QJsonValue& schema, QByteArrayView source) {
+            defs << QString::fromUtf8(orderedJson(defName, {}) + ':' +
+                                      orderedJson(withRenamedRefs(schema, prefix), source));
+        };
         QJsonObject params = fn.value(QLatin1String("parameters")).toObject();
         if (params.isEmpty()) params.insert(QStringLiteral("type"), QStringLiteral("object"));  // no arguments: {}
         for (const QLatin1String key : {QLatin1String("$defs"), QLatin1String("definitions")}) {
             const QJsonObject own = params.value(key).toObject();
+            const QByteArray ownText = jsonSourceText(paramsText, {key}).value_or(QByteArray());
             for (auto it = own.begin(); it != own.end(); ++it)
-                defs.insert(prefix + QStringLiteral("__") + it.key(), withRenamedRefs(*it, prefix));
+                addDef(prefix + QStringLiteral("__") + it.key(), *it,
+                       jsonSourceText(ownText, {it.key()}).value_or(QByteArray()));
             params.remove(key);
         }
-        defs.insert(prefix, withRenamedRefs(params, prefix));
+        addDef(prefix, params, paramsText);
         // Written as text: "name" must come before "arguments" (a QJsonObject sorts its keys).
         branches << QStringLiteral(R"({"type":"object","properties":{"name":{"type":"string","const":%1},)"
                                    R"("arguments":{"$ref":"#/$defs/%2"}},"required":["name","arguments"],)"
@@ -111,27 +123,30 @@ std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, 
     if (several && choice.mode == ToolChoice::Mode::Required)
         call = QStringLiteral(R"({"type":"array","items":%1,"minItems":1,"maxItems":%2})").arg(call).arg(kMaxForcedCalls);
     // The call's schema with the $defs beside it at the root.
-    return (call.left(call.size() - 1) + QStringLiteral(R"(,"$defs":)") + compact(defs) + QLatin1Char('}'))
+    return (call.left(call.size() - 1) + QStringLiteral(R"(,"$defs":{)") + defs.join(QLatin1Char(',')) +
+            QStringLiteral("}}"))
         .toStdString();
 }
 
 std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply) {
     QJsonParseError error;
-    QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
+    QByteArray text = QByteArray::fromStdString(reply);
+    QJsonDocument doc = QJsonDocument::fromJson(text, &error);
     if (error.error != QJsonParseError::NoError) {
-        const std::string complete = completeCalls(reply);
-        if (complete.empty()) return std::nullopt;
-        doc = QJsonDocument::fromJson(QByteArray::fromStdString(complete), &error);
+        text = QByteArray::fromStdString(completeCalls(reply));
+        if (text.isEmpty()) return std::nullopt;
+        doc = QJsonDocument::fromJson(text, &error);
         if (error.error != QJsonParseError::NoError) return std::nullopt;
     }
     if (doc.isObject()) {
-        std::optional<ToolCall> call = readCall(doc.object());
+        std::optional<ToolCall> call = readCall(doc.object(), text);
         if (!call) return std::nullopt;
         return std::vector<ToolCall>{std::move(*call)};
     }
     std::vector<ToolCall> calls;
-    for (const QJsonValue& v : doc.array()) {
-        std::optional<ToolCall> call = readCall(v);
+    const QJsonArray items = doc.array();
+    for (qsizetype i = 0; i < items.size(); ++i) {
+        std::optional<ToolCall> call = readCall(items[i], jsonItemText(text, i).value_or(QByteArray()));
         if (!call) return std::nullopt;
         calls.push_back(std::move(*call));
     }
@@ -141,9 +156,10 @@ std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply) {
 
 std::optional<ToolCall> readForcedCall(const std::string& reply) {
     QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(reply), &error);
+    const QByteArray text = QByteArray::fromStdString(reply);
+    const QJsonDocument doc = QJsonDocument::fromJson(text, &error);
     if (error.error != QJsonParseError::NoError || !doc.isObject()) return std::nullopt;
-    return readCall(doc.object());
+    return readCall(doc.object(), text);
 }
 
 } // namespace weir::common

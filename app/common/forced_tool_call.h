@@ -4,6 +4,7 @@
 // "arguments": <that tool's parameters>}, whatever the model's own call
 // syntax, and read back here as the call. The prompt still declares the
 // tools and says a call is due; only the reply's form is ours.
+#include <QByteArrayView>
 #include <QJsonArray>
 #include <optional>
 #include <string>
@@ -27,11 +28,15 @@ inline constexpr int kMaxForcedCalls = 8;
 // `several` (with "required"; parallel_tool_calls not false): an array of 1
 // to kMaxForcedCalls such calls, as OpenAI, vLLM and llama.cpp allow one or
 // more; a named function is called once.
-// `tools`: OpenAI's tool list, already checked by the request parser.
-std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, bool several = false);
+// `tools`: OpenAI's tool list, already checked by the request parser;
+// `toolsText`: the text it was read from (or empty), whose key order the
+// schema keeps, so that the arguments come in the order of the tool's
+// properties rather than QJsonObject's alphabetical one.
+std::string forcedCallSchema(const QJsonArray& tools, const ToolChoice& choice, bool several = false,
+                             QByteArrayView toolsText = {});
 
 // The calls in a reply held to that schema (one object, or an array of
-// them); nullopt when the reply is not that (cut short by max_tokens or a
+// them), each one's arguments in the order the reply wrote them; nullopt when the reply is not that (cut short by max_tokens or a
 // stop string before a call was complete). An array cut short gives the
 // calls complete before the cut.
 std::optional<std::vector<ToolCall>> readForcedCalls(const std::string& reply);

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/common/forced_tool_call.h"
+#include "app/common/json_source_text.h"
 
 namespace weir::server {
 
@@ -18,7 +19,8 @@ bool buildChatPrompt(const ChatRequest& request, const Engine& engine, PreparedC
     ChatPromptInput input;
     // QJsonObject keeps its keys sorted, so the same request renders the same prompt.
     input.messagesJson = compactJson(request.messages);
-    if (!request.tools.isEmpty()) input.toolsJson = compactJson(request.tools);
+    // The tools keep the body's key order: a schema's properties are listed to the model as the client wrote them.
+    if (!request.tools.isEmpty()) input.toolsJson = common::orderedJson(request.tools, request.toolsText).toStdString();
     input.toolChoice = request.toolChoice;
     // A call that must come is constrained as JSON (forced_tool_call.h): the
     // family's call opening would not fit that form.

@@ -1,6 +1,6 @@
 #include "app/server/request_parser.h"
 
-#include "app/server/json_source_text.h"
+#include "app/common/json_source_text.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,6 +11,9 @@
 #include <limits>
 
 namespace weir::server {
+
+using common::jsonItemText;
+using common::jsonSourceText;
 
 namespace {
 
@@ -632,12 +635,24 @@ bool parseChatRequest(const QByteArray& body, ChatRequest& out, ApiError& err) {
                                                   QStringLiteral("schema")}
                                     : QStringList{QStringLiteral("response_format"), QStringLiteral("schema")},
                     out.responseFormat);
+    if (!out.tools.isEmpty()) out.toolsText = jsonSourceText(body, {QStringLiteral("tools")}).value_or(QByteArray());
     return true;
 }
 
 void keepSchemaOrder(const QByteArray& body, const QStringList& path, OutputConstraint& constraint) {
     if (constraint.kind != OutputConstraint::Kind::JsonSchema) return;
     if (std::optional<QByteArray> text = jsonSourceText(body, path)) constraint.schema = text->toStdString();
+}
+
+void keepToolsOrder(const QByteArray& body, const QString& schemaKey, ChatRequest& request) {
+    const QByteArray tools = jsonSourceText(body, {QStringLiteral("tools")}).value_or(QByteArray());
+    QByteArray out = "[";
+    for (qsizetype i = 0; i < request.tools.size(); ++i) {
+        const QByteArray item = jsonItemText(tools, i).value_or(QByteArray());
+        if (i > 0) out += ',';
+        out += R"({"function":{"parameters":)" + jsonSourceText(item, {schemaKey}).value_or("{}") + "}}";
+    }
+    request.toolsText = out + ']';
 }
 
 bool parseChatObject(const QJsonObject& o, ChatRequest& out, ApiError& err) {

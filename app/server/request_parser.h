@@ -47,6 +47,8 @@ struct ChatRequest {
     // tool_call_id, name: ChatPromptInput::messagesJson's shape.
     QJsonArray messages;
     QJsonArray tools;                      // OpenAI's tool list; empty for none
+    QByteArray toolsText;                  // the list as the body spells it (its key order), empty
+                                           // where not read from a body
     ToolChoice toolChoice;
     bool parallelToolCalls = true;         // false: at most one call per reply
     OutputConstraint responseFormat;       // response_format (the schema's JSON text, in the body's key order
@@ -92,5 +94,10 @@ bool parseCompletionRequest(const QByteArray& body, CompletionRequest& out, ApiE
 // properties in the client's order, which a QJsonObject loses); kept as it
 // is where the body has nothing there.
 void keepSchemaOrder(const QByteArray& body, const QStringList& path, OutputConstraint& constraint);
+// For a dialect whose "tools" items carry each schema at `schemaKey` (the
+// Anthropic input_schema, the Responses parameters): ChatRequest::toolsText
+// with each tool's parameters as `body` spells them, so that the request
+// rebuilt through QJsonObject keeps the schemas' property order.
+void keepToolsOrder(const QByteArray& body, const QString& schemaKey, ChatRequest& request);
 
 } // namespace weir::server

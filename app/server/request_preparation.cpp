@@ -71,7 +71,7 @@ std::optional<ApiError> checkLogitBias(const GenerationFields& gen, const Prepar
 std::optional<ApiError> chooseConstraint(const ChatRequest& cr, OutputConstraint& out) {
     const bool call = common::forcesToolCall(cr.toolChoice);
     out = call ? OutputConstraint{OutputConstraint::Kind::JsonSchema,
-                                  common::forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls)}
+                                  common::forcedCallSchema(cr.tools, cr.toolChoice, cr.parallelToolCalls, cr.toolsText)}
                : cr.responseFormat;
     const std::string problem = Engine::outputConstraintProblem(out);
     if (problem.empty()) return std::nullopt;
@@ -190,6 +190,7 @@ PreparedRequest prepareAnthropicMessages(const QByteArray& body, const Preparati
     ApiError err;
     if (!anthropicToChatBody(body, chat, err, countOnly) || !parseChatObject(chat, cr, err))
         return withDialect(failed(err), ApiDialect::Anthropic);
+    keepToolsOrder(body, QStringLiteral("input_schema"), cr);
     // Coding agents name Claude models: whatever the name, the served model
     // answers, and the answer names it.
     cr.model.clear();
@@ -204,6 +205,7 @@ PreparedRequest prepareResponses(const QByteArray& body, const PreparationContex
         return withDialect(failed(err), ApiDialect::Responses);
     keepSchemaOrder(body, {QStringLiteral("text"), QStringLiteral("format"), QStringLiteral("schema")},
                     cr.responseFormat);
+    keepToolsOrder(body, QStringLiteral("parameters"), cr);
     PreparedRequest p = withDialect(prepareChat(cr, c, false), ApiDialect::Responses);
     p.echo = std::move(echo);
     return p;

@@ -219,6 +219,23 @@ private slots:
         QVERIFY(QByteArray::fromStdString(plan.request.constraint.schema).contains("expression"));
     }
 
+    // A tool whose properties are not in alphabetical order keeps its own
+    // order (the tools' text) in the prompt's tool list and in the forced
+    // call's schema, so the call's arguments come as city, address, zip.
+    void forcedArgumentsKeepTheToolsOrder() {
+        ReplyInput in = agentInput(QStringLiteral("find_place"));
+        in.toolsText = R"([{"type": "function", "function": {"name": "find_place", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "address": {"type": "string"}, "zip": {"type": "string"}}}}}])";
+        in.tools = QJsonDocument::fromJson(in.toolsText).array();
+        in.forcibleTools = {QStringLiteral("find_place")};
+        const ReplyPlan plan = planReply(in);
+        QVERIFY(plan.forced);
+        for (const std::string& text : {plan.request.constraint.schema, plan.chat.toolsJson}) {
+            const size_t city = text.find("\"city\""), address = text.find("\"address\""), zip = text.find("\"zip\"");
+            QVERIFY2(city != std::string::npos && city < address && address < zip, text.c_str());
+        }
+    }
+
     void requiredForcesAnyTool() {
         const ReplyPlan plan = planReply(agentInput(QStringLiteral("required")));
         QCOMPARE(plan.chat.toolChoice.mode, ToolChoice::Mode::Required);

@@ -219,6 +219,24 @@ private slots:
             QVERIFY(t.toObject()["function"].toObject()["name"].toString() != u"calculator");
     }
 
+    // The tools as text (what the prompt and a forced call are written from)
+    // are the same list, with each tool's properties in its own order:
+    // write_file's path before its content, search_files' query before its path.
+    void toolsTextKeepsEachSchemasOrder() {
+        QTemporaryDir dir;
+        ToolRegistry tools(dir.filePath(QStringLiteral("tools.ini")));
+        const QByteArray text = tools.openAiToolsText();
+        QCOMPARE(QJsonDocument::fromJson(text).array(), tools.openAiTools());
+        auto schemaText = [&](const char* name) {
+            const qsizetype at = text.indexOf(QByteArray("\"name\":\"") + name + '"');
+            return text.mid(text.indexOf("\"parameters\"", at));
+        };
+        const QByteArray write = schemaText("write_file");
+        QVERIFY2(write.indexOf("\"path\"") < write.indexOf("\"content\""), write.constData());
+        const QByteArray search = schemaText("search_files");
+        QVERIFY2(search.indexOf("\"query\"") < search.indexOf("\"path\""), search.constData());
+    }
+
     // MCP servers start with the PATH of the user's login shell; a shell that
     // fails leaves the app's own PATH.
     void loginPathComesFromTheLoginShell() {

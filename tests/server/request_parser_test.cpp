@@ -17,7 +17,7 @@
 
 #include "app/server/chat_prompt.h"
 #include "app/common/forced_tool_call.h"
-#include "app/server/json_source_text.h"
+#include "app/common/json_source_text.h"
 #include "app/server/request_parser.h"
 #include "tests/engine/scheduler/tiny_gemma3.h"
 #include "weir/engine.h"
@@ -472,6 +472,74 @@ private slots:
         QVERIFY(!jsonSourceText(doc, {"b", "x"}));
         QVERIFY(!jsonSourceText(doc, {"a", "x"}));  // only in the first "a"
         QVERIFY(!jsonSourceText("[{\"a\": 1}]", {"a"}));
+    }
+
+    // A value written back in the key order of the text it was read from:
+    // nested objects and arrays follow their own parts of the text; keys the
+    // text lacks come after, sorted; a part of another shape is written sorted.
+    void valueWrittenInItsSourceOrder() {
+        const QByteArray source = R"({"zip": 1, "b": [{"y": 0, "x": 0}, 5], "a": {"q": null, "p": true}})";
+        QJsonObject value = QJsonDocument::fromJson(source).object();
+        QCOMPARE(orderedJson(value, source), QByteArray(R"({"zip":1,"b":[{"y":0,"x":0},5],"a":{"q":null,"p":true}})"));
+        value.insert("added", "s");
+        value.remove("b");
+        QCOMPARE(orderedJson(value, source), QByteArray(R"({"zip":1,"a":{"q":null,"p":true},"added":"s"})"));
+        QCOMPARE(orderedJson(value, {}), QByteArray(R"({"a":{"p":true,"q":null},"added":"s","zip":1})"));
+        QCOMPARE(orderedJson(value, "[1, 2]"), orderedJson(value, {}));  // not the same shape
+        QCOMPARE(jsonItemText(" [{\"a\": \"],\"}, 2 ]", 0), std::optional<QByteArray>("{\"a\": \"],\"}"));
+        QCOMPARE(jsonItemText("[1, 2]", 1), std::optional<QByteArray>("2"));
+        QVERIFY(!jsonItemText("[1, 2]", 2));
+        QVERIFY(!jsonItemText("{\"a\": 1}", 0));
+    }
+
+    // A tool's properties keep the order the client wrote (city, address,
+    // zip), not QJsonObject's alphabetical one: in the forced call's schema
+    // (which the reply is held to, so the arguments come in that order) and in
+    // the calls read back.
+    void toolArgumentsKeepTheSchemasOrder() {
+        ChatRequest r;
+        ApiError e;
+        QVERIFY(parseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "Where?"}],
+            "tools": [{"type": "function", "function": {"name": "find_place", "parameters": {"type": "object",
+                       "properties": {"city": {"type": "string"}, "address": {"$ref": "#/$defs/street"},
+                                      "zip": {"type": "string"}},
+                       "$defs": {"street": {"type": "object", "properties": {"number": {"type": "integer"},
+                                                                              "name": {"type": "string"}}}}}}}],
+            "tool_choice": {"type": "function", "function": {"name": "find_place"}}})", r, e));
+        const std::string schema = forcedCallSchema(r.tools, r.toolChoice, false, r.toolsText);
+        QCOMPARE(QString::fromStdString(weir::Engine::outputConstraintProblem(
+                     {weir::OutputConstraint::Kind::JsonSchema, schema})),
+                 QString());
+        const size_t city = schema.find("\"city\""), address = schema.find("\"address\""), zip = schema.find("\"zip\"");
+        QVERIFY2(city != std::string::npos && city < address && address < zip, schema.c_str());
+        QVERIFY2(schema.find("\"number\"") < schema.find("\"name\":{\"type\":\"string\"}"), schema.c_str());  // in $defs too
+        // Without the text the same list comes out sorted: the order is the text's.
+        const std::string sorted = forcedCallSchema(r.tools, r.toolChoice);
+        QVERIFY(sorted.find("\"address\"") < sorted.find("\"city\""));
+
+        const auto one = readForcedCall(R"({"name": "find_place", "arguments": {"city": "Paris", "address": {"number": 1,
+                                           "name": "rue de Rivoli"}, "zip": "75001"}})");
+        QVERIFY(one.has_value());
+        QCOMPARE(one->arguments, std::string(R"({"city":"Paris","address":{"number":1,"name":"rue de Rivoli"},"zip":"75001"})"));
+        const auto two = readForcedCalls(R"([{"name": "find_place", "arguments": {"zip": "1", "city": "A"}},
+                                            {"name": "find_place", "arguments": {"city": "B", "zip": "2"}}])");
+        QVERIFY(two.has_value());
+        QCOMPARE((*two)[0].arguments, std::string(R"({"zip":"1","city":"A"})"));
+        QCOMPARE((*two)[1].arguments, std::string(R"({"city":"B","zip":"2"})"));
+
+        // The Anthropic and Responses requests are rebuilt as a chat object:
+        // their tools' order comes from their own bodies.
+        const QByteArray anthropic = R"({"tools": [{"name": "find_place", "input_schema": {"type": "object",
+            "properties": {"city": {"type": "string"}, "address": {"type": "string"}, "zip": {"type": "string"}}}}]})";
+        ChatRequest rebuilt;
+        rebuilt.tools = QJsonDocument::fromJson(R"([{"type": "function", "function": {"name": "find_place",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "address": {"type": "string"},
+                                                            "zip": {"type": "string"}}}}}])").array();
+        keepToolsOrder(anthropic, QStringLiteral("input_schema"), rebuilt);
+        const std::string fromAnthropic = forcedCallSchema(rebuilt.tools, r.toolChoice, false, rebuilt.toolsText);
+        QVERIFY2(fromAnthropic.find("\"city\"") < fromAnthropic.find("\"address\"") &&
+                     fromAnthropic.find("\"address\"") < fromAnthropic.find("\"zip\""),
+                 fromAnthropic.c_str());
     }
 
     void errorsNameTheField_data() {

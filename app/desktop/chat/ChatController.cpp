@@ -190,6 +190,7 @@ ReplyInput ChatController::replyInput(qint64 conversationId, const ConversationS
     in.randomSeed = QRandomGenerator::global()->generate64();
     if (in.agent) {
         in.tools = tools_->openAiTools();
+        in.toolsText = tools_->openAiToolsText();
         const QString& name = how.forceTool;
         if (tools_->isAvailable(name) && tools_->policy(name) != ToolRegistry::Policy::Never) in.forcibleTools << name;
     }

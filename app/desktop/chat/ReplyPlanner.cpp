@@ -1,9 +1,9 @@
 #include "chat/ReplyPlanner.h"
 
 #include <QCoreApplication>
-#include <QJsonDocument>
 
 #include "app/common/forced_tool_call.h"
+#include "app/common/json_source_text.h"
 #include "chat/AgentTurns.h"
 
 namespace weir::desktop {
@@ -26,7 +26,7 @@ void planAgentPrompt(const ReplyInput& in, ReplyPlan& plan) {
         turns.append({m, m.role == u"assistant" ? in.toolCalls.value(m.id) : QList<ToolCallRecord>{}});
     }
     plan.chat.messagesJson = agentMessagesJson(in.settings.systemPrompt, turns, &plan.turnIds);
-    if (!in.tools.isEmpty()) plan.chat.toolsJson = QJsonDocument(in.tools).toJson(QJsonDocument::Compact).toStdString();
+    if (!in.tools.isEmpty()) plan.chat.toolsJson = common::orderedJson(in.tools, in.toolsText).toStdString();
 }
 
 // The tool choice, and for a forced call the constraint that holds the reply
@@ -47,7 +47,7 @@ void planToolChoice(const ReplyInput& in, ReplyPlan& plan) {
     }
     if (!common::forcesToolCall(chat.toolChoice)) return;
     const OutputConstraint forcedCall{OutputConstraint::Kind::JsonSchema,
-                                      common::forcedCallSchema(in.tools, chat.toolChoice)};
+                                      common::forcedCallSchema(in.tools, chat.toolChoice, false, in.toolsText)};
     if (const std::string problem = Engine::outputConstraintProblem(forcedCall); !problem.empty()) {
         plan.problems << tr("Cannot force a call of %1: its arguments cannot be constrained (%2).")
                              .arg(in.forceTool, QString::fromStdString(problem));

@@ -33,6 +33,7 @@ struct ReplyInput {
     // now, "required": any tool, or a tool's name).
     bool agent = false;
     QJsonArray tools;
+    QByteArray toolsText;  // the same list as text, in the schemas' own key order (may be empty)
     QHash<qint64, QList<ToolCallRecord>> toolCalls;
     QStringList forcibleTools;
     QString forceTool;

@@ -64,7 +64,7 @@ void PoolStatusModel::addSnapshot(const CacheStatus& status, double t) {
                         fraction(status.window.ownedTokens, status.window.capacityTokens),
                         fraction(status.window.cachedTokens, status.window.capacityTokens)};
     const bool numbersChanged = samples_.empty() || !sameNumbers(last_, status);
-    if (samples_.empty() || !sameLevels(samples_.back(), sample)) levelsChangedAt_ = t;
+    const bool levelsChanged = samples_.empty() || !sameLevels(samples_.back(), sample);
     last_ = status;
     samples_.push_back(sample);
     // Keep a little more than the visible minute so the left edge is drawn.
@@ -75,12 +75,14 @@ void PoolStatusModel::addSnapshot(const CacheStatus& status, double t) {
         preemptionHistory_.pop_front();
     while (!refusalHistory_.empty() && refusalHistory_.front().first < t - kPressureMemorySeconds)
         refusalHistory_.pop_front();
-    // An idle engine sends the same snapshot four times a second. When the
-    // numbers are the same and every sample kept is at the same level, the
-    // chart would be drawn exactly as it is: views are not told, so nothing
-    // redraws and an idle app uses no CPU. A change that is still in view
-    // keeps the chart scrolling until it has left the minute.
-    if (numbersChanged || levelsChangedAt_ > samples_.front().t) {
+    // An idle engine sends the same snapshot four times a second. Views are
+    // told only when a number or a level changes, so an idle monitor draws
+    // nothing: scrolling a flat minute on every snapshot kept a software-
+    // rendered window busy. The chart then stands still with its right edge
+    // at the last change, whose levels are still the current ones; the next
+    // change scrolls it to the present at once, the samples taken meanwhile
+    // included.
+    if (numbersChanged || levelsChanged) {
         requests_.update(status);
         ++revision_;
         emit updated();

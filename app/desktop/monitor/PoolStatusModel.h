@@ -93,7 +93,6 @@ private:
     CacheStatus last_;
     RequestUsageModel requests_;
     int revision_ = 0;
-    double levelsChangedAt_ = 0;  // time of the last sample drawn at another level
     QString pressure_;
     bool pressureIsError_ = false;
     QString dismissed_, pressureKind_;

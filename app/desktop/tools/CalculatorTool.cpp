@@ -11,12 +11,11 @@ QString CalculatorTool::description() const {
                           "sqrt, sin, cos, tan, log, log10, exp, abs, pi and e.");
 }
 
-QJsonObject CalculatorTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"expression", QJsonObject{{"type", "string"},
-                                                                  {"description", "for example (2+3)*4"}}}}},
-            {"required", QJsonArray{"expression"}},
-            {"additionalProperties", false}};
+QByteArray CalculatorTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"expression": {"type": "string", "description": "for example (2+3)*4"}},
+               "required": ["expression"],
+               "additionalProperties": false})";
 }
 
 ToolResult CalculatorTool::run(const QJsonObject& arguments) const {

@@ -8,7 +8,7 @@ class CalculatorTool final : public Tool {
 public:
     QString name() const override { return QStringLiteral("calculator"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     ToolResult run(const QJsonObject& arguments) const override;
 };
 

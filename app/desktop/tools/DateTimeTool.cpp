@@ -11,12 +11,11 @@ QString DateTimeTool::description() const {
     return QStringLiteral("Returns the current date, time, weekday and time zone.");
 }
 
-QJsonObject DateTimeTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"timezone", QJsonObject{{"type", "string"},
-                                                                {"description", "an IANA time zone such as Europe/Paris; "
-                                                                                "empty for the user's own"}}}}},
-            {"additionalProperties", false}};
+QByteArray DateTimeTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"timezone": {"type": "string",
+                                           "description": "an IANA time zone such as Europe/Paris; empty for the user's own"}},
+               "additionalProperties": false})";
 }
 
 ToolResult DateTimeTool::run(const QJsonObject& arguments) const {

@@ -9,7 +9,7 @@ class DateTimeTool final : public Tool {
 public:
     QString name() const override { return QStringLiteral("current_datetime"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     ToolResult run(const QJsonObject& arguments) const override;
 };
 

@@ -12,11 +12,11 @@ QString ShellTool::description() const {
                           "The user approves every run.");
 }
 
-QJsonObject ShellTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"command", QJsonObject{{"type", "string"}, {"description", "a /bin/sh command line"}}}}},
-            {"required", QJsonArray{"command"}},
-            {"additionalProperties", false}};
+QByteArray ShellTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"command": {"type": "string", "description": "a /bin/sh command line"}},
+               "required": ["command"],
+               "additionalProperties": false})";
 }
 
 ToolResult ShellTool::run(const QJsonObject& arguments) const {

@@ -17,7 +17,7 @@ public:
         : folder_(std::move(folder)), timeoutMs_(timeoutMs), outputLimit_(outputLimit) {}
     QString name() const override { return QStringLiteral("run_shell"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     bool alwaysAsks() const override { return true; }
     ToolResult run(const QJsonObject& arguments) const override;
 

@@ -8,6 +8,7 @@
 #include <QUrl>
 
 #include "app/common/inbox.h"
+#include "app/common/json_source_text.h"
 #include "tools/CalculatorTool.h"
 #include "tools/DateTimeTool.h"
 #include "tools/ShellTool.h"
@@ -99,7 +100,7 @@ QHash<QString, ToolRegistry::Entry> ToolRegistry::entries() const {
     QHash<QString, Entry> out;
     for (const auto& t : builtins_) {
         if (t->name() == u"run_shell" && !shellEnabled_) continue;
-        out.insert(t->name(), {t, {}, {}, t->description(), t->parameters()});
+        out.insert(t->name(), {t, {}, {}, t->description(), t->parameters(), t->parametersJson()});
     }
     for (const Server& s : servers_) {
         if (!s.config.enabled || !s.client || s.client->state() != McpClient::State::Ready) continue;
@@ -110,7 +111,9 @@ QHash<QString, ToolRegistry::Entry> ToolRegistry::entries() const {
             name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_-]")), QStringLiteral("_"));
             QJsonObject schema = t.inputSchema;
             if (schema.isEmpty()) schema = {{"type", "object"}};
-            out.insert(name, {nullptr, s.config.name, t.name, t.description, schema});
+            // The transports hand over parsed messages: a server's schema comes in QJsonObject's order.
+            out.insert(name, {nullptr, s.config.name, t.name, t.description, schema,
+                              QJsonDocument(schema).toJson(QJsonDocument::Compact)});
         }
     }
     return out;
@@ -186,6 +189,21 @@ QJsonArray ToolRegistry::openAiTools() const {
                                                         {"parameters", e.parameters}}}});
     }
     return out;
+}
+
+QByteArray ToolRegistry::openAiToolsText() const {
+    const QJsonArray tools = openAiTools();
+    const auto all = entries();
+    QByteArray out = "[";
+    for (qsizetype i = 0; i < tools.size(); ++i) {
+        const QString name = tools[i].toObject().value(u"function").toObject().value(u"name").toString();
+        // The wrapper in OpenAI's order, the parameters in the tool's.
+        const QByteArray order = R"({"type":0,"function":{"name":0,"description":0,"parameters":)" +
+                                 all[name].parametersText + "}}";
+        if (i > 0) out += ',';
+        out += common::orderedJson(tools[i], order);
+    }
+    return out + ']';
 }
 
 QJsonObject ToolRegistry::schemaOf(const QString& tool) const { return entries().value(tool).parameters; }

@@ -68,6 +68,10 @@ public:
     // "function": {name, description, parameters}}): every available tool
     // whose policy is not "never".
     QJsonArray openAiTools() const;
+    // The same list as JSON text, each schema's properties in the tool's own
+    // order (a QJsonObject would sort them): what the prompt and a forced
+    // call's schema are written from.
+    QByteArray openAiToolsText() const;
     QJsonObject schemaOf(const QString& tool) const;
 
     // Checks the arguments against the tool's schema and runs it; `done` is
@@ -101,6 +105,7 @@ private:
         QString server, remoteName;        // MCP
         QString description;
         QJsonObject parameters;
+        QByteArray parametersText;  // the schema in its own key order (Tool::parametersJson)
     };
     QHash<QString, Entry> entries() const;
     void save();

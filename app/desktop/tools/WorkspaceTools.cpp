@@ -10,10 +10,6 @@
 namespace weir::desktop {
 namespace {
 
-QJsonObject pathSchema(const char* what) {
-    return {{"type", "string"}, {"description", what}};
-}
-
 QString relativeTo(const QString& root, const QString& path) {
     return QDir(QFileInfo(root).canonicalFilePath()).relativeFilePath(path);
 }
@@ -24,10 +20,10 @@ QString ListFilesTool::description() const {
     return QStringLiteral("Lists the files and folders in a folder of the workspace.");
 }
 
-QJsonObject ListFilesTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"path", pathSchema("a folder relative to the workspace; \".\" for its top")}}},
-            {"additionalProperties", false}};
+QByteArray ListFilesTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"path": {"type": "string", "description": "a folder relative to the workspace; \".\" for its top"}},
+               "additionalProperties": false})";
 }
 
 ToolResult ListFilesTool::run(const QJsonObject& arguments) const {
@@ -47,11 +43,11 @@ QString ReadFileTool::description() const {
     return QStringLiteral("Reads a text file of the workspace.");
 }
 
-QJsonObject ReadFileTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"path", pathSchema("a file relative to the workspace")}}},
-            {"required", QJsonArray{"path"}},
-            {"additionalProperties", false}};
+QByteArray ReadFileTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"path": {"type": "string", "description": "a file relative to the workspace"}},
+               "required": ["path"],
+               "additionalProperties": false})";
 }
 
 ToolResult ReadFileTool::run(const QJsonObject& arguments) const {
@@ -72,12 +68,12 @@ QString SearchFilesTool::description() const {
     return QStringLiteral("Finds the lines that contain a text in the workspace's files (case-insensitive).");
 }
 
-QJsonObject SearchFilesTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"query", QJsonObject{{"type", "string"}, {"description", "the text to find"}}},
-                                       {"path", pathSchema("a folder to search in; \".\" for the whole workspace")}}},
-            {"required", QJsonArray{"query"}},
-            {"additionalProperties", false}};
+QByteArray SearchFilesTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"query": {"type": "string", "description": "the text to find"},
+                              "path": {"type": "string", "description": "a folder to search in; \".\" for the whole workspace"}},
+               "required": ["query"],
+               "additionalProperties": false})";
 }
 
 ToolResult SearchFilesTool::run(const QJsonObject& arguments) const {
@@ -111,12 +107,12 @@ QString WriteFileTool::description() const {
     return QStringLiteral("Writes a text file in the workspace (replacing it if it exists). The user approves every write.");
 }
 
-QJsonObject WriteFileTool::parameters() const {
-    return {{"type", "object"},
-            {"properties", QJsonObject{{"path", pathSchema("a file relative to the workspace")},
-                                       {"content", QJsonObject{{"type", "string"}, {"description", "the file's new text"}}}}},
-            {"required", QJsonArray{"path", "content"}},
-            {"additionalProperties", false}};
+QByteArray WriteFileTool::parametersJson() const {
+    return R"({"type": "object",
+               "properties": {"path": {"type": "string", "description": "a file relative to the workspace"},
+                              "content": {"type": "string", "description": "the file's new text"}},
+               "required": ["path", "content"],
+               "additionalProperties": false})";
 }
 
 ToolResult WriteFileTool::run(const QJsonObject& arguments) const {

@@ -25,7 +25,7 @@ public:
     using WorkspaceTool::WorkspaceTool;
     QString name() const override { return QStringLiteral("list_files"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     ToolResult run(const QJsonObject& arguments) const override;
 };
 
@@ -34,7 +34,7 @@ public:
     using WorkspaceTool::WorkspaceTool;
     QString name() const override { return QStringLiteral("read_file"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     ToolResult run(const QJsonObject& arguments) const override;
 };
 
@@ -43,7 +43,7 @@ public:
     using WorkspaceTool::WorkspaceTool;
     QString name() const override { return QStringLiteral("search_files"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     ToolResult run(const QJsonObject& arguments) const override;
 };
 
@@ -52,7 +52,7 @@ public:
     using WorkspaceTool::WorkspaceTool;
     QString name() const override { return QStringLiteral("write_file"); }
     QString description() const override;
-    QJsonObject parameters() const override;
+    QByteArray parametersJson() const override;
     bool alwaysAsks() const override { return true; }
     ToolResult run(const QJsonObject& arguments) const override;
 };
