@@ -54,11 +54,10 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     m.parts = assembleModel(options.modelPath, backendRequestFor(options.device, options.threads, options.repackWeights));
     m.file = m.parts.file;
     m.model = m.parts.model.get();
-    {
-        const DeviceInfo dev = m.model->backend().device();
-        m.deviceId = deviceName(dev);
-        m.deviceLabel = dev.name;
-    }
+    // Asked once, after the weights are in place: its free memory is what the pools can have.
+    const DeviceInfo dev = m.model->backend().device();
+    m.deviceId = deviceName(dev);
+    m.deviceLabel = dev.name;
     m.tokenizer = Tokenizer::fromGguf(*m.file);
     // A token id past the embedding rows would read outside the weights.
     if (m.tokenizer->vocabSize() > m.model->config().nVocab)
@@ -82,7 +81,6 @@ Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>()) {
     {
         // The pools and the step's scratch must fit where they live: free
         // device memory after the weights on a GPU, available RAM on the CPU.
-        const DeviceInfo dev = m.model->backend().device();
         const bool gpu = dev.kind != DeviceKind::Cpu;
         const int64_t rows = int64_t(options.prefillChunk) + int64_t(options.maxRunningRequests) * (1 + options.draftTokens);
         const uint64_t scratch = kv::forwardScratchBytes(m.model->config(), rows, int64_t(options.maxRunningRequests) * (1 + options.draftTokens), gpu);

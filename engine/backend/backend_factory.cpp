@@ -40,7 +40,7 @@ std::string deviceName(const DeviceInfo& device) {
 
 std::vector<DeviceInfo> listDevices(std::string* cudaProblem) {
     std::vector<DeviceInfo> out;
-    DeviceInfo cpu = CpuBackend({1, false}).device();
+    DeviceInfo cpu = CpuBackend::hostDevice();
     cpu.detail = std::to_string(EngineLimits::physicalCores()) + " physical cores";  // what --threads 0 uses
     out.push_back(std::move(cpu));
     CudaModule& cuda = CudaModule::instance();

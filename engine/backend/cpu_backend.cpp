@@ -85,13 +85,18 @@ void CpuBackend::copyOut(void* dst, const void* src, size_t bytes) { std::memcpy
 void CpuBackend::copyWithin(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
 
 DeviceInfo CpuBackend::device() const {
+    DeviceInfo d = hostDevice();
+    d.detail = std::to_string(pool_->size()) + " threads";
+    return d;
+}
+
+DeviceInfo CpuBackend::hostDevice() {
     DeviceInfo d;
     d.kind = DeviceKind::Cpu;
     d.name = cpuName();
     const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
     d.totalBytes = pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
     d.freeBytes = availableRam();
-    d.detail = std::to_string(pool_->size()) + " threads";
     return d;
 }
 

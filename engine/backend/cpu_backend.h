@@ -46,6 +46,8 @@ public:
     bool hostVisible() const override { return true; }
 
     DeviceInfo device() const override;
+    // This computer's CPU and memory without a thread pool (device lists).
+    static DeviceInfo hostDevice();
     int32_t threads() const override { return pool_->size(); }
     bool supportsKv(KvDtype dtype) const override;
     bool supportsWeight(GgmlType type, int64_t cols) const override;
