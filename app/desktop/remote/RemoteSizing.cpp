@@ -1,6 +1,8 @@
 #include "RemoteSizing.h"
 
 #include <QLocale>
+
+#include <algorithm>
 #include <QStringList>
 
 namespace weir::desktop {
@@ -18,38 +20,36 @@ RemoteSizingAdvice adviseRemoteSizing(const RemoteSizingInput& in) {
         a.text = QStringLiteral("The number of conversations at once must be at least 1 (it is %1).").arg(in.conversations);
         return a;
     }
-    const bool badContext = in.contextLength && *in.contextLength <= 0;
-    const bool badCapacity = in.kvCapacityTokens && *in.kvCapacityTokens <= 0;
-    const bool badRunning = in.maxRunning && *in.maxRunning <= 0;
-    const std::optional<qint64> context = badContext ? std::nullopt : in.contextLength;
-    const std::optional<qint64> capacity = badCapacity ? std::nullopt : in.kvCapacityTokens;
-    const std::optional<int> maxRunning = badRunning ? std::nullopt : in.maxRunning;
+    // Zero or less from a server means it did not say (0 below: not known).
+    const qint64 context = std::max<qint64>(in.contextLength.value_or(0), 0);
+    const qint64 capacity = std::max<qint64>(in.kvCapacityTokens.value_or(0), 0);
+    const qint64 maxRunning = std::max<qint64>(in.maxRunning.value_or(0), 0);
 
     QStringList said;
     const QString n = conversationsText(in.conversations);
     if (maxRunning) {
         a.checked = true;
-        if (in.conversations > *maxRunning) {
+        if (in.conversations > maxRunning) {
             a.queues = true;
             said << QStringLiteral("%1 at once is more than the %2 requests the server runs at once: %3 would wait in its queue.")
-                        .arg(n, number(*maxRunning), number(in.conversations - *maxRunning));
+                        .arg(n, number(maxRunning), number(in.conversations - maxRunning));
         }
     }
     if (capacity && context) {
         a.checked = true;
-        a.fitAtFullContext = *capacity / *context;
+        a.fitAtFullContext = capacity / context;
         // Slots that split the cache evenly (llama.cpp) hold less than the
         // model's context each: a conversation stops growing there.
-        if (maxRunning && *capacity / *maxRunning < *context) {
+        if (maxRunning && capacity / maxRunning < context) {
             a.preempts = true;
             said << QStringLiteral("Each of its %1 slots holds %2 tokens, less than the model's context of %3: a longer "
                                    "conversation does not fit its slot.")
-                        .arg(number(*maxRunning), number(*capacity / *maxRunning), number(*context));
-        } else if (!maxRunning && qint64(in.conversations) * *context > *capacity) {
+                        .arg(number(maxRunning), number(capacity / maxRunning), number(context));
+        } else if (!maxRunning && qint64(in.conversations) * context > capacity) {
             a.preempts = true;
             said << QStringLiteral("Its KV cache holds %1 tokens, room for %2 at the model's full context of %3 tokens: "
                                    "with %4 at once, long ones would be preempted (paused and recomputed) or held back.")
-                        .arg(number(*capacity), conversationsText(*a.fitAtFullContext), number(*context), n);
+                        .arg(number(capacity), conversationsText(*a.fitAtFullContext), number(context), n);
         }
     }
     if (a.warns()) {
@@ -68,10 +68,10 @@ RemoteSizingAdvice adviseRemoteSizing(const RemoteSizingInput& in) {
     }
     if (capacity && context)
         a.text = QStringLiteral("%1 at once %2: its KV cache holds %3 tokens, room for %4 at the model's full context of %5 tokens.")
-                     .arg(n, fit, number(*capacity), conversationsText(*a.fitAtFullContext), number(*context));
+                     .arg(n, fit, number(capacity), conversationsText(*a.fitAtFullContext), number(context));
     else
         a.text = QStringLiteral("%1 at once run without waiting (it runs up to %2 requests at once); %3")
-                     .arg(n, number(*maxRunning),
+                     .arg(n, number(maxRunning),
                           capacity ? QStringLiteral("the model's context length is not listed, so its KV cache cannot be checked.")
                                    : QStringLiteral("its KV cache size is not exposed."));
     return a;
