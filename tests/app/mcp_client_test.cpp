@@ -97,13 +97,14 @@ struct AgentApp {
         config.record = std::make_shared<FakeEngineConfig::Record>();
         config.script = std::make_shared<FakeEngineConfig::Script>();
         for (auto& r : replies) config.script->replies.push_back(std::move(r));
+        tools.setLoginPath(qEnvironmentVariable("PATH"));
+    }
+    // The database opened, then the app on it with the fake model loaded.
+    bool start() {
+        if (!storage.open()) return false;
         host = std::make_unique<EngineHost>(FakeEngineBackend::factory(config));
         chat = std::make_unique<ChatController>(&storage, host.get());
         chat->setToolRegistry(&tools);
-        tools.setLoginPath(qEnvironmentVariable("PATH"));
-    }
-    bool start() {
-        if (!storage.open()) return false;
         host->load(QStringLiteral("fake.gguf"));
         return QTest::qWaitFor([&] { return host->state() == EngineHost::Ready; }, patienceMs());
     }
