@@ -7,7 +7,6 @@
 // their key order from the server to the prompt and back
 // (tests/app/mcp_ordered_server.py). Skipped without the package.
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QProcess>
 #include <QTcpServer>
 #include <QTcpSocket>
