@@ -1,6 +1,5 @@
 #include "tools/ToolRegistry.h"
 
-#include <QJsonDocument>
 #include <QPointer>
 #include <QProcess>
 #include <QRegularExpression>
@@ -109,11 +108,11 @@ QHash<QString, ToolRegistry::Entry> ToolRegistry::entries() const {
             QString name = t.name;
             if (out.contains(name)) name = s.config.name + u'_' + t.name;
             name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_-]")), QStringLiteral("_"));
-            QJsonObject schema = t.inputSchema;
-            if (schema.isEmpty()) schema = {{"type", "object"}};
-            // The transports hand over parsed messages: a server's schema comes in QJsonObject's order.
-            out.insert(name, {nullptr, s.config.name, t.name, t.description, schema,
-                              QJsonDocument(schema).toJson(QJsonDocument::Compact)});
+            // No schema: a tool without arguments. The text keeps the server's key order.
+            const bool noSchema = t.inputSchema.isEmpty();
+            out.insert(name, {nullptr, s.config.name, t.name, t.description,
+                              noSchema ? QJsonObject{{"type", "object"}} : t.inputSchema,
+                              noSchema ? QByteArray(R"({"type":"object"})") : t.inputSchemaText});
         }
     }
     return out;
@@ -246,7 +245,8 @@ void ToolRegistry::call(const QString& tool, const QString& argumentsJson, QObje
     }
     Server* s = server(it->server);
     if (!s || !s->client) return answer({false, tr("the MCP server %1 is gone").arg(it->server)});
-    s->client->callTool(it->remoteName, args, [answer](const ToolResult& r) { answer(r); });
+    // The arguments go to the server in the order the model wrote them.
+    s->client->callTool(it->remoteName, args, argumentsJson.toUtf8(), [answer](const ToolResult& r) { answer(r); });
 }
 
 ToolRegistry::Server* ToolRegistry::server(const QString& name) {

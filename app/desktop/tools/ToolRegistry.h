@@ -105,7 +105,7 @@ private:
         QString server, remoteName;        // MCP
         QString description;
         QJsonObject parameters;
-        QByteArray parametersText;  // the schema in its own key order (Tool::parametersJson)
+        QByteArray parametersText;  // the schema in its own key order (Tool::parametersJson, McpToolInfo::inputSchemaText)
     };
     QHash<QString, Entry> entries() const;
     void save();

@@ -3,6 +3,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include "app/common/json_source_text.h"
+
 namespace weir::desktop {
 namespace {
 
@@ -23,6 +25,15 @@ QString resultText(const QJsonObject& result) {
 }
 
 QString errorMessage(const QJsonObject& reply) { return reply.value(u"error").toObject().value(u"message").toString(); }
+
+// A message as JSON text: its members in JSON-RPC's usual order, its params
+// in the order of `paramsText` (the text they were read from, or empty).
+QByteArray messageText(const QJsonObject& message, QByteArrayView paramsText) {
+    const QByteArray order = R"({"jsonrpc":0,"id":0,"method":0,"params":)" +
+                             (paramsText.isEmpty() ? QByteArray("0") : paramsText.toByteArray()) +
+                             R"(,"result":0,"error":0})";
+    return common::orderedJson(message, order);
+}
 
 } // namespace
 
@@ -61,19 +72,31 @@ void McpClient::start(const QString& path) {
     QJsonObject params{{"protocolVersion", "2025-06-18"},
                        {"capabilities", QJsonObject{}},
                        {"clientInfo", QJsonObject{{"name", "weir"}, {"version", WEIR_VERSION}}}};
-    request(QStringLiteral("initialize"), params, [this](const QJsonObject& reply) {
+    request(QStringLiteral("initialize"), params, [this](const QJsonObject& reply, QByteArrayView) {
         if (reply.contains(u"error")) return fail(tr("initialize refused: %1").arg(errorMessage(reply)));
-        sendMessage({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
-        request(QStringLiteral("tools/list"), {}, [this](const QJsonObject& list) {
-            if (list.contains(u"error")) return fail(tr("tools/list refused: %1").arg(errorMessage(list)));
-            tools_.clear();
-            for (const QJsonValue& t : list.value(u"result").toObject().value(u"tools").toArray()) {
-                const QJsonObject o = t.toObject();
-                tools_.append({o.value(u"name").toString(), o.value(u"description").toString(), o.value(u"inputSchema").toObject()});
-            }
-            setState(State::Ready);
-        });
+        send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+        request(QStringLiteral("tools/list"), {},
+                [this](const QJsonObject& list, QByteArrayView text) { onToolsListed(list, text); });
     });
+}
+
+void McpClient::onToolsListed(const QJsonObject& list, QByteArrayView text) {
+    if (list.contains(u"error")) return fail(tr("tools/list refused: %1").arg(errorMessage(list)));
+    tools_.clear();
+    // Each schema's key order comes from the reply's text: tool i's inputSchema there.
+    const QByteArray toolsText =
+        common::jsonSourceText(text, {QStringLiteral("result"), QStringLiteral("tools")}).value_or(QByteArray());
+    const QJsonArray tools = list.value(u"result").toObject().value(u"tools").toArray();
+    for (qsizetype i = 0; i < tools.size(); ++i) {
+        const QJsonObject o = tools[i].toObject();
+        const QJsonObject schema = o.value(u"inputSchema").toObject();
+        const QByteArray schemaSource = common::jsonSourceText(common::jsonItemText(toolsText, i).value_or(QByteArray()),
+                                                               {QStringLiteral("inputSchema")})
+                                            .value_or(QByteArray());
+        tools_.append({o.value(u"name").toString(), o.value(u"description").toString(), schema,
+                       common::orderedJson(schema, schemaSource)});
+    }
+    setState(State::Ready);
 }
 
 void McpClient::stop() {
@@ -82,7 +105,7 @@ void McpClient::stop() {
     if (running) closeTransport();
     auto pending = std::exchange(pending_, {});
     qDeleteAll(std::exchange(deadlines_, {}));
-    for (auto& done : pending) done({{"error", QJsonObject{{"message", tr("the server was stopped")}}}});
+    for (auto& done : pending) done({{"error", QJsonObject{{"message", tr("the server was stopped")}}}}, {});
 }
 
 void McpClient::fail(const QString& why) {
@@ -92,11 +115,11 @@ void McpClient::fail(const QString& why) {
     closeTransport();
     auto pending = std::exchange(pending_, {});
     qDeleteAll(std::exchange(deadlines_, {}));
-    for (auto& done : pending) done({{"error", QJsonObject{{"message", why}}}});
+    for (auto& done : pending) done({{"error", QJsonObject{{"message", why}}}}, {});
 }
 
-qint64 McpClient::request(const QString& method, const QJsonObject& params,
-                          std::function<void(const QJsonObject&)> onReply) {
+qint64 McpClient::request(const QString& method, const QJsonObject& params, ReplyHandler onReply,
+                          QByteArrayView paramsText) {
     const qint64 id = nextId_++;
     pending_.insert(id, std::move(onReply));
     auto* timer = new QTimer(this);
@@ -106,45 +129,54 @@ qint64 McpClient::request(const QString& method, const QJsonObject& params,
         auto done = pending_.take(id);
         if (!done) return;
         if (state_ == State::Starting) return fail(tr("no answer to %1 in time").arg(method));
-        done({{"error", QJsonObject{{"message", tr("no answer to %1 in time").arg(method)}}}});
+        done({{"error", QJsonObject{{"message", tr("no answer to %1 in time").arg(method)}}}}, {});
     });
     timer->start(kStartTimeoutMs);
     deadlines_.insert(id, timer);
     QJsonObject message{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
     if (!params.isEmpty()) message.insert(QStringLiteral("params"), params);
-    sendMessage(message);
+    send(message, paramsText);
     return id;
 }
 
-void McpClient::callTool(const QString& name, const QJsonObject& arguments, Callback done, int timeoutMs) {
+void McpClient::send(const QJsonObject& message, QByteArrayView paramsText) {
+    sendMessage(message, messageText(message, paramsText));
+}
+
+void McpClient::callTool(const QString& name, const QJsonObject& arguments, QByteArrayView argumentsText,
+                         Callback done, int timeoutMs) {
     if (state_ != State::Ready) {
         done({false, tr("the MCP server %1 is not running (%2)").arg(config_.name, stateText())});
         return;
     }
-    const qint64 id = request(QStringLiteral("tools/call"), {{"name", name}, {"arguments", arguments}},
-                              [done](const QJsonObject& reply) {
-                                  if (reply.contains(u"error")) return done({false, errorMessage(reply)});
-                                  const QJsonObject result = reply.value(u"result").toObject();
-                                  done({!result.value(u"isError").toBool(), resultText(result)});
-                              });
+    const QByteArray paramsText = R"({"name":0,"arguments":)" +
+                                  (argumentsText.isEmpty() ? QByteArray("0") : argumentsText.toByteArray()) + '}';
+    const qint64 id = request(
+        QStringLiteral("tools/call"), {{"name", name}, {"arguments", arguments}},
+        [done](const QJsonObject& reply, QByteArrayView) {
+            if (reply.contains(u"error")) return done({false, errorMessage(reply)});
+            const QJsonObject result = reply.value(u"result").toObject();
+            done({!result.value(u"isError").toBool(), resultText(result)});
+        },
+        paramsText);
     if (QTimer* t = deadlines_.value(id)) t->start(timeoutMs);
 }
 
-void McpClient::onMessage(const QJsonObject& message) {
+void McpClient::onMessage(const QJsonObject& message, QByteArrayView text) {
     if (message.contains(u"method")) {
         // A request from the server (ping, roots/list...): answer what we can.
         if (!message.contains(u"id")) return;  // a notification
         if (message.value(u"method").toString() == u"ping")
-            sendMessage({{"jsonrpc", "2.0"}, {"id", message.value(u"id")}, {"result", QJsonObject{}}});
+            send({{"jsonrpc", "2.0"}, {"id", message.value(u"id")}, {"result", QJsonObject{}}});
         else
-            sendMessage({{"jsonrpc", "2.0"}, {"id", message.value(u"id")},
-                         {"error", QJsonObject{{"code", -32601}, {"message", "method not supported by Weir"}}}});
+            send({{"jsonrpc", "2.0"}, {"id", message.value(u"id")},
+                  {"error", QJsonObject{{"code", -32601}, {"message", "method not supported by Weir"}}}});
         return;
     }
     const qint64 id = message.value(u"id").toInteger(-1);
     if (QTimer* t = deadlines_.take(id)) t->deleteLater();
     auto done = pending_.take(id);
-    if (done) done(message);
+    if (done) done(message, text);
 }
 
 } // namespace weir::desktop

@@ -5,17 +5,26 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 
+#include "app/common/json_source_text.h"
+
 namespace weir::desktop {
 namespace {
 
+struct Received {
+    QJsonObject message;
+    QByteArray text;  // what it was read from
+};
+
 // The JSON-RPC messages in a body: one object, a batch (array), or the data
 // of each server-sent event.
-QList<QJsonObject> messagesIn(const QByteArray& body, bool eventStream) {
-    QList<QJsonObject> out;
+QList<Received> messagesIn(const QByteArray& body, bool eventStream) {
+    QList<Received> out;
     auto take = [&out](const QByteArray& json) {
         const QJsonDocument doc = QJsonDocument::fromJson(json);
-        if (doc.isObject()) out << doc.object();
-        for (const QJsonValue& v : doc.array()) out << v.toObject();
+        if (doc.isObject()) out.append({doc.object(), json});
+        const QJsonArray batch = doc.array();
+        for (qsizetype i = 0; i < batch.size(); ++i)
+            out.append({batch[i].toObject(), common::jsonItemText(json, i).value_or(QByteArray())});
     };
     if (!eventStream) {
         take(body);
@@ -56,13 +65,13 @@ bool McpHttpClient::openTransport(const QString&) {
     return true;
 }
 
-void McpHttpClient::sendMessage(const QJsonObject& message) {
+void McpHttpClient::sendMessage(const QJsonObject& message, const QByteArray& text) {
     QNetworkRequest request(url_);
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     request.setRawHeader("Accept", "application/json, text/event-stream");
     if (!sessionId_.isEmpty()) request.setRawHeader("Mcp-Session-Id", sessionId_);
     if (message.value(u"method").toString() != u"initialize") request.setRawHeader("MCP-Protocol-Version", "2025-06-18");
-    QNetworkReply* reply = net_.post(request, QJsonDocument(message).toJson(QJsonDocument::Compact));
+    QNetworkReply* reply = net_.post(request, text);
     inFlight_.insert(reply);
     const bool expectsAnswer = message.contains(u"id") && message.contains(u"method");
     connect(reply, &QNetworkReply::finished, this, [this, reply, expectsAnswer] { onFinished(reply, expectsAnswer); });
@@ -84,7 +93,7 @@ void McpHttpClient::onFinished(QNetworkReply* reply, bool expectsAnswer) {
         return;
     }
     const bool eventStream = reply->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(u"text/event-stream");
-    for (const QJsonObject& m : messagesIn(body, eventStream)) onMessage(m);
+    for (const Received& m : messagesIn(body, eventStream)) onMessage(m.message, m.text);
 }
 
 void McpHttpClient::closeTransport() {

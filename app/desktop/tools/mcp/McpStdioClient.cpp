@@ -40,9 +40,9 @@ bool McpStdioClient::openTransport(const QString& path) {
     return true;
 }
 
-void McpStdioClient::sendMessage(const QJsonObject& message) {
+void McpStdioClient::sendMessage(const QJsonObject&, const QByteArray& text) {
     if (process_.state() == QProcess::NotRunning && state_ != State::Starting) return;
-    process_.write(QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n');
+    process_.write(text + '\n');  // compact JSON text has no newline in it
 }
 
 void McpStdioClient::closeTransport() {
@@ -63,7 +63,7 @@ void McpStdioClient::onStdout() {
         const QJsonDocument doc = QJsonDocument::fromJson(line);
         // Not JSON-RPC (a server printing to stdout by mistake): keep it in the log.
         if (!doc.isObject()) appendLog("[stdout] " + line + '\n');
-        else onMessage(doc.object());
+        else onMessage(doc.object(), line);
     }
 }
 

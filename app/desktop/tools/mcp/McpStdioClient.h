@@ -17,7 +17,7 @@ public:
 
 protected:
     bool openTransport(const QString& path) override;
-    void sendMessage(const QJsonObject& message) override;
+    void sendMessage(const QJsonObject& message, const QByteArray& text) override;
     void closeTransport() override;
 
 private:

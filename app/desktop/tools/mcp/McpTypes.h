@@ -1,6 +1,7 @@
 #pragma once
 // Plain values of the MCP client: a server the user configured, and a tool
 // one of them offers.
+#include <QByteArray>
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
@@ -19,6 +20,10 @@ struct McpToolInfo {
     QString name;
     QString description;
     QJsonObject inputSchema;
+    // The same schema as compact JSON text with its keys in the order the
+    // server wrote them (a QJsonObject sorts them): the order its properties
+    // are offered to the model in, and a forced call writes them in.
+    QByteArray inputSchemaText;
 };
 
 } // namespace weir::desktop
