@@ -51,6 +51,14 @@ struct Projection {
     float* y = nullptr;
 };
 
+// Norm weights of every query and key head (headDimK floats each; null: that
+// head kind has none), as Gemma 3 has.
+struct HeadNorms {
+    const float* q = nullptr;
+    const float* k = nullptr;
+    float eps = 0.0f;
+};
+
 // Which rows of the step an op runs on: every batch token, or (after
 // gatherOutputs) only those that want logits, in batch order.
 enum class StepRows { All, Outputs };
@@ -125,11 +133,41 @@ public:
     virtual void matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) = 0;
     virtual void addBias(float* y, const float* bias, int64_t rows, int64_t width) = 0;
     virtual void add(float* y, const float* x, int64_t n) = 0;  // y += x
+    // A sublayer's output o into the residual stream x, and the next norm:
+    // o = rmsNorm(o) * postNorm where postNorm is given (Gemma's post norms),
+    // x += o, y = rmsNorm(x) * nextNorm. The CPU runs it as one pass over the
+    // rows (one round trip instead of two or three where the rows are many);
+    // others run the ops in turn.
+    virtual void residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t rows,
+                              int64_t width, float eps) {
+        if (postNorm) rmsNorm(o, postNorm, o, rows, width, eps);
+        add(x, o, rows * width);
+        rmsNorm(x, nextNorm, y, rows, width, eps);
+    }
     // y = act(gate) * up, rows of `width`.
     virtual void glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t width) = 0;
+    // matmulMany of gate and up, then glu into y (rows of gate.w.rows). The
+    // CPU computes the activation inside the gate/up job, a round trip less
+    // per layer; others run the two ops.
+    virtual void matmulGlu(GluActivation act, const Projection& gate, const Projection& up, const float* x, float* y,
+                           int64_t rows, StepRows set) {
+        const Projection both[] = {gate, up};
+        matmulMany(both, x, rows, set);
+        glu(act, gate.y, up.y, y, rows, gate.w.rows);
+    }
     // For every step token: RoPE on its q (nHead heads) and k (nHeadKv heads),
     // q *= queryScale, then its K and V rows into the cache at its position.
     virtual void ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) = 0;
+    // rmsNorm of every head of q and k of the step's `tokens` tokens with its
+    // norm weights, then ropeAndStore. The CPU runs it as one pass over the
+    // tokens (one round trip instead of three in a step of many sequences);
+    // others run the ops in turn.
+    virtual void normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t tokens, float* q, float* k,
+                                  const float* v) {
+        if (norms.q) rmsNorm(q, norms.q, q, tokens * a.nHead, a.headDimK, norms.eps);
+        if (norms.k) rmsNorm(k, norms.k, k, tokens * a.nHeadKv, a.headDimK, norms.eps);
+        ropeAndStore(a, q, k, v);
+    }
     // out (nHead * headDimV per token) = causal attention of every step token
     // over its sequence's cached positions (the last `window` when slides).
     virtual void attend(const AttentionLayer& a, const float* q, float* out) = 0;

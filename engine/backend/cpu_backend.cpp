@@ -44,6 +44,13 @@ void forRows(ThreadPool& pool, int64_t n, int64_t rowElems, Fn&& fn) {
     });
 }
 
+// Rows per group of the row norms: kernels::rmsNormRows runs their sums side by side.
+constexpr int64_t kNormGroupRows = 8;
+
+kernels::GluRowFn gluRow(GluActivation act) {
+    return act == GluActivation::GeluTanh ? kernels::gegluF16Table : kernels::swiglu;
+}
+
 template <class T>
 void grow(std::vector<T>& v, size_t n) {
     if (v.size() < n) v.resize(n);
@@ -211,11 +218,22 @@ void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t w
 }
 
 void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, int64_t width, float eps) {
-    // In groups of rows: rmsNormRows runs their sums side by side.
-    constexpr int64_t kGroup = 8;
+    constexpr int64_t kGroup = kNormGroupRows;  // rows side by side in rmsNormRows
     forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
         const int64_t r0 = g * kGroup;
         kernels::rmsNormRows(x + r0 * width, w, y + r0 * width, std::min(kGroup, n - r0), width, eps);
+    });
+}
+
+void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t n,
+                              int64_t width, float eps) {
+    constexpr int64_t kGroup = kNormGroupRows;
+    forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
+        const int64_t r0 = g * kGroup, rows = std::min(kGroup, n - r0);
+        float *xr = x + r0 * width, *orow = o + r0 * width;
+        if (postNorm) kernels::rmsNormRows(orow, postNorm, orow, rows, width, eps);
+        kernels::addInPlace(xr, orow, rows * width);
+        kernels::rmsNormRows(xr, nextNorm, y + r0 * width, rows, width, eps);
     });
 }
 
@@ -236,15 +254,22 @@ void CpuBackend::addBias(float* y, const float* bias, int64_t rows, int64_t widt
 void CpuBackend::add(float* y, const float* x, int64_t n) { kernels::addInPlace(y, x, n); }
 
 void CpuBackend::glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t F) {
-    forRows(*pool_, rows, F, [&](int64_t r) {
-        if (act == GluActivation::GeluTanh)
-            kernels::gegluF16Table(gate + r * F, up + r * F, y + r * F, F);
-        else
-            kernels::swiglu(gate + r * F, up + r * F, y + r * F, F);
-    });
+    const kernels::GluRowFn fn = gluRow(act);
+    forRows(*pool_, rows, F, [&](int64_t r) { fn(gate + r * F, up + r * F, y + r * F, F); });
 }
 
-void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q_, float* k_, const float* v_) {
+void CpuBackend::matmulGlu(GluActivation act, const Projection& gate, const Projection& up, const float* x, float* y,
+                           int64_t rows, StepRows set) {
+    kernels::matmulGlu({gate.w, gate.y}, {up.w, up.y}, gluRow(act), y, x, rows, *pool_,
+                       set == StepRows::All ? &groups_ : &outGroups_);
+}
+
+void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) {
+    normRopeAndStore(a, {}, int64_t(batch_->tokens.size()), q, k, v);
+}
+
+void CpuBackend::normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t /*tokens: the step's*/, float* q_,
+                                  float* k_, const float* v_) {
     const Batch& batch = *batch_;
     const int64_t n = int64_t(batch.tokens.size());
     const int64_t hd = a.headDimK, hdv = a.headDimV;
@@ -255,20 +280,30 @@ void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q_, float* k_, con
     const KvLayerStorage& st = a.kv;
     const GgmlType kvType = kvRowType(st.dtype);
     const int32_t ps = kv_->pageSize();
-    // Per token: RoPE, query scaling, then K/V into the cache.
-    forRows(*pool_, n, qDim + kDim + vDim, [&](int64_t i) {
-        float* q = q_ + i * qDim;
-        float* k = k_ + i * kDim;
-        const float* v = v_ + i * vDim;
-        const float* angles = cs + i * ropeStride_;
-        kernels::ropeApply(q, a.nHead, hd, nRot, rope.neox, angles);
-        kernels::ropeApply(k, a.nHeadKv, hd, nRot, rope.neox, angles);
-        if (a.queryScale != 0.0f) kernels::scaleInPlace(q, a.queryScale, qDim);
-        const BatchToken& t = batch.tokens[size_t(i)];
-        const auto table = kv_->pageTable(a.layer, t.seq);
-        const int64_t row = int64_t(table[size_t(t.pos / ps)]) * ps + t.pos % ps;
-        kernels::storeKvRow(kvType, k, st.k + row * int64_t(st.rowBytes), kDim);
-        kernels::storeKvRow(kvType, v, st.v + row * int64_t(st.rowBytes), vDim);
+    // Per group of tokens: the head norms (the group's heads side by side,
+    // kernels::rmsNormRows), then per token RoPE, query scaling and K/V into
+    // the cache. As many groups as threads where the tokens allow, of at most
+    // 8 tokens (rmsNormRows' 8 lanes fill with 8 key heads).
+    constexpr int64_t kMaxGroupTokens = 8;
+    const int64_t group = std::clamp<int64_t>(n / pool_->size(), 1, kMaxGroupTokens);
+    forRows(*pool_, (n + group - 1) / group, group * (qDim + kDim + vDim), [&](int64_t g) {
+        const int64_t i0 = g * group, i1 = std::min(n, i0 + group);
+        if (norms.q) kernels::rmsNormRows(q_ + i0 * qDim, norms.q, q_ + i0 * qDim, (i1 - i0) * a.nHead, hd, norms.eps);
+        if (norms.k) kernels::rmsNormRows(k_ + i0 * kDim, norms.k, k_ + i0 * kDim, (i1 - i0) * a.nHeadKv, hd, norms.eps);
+        for (int64_t i = i0; i < i1; ++i) {
+            float* q = q_ + i * qDim;
+            float* k = k_ + i * kDim;
+            const float* v = v_ + i * vDim;
+            const float* angles = cs + i * ropeStride_;
+            kernels::ropeApply(q, a.nHead, hd, nRot, rope.neox, angles);
+            kernels::ropeApply(k, a.nHeadKv, hd, nRot, rope.neox, angles);
+            if (a.queryScale != 0.0f) kernels::scaleInPlace(q, a.queryScale, qDim);
+            const BatchToken& t = batch.tokens[size_t(i)];
+            const auto table = kv_->pageTable(a.layer, t.seq);
+            const int64_t row = int64_t(table[size_t(t.pos / ps)]) * ps + t.pos % ps;
+            kernels::storeKvRow(kvType, k, st.k + row * int64_t(st.rowBytes), kDim);
+            kernels::storeKvRow(kvType, v, st.v + row * int64_t(st.rowBytes), vDim);
+        }
     });
 }
 

@@ -64,8 +64,14 @@ public:
     void matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) override;
     void addBias(float* y, const float* bias, int64_t rows, int64_t width) override;
     void add(float* y, const float* x, int64_t n) override;
+    void residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t rows, int64_t width,
+                      float eps) override;
     void glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t width) override;
+    void matmulGlu(GluActivation act, const Projection& gate, const Projection& up, const float* x, float* y, int64_t rows,
+                   StepRows set) override;
     void ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) override;
+    void normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t tokens, float* q, float* k,
+                          const float* v) override;
     void attend(const AttentionLayer& a, const float* q, float* out) override;
     void gatherOutputs(float* rows, int64_t width) override;
     void readRows(const float* src, float* hostDst, size_t count) override;

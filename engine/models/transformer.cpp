@@ -171,10 +171,9 @@ void Transformer::attentionLayer(int32_t il, int64_t n, KvAccess& kv) {
     if (L.bq) backend_.addBias(q, L.bq, n, c.nHead * hd);
     if (L.bk) backend_.addBias(k, L.bk, n, c.nHeadKv * hd);
     if (L.bv) backend_.addBias(v, L.bv, n, c.nHeadKv * c.headDimV);
-    // Head norms: every head of every token is a row.
-    if (L.qNorm) backend_.rmsNorm(q, L.qNorm, q, n * c.nHead, hd, c.normEps);
-    if (L.kNorm) backend_.rmsNorm(k, L.kNorm, k, n * c.nHeadKv, hd, c.normEps);
-    backend_.ropeAndStore(a, q, k, v);
+    // Head norms (every head of every token is a row), RoPE, the cache rows.
+    if (L.qNorm || L.kNorm) backend_.normRopeAndStore(a, {L.qNorm, L.kNorm, c.normEps}, n, q, k, v);
+    else backend_.ropeAndStore(a, q, k, v);
     backend_.attend(a, q, attn_.floats());
 }
 
@@ -186,7 +185,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     checkBatch(batch, kv);
     reserve(n);
     const ModelConfig& c = config_;
-    const int64_t E = c.nEmbd, F = c.nFf;
+    const int64_t E = c.nEmbd;
 
     outRows_.clear();
     for (int64_t i = 0; i < n; ++i)
@@ -211,9 +210,11 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     b.embed(w_.tokEmbd, opt_.embedScale, x, E);
     StepRows rows = StepRows::All;
     const int64_t attnDim = c.nHead * c.headDimV;
+    // h holds each layer's normed input: the first layer's normed here, the
+    // others' (and the output norm) with the residual add before them.
+    if (c.nLayer > 0) b.rmsNorm(x, w_.layers[0].attnNorm, h, n, E, c.normEps);
     for (int32_t il = 0; il < c.nLayer; ++il) {
         const LayerWeights& L = w_.layers[size_t(il)];
-        b.rmsNorm(x, L.attnNorm, h, n, E, c.normEps);
         const Projection qkv[] = {{L.wq, q_.floats()}, {L.wk, k_.floats()}, {L.wv, v_.floats()}};
         b.matmulMany(qkv, h, n, rows);
         attentionLayer(il, n, kv);
@@ -232,26 +233,21 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
 
         b.matmul(L.wo, attn, n, o, rows);
         if (L.bo) b.addBias(o, L.bo, n, E);
-        if (L.postAttnNorm) b.rmsNorm(o, L.postAttnNorm, o, n, E, c.normEps);
-        b.add(x, o, n * E);
+        b.residualNorm(x, o, L.postAttnNorm, L.ffnNorm, h, n, E, c.normEps);
 
-        b.rmsNorm(x, L.ffnNorm, h, n, E, c.normEps);
-        const Projection gateUp[] = {{L.gate, gate}, {L.up, up}};
-        b.matmulMany(gateUp, h, n, rows);
-        b.glu(opt_.activation, gate, up, act, n, F);
+        b.matmulGlu(opt_.activation, {L.gate, gate}, {L.up, up}, h, act, n, rows);
         b.matmul(L.down, act, n, o, rows);
-        if (L.postFfnNorm) b.rmsNorm(o, L.postFfnNorm, o, n, E, c.normEps);
-        b.add(x, o, n * E);
+        const float* nextNorm = il + 1 < c.nLayer ? w_.layers[size_t(il) + 1].attnNorm : w_.outputNorm;
+        b.residualNorm(x, o, L.postFfnNorm, nextNorm, h, n, E, c.normEps);
     }
     if (nOut == 0) {
         b.endStep();
         return;
     }
-    if (n != nOut) {  // no layers ran the compaction
-        b.gatherOutputs(x, E);
-        n = nOut;
+    if (c.nLayer == 0) {  // no layer ran the compaction or the output norm
+        if (n != nOut) b.gatherOutputs(x, E);
+        b.rmsNorm(x, w_.outputNorm, h, nOut, E, c.normEps);
     }
-    b.rmsNorm(x, w_.outputNorm, h, nOut, E, c.normEps);
     logits.resize(size_t(nOut) * size_t(c.nVocab));
     if (b.hostVisible()) {
         b.matmul(w_.output, h, nOut, logits.data(), StepRows::Outputs);

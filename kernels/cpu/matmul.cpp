@@ -4,7 +4,9 @@
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -144,6 +146,14 @@ public:
                  const RowGroups* groups, Scratch& scratch, std::span<const RowsProduct> converted);
     int64_t items() const { return nTiles_ * mTiles_; }
     void run(int64_t begin, int64_t end) const;
+    // The activation rows [m0, m1) and weight rows [n0, n1) an item covers.
+    struct Span {
+        int64_t m0, m1, n0, n1;
+    };
+    Span span(int64_t item) const {
+        const int64_t m0 = (item / nTiles_) * kTileActs, n0 = (item % nTiles_) * kTileRows;
+        return {m0, std::min(M_, m0 + kTileActs), n0, std::min(w_.rows, n0 + kTileRows)};
+    }
 
 private:
     LlamaKernel kernelOf(int64_t m) const {
@@ -271,6 +281,55 @@ void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, T
     });
 }
 
+void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, float* act, const float* x, int64_t M,
+               ThreadPool& pool, const RowGroups* groups) {
+    if (gate.w.rows != up.w.rows || gate.w.cols != up.w.cols)
+        throw Error("matmulGlu: gate and up weights differ in shape (" + std::to_string(gate.w.rows) + "x" +
+                    std::to_string(gate.w.cols) + " and " + std::to_string(up.w.rows) + "x" + std::to_string(up.w.cols) + ")");
+    const int64_t N = gate.w.rows;
+    if (M <= 0 || N <= 0) return;
+    const MatmulOutput both[] = {gate, up};
+    if (!matmulSupports(gate.w.type, gate.w.cols) || !matmulSupports(up.w.type, up.w.cols) || !takesRowKernels(gate.w, M) ||
+        !takesRowKernels(up.w, M)) {
+        // A prompt's tile GEMMs (or an unsupported type: matmulMany throws):
+        // large enough that the activation's own job hardly shows.
+        matmulMany(both, x, M, pool, groups);
+        pool.parallelFor(M, [&](int64_t b, int64_t e, int) {
+            for (int64_t m = b; m < e; ++m) glu(gate.y + m * N, up.y + m * N, act + m * N, N);
+        });
+        return;
+    }
+    thread_local RowsProduct::Scratch scratch[2];
+    RowsProduct products[2];
+    products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {});
+    products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1});
+    // Same shape, same tiling: item i of each covers the same values. Per
+    // item, how many of its two products are still to run; the thread that
+    // runs the last one sees the other's values (acquire-release) and
+    // computes the activation there.
+    const int64_t items = products[0].items();
+    thread_local std::unique_ptr<std::atomic<int8_t>[]> pending;
+    thread_local int64_t pendingSize = 0;
+    if (pendingSize < items) {
+        pending = std::make_unique<std::atomic<int8_t>[]>(size_t(items));
+        pendingSize = items;
+    }
+    std::atomic<int8_t>* left = pending.get();  // the caller's: the job runs on other threads
+    for (int64_t i = 0; i < items; ++i) left[i].store(2, std::memory_order_relaxed);
+    // Job items alternate between the products, so a thread's chunk holds
+    // both halves of most of its tiles and finishes them while they are in cache.
+    pool.parallelFor(2 * items, [&products, left, glu, act, gate, up, N](int64_t begin, int64_t end, int) {
+        for (int64_t j = begin; j < end; ++j) {
+            const int64_t item = j / 2;
+            products[j % 2].run(item, item + 1);
+            if (left[item].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+            const auto [m0, m1, n0, n1] = products[0].span(item);
+            for (int64_t m = m0; m < m1; ++m)
+                glu(gate.y + m * N + n0, up.y + m * N + n0, act + m * N + n0, n1 - n0);
+        }
+    });
+}
+
 namespace {
 
 void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y,
@@ -357,11 +416,10 @@ void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const
 
 // 2. Integer (or float) dot products over tiles.
 void RowsProduct::run(int64_t begin, int64_t end) const {
-    const int64_t K = w_.cols, N = w_.rows, M = M_;
+    const int64_t K = w_.cols, N = w_.rows;
     const auto* wdata = static_cast<const uint8_t*>(w_.data);
     for (int64_t item = begin; item < end; ++item) {
-        const int64_t m0 = (item / nTiles_) * kTileActs, m1 = std::min(M, m0 + kTileActs);
-        const int64_t n0 = (item % nTiles_) * kTileRows, n1 = std::min(N, n0 + kTileRows);
+        const auto [m0, m1, n0, n1] = span(item);
         for (int64_t m = m0; m < m1;) {
             int nx = int(std::min<int64_t>(maxRows_, m1 - m));
             detail::RowDotFn f = dot_;

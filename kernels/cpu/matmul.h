@@ -61,6 +61,22 @@ struct MatmulOutput {
 void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool,
                 const RowGroups* groups = nullptr);
 
+// A gated activation over n values of one row: y = act(gate) * up
+// (gegluF16Table, swiglu).
+using GluRowFn = void (*)(const float* gate, const float* up, float* y, int64_t n);
+
+// matmulMany of gate and up, then act = glu(gate, up) over each row of
+// N = gate.w.rows values, in the same pool job where the row kernels run
+// both: each tile of act is computed by the thread that finishes the second
+// of its two products' tiles, so a decode step's FFN saves the activation's
+// round trip. gate.y, up.y and act get the bits the separate steps give,
+// provided glu gives a value the same bits over a span of a row starting at
+// a multiple of 16 as over the whole row (gegluF16Table and swiglu do: their
+// vector blocks are 8 and 16 values). Throws weir::Error when the weights
+// differ in shape.
+void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, float* act, const float* x, int64_t M,
+               ThreadPool& pool, const RowGroups* groups = nullptr);
+
 // Row `r` of w as f32 (embedding lookup).
 void getRow(const WeightView& w, int64_t r, float* dst);
 

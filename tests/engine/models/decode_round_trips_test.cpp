@@ -2,9 +2,13 @@
 // all of them (ThreadPool::processCounters): each round trip costs a hand-off
 // and the slowest thread's lag, which grows with the thread count. A decode
 // step of a layer needs five: the q/k/v projections (one job), attention, the
-// output projection, gate/up (one job) and the down projection; the output
-// head adds one. The counts are exact for a given model and thread count, so
-// this is a plain bound, not a timing.
+// output projection, gate/up with the activation (one job) and the down
+// projection; the output head adds one. In a step of many sequences the
+// per-token work before attention (head norms, RoPE, cache stores) is enough
+// for the pool too: one job for all of it, six per layer; in a wider model
+// also each residual add with the norms around it (one job each, eight per
+// layer, and the embedding and first norm once). The counts are exact for a
+// given model and thread count, so this is a plain bound, not a timing.
 #include "tests/support/test_files.h"
 #include "tests/support/weir_test.h"
 
@@ -49,8 +53,8 @@ uint64_t decodeStepRoundTrips(const SyntheticModelSpec& spec, int32_t sequences)
     return after - before;
 }
 
-void checkBound(uint64_t trips, const SyntheticModelSpec& spec) {
-    const uint64_t bound = kRoundTripsPerLayer * uint64_t(spec.nLayer) + 1;
+void checkBound(uint64_t trips, const SyntheticModelSpec& spec, uint64_t perLayer = kRoundTripsPerLayer, uint64_t perStep = 1) {
+    const uint64_t bound = perLayer * uint64_t(spec.nLayer) + perStep;
     // Every matrix has more than one tile of rows: each job runs on both threads.
     CHECK_MSG(trips >= uint64_t(spec.nLayer), std::to_string(trips) + " round trips: the pool's counters missed the step");
     CHECK_MSG(trips <= bound, std::to_string(trips) + " round trips in a decode step of " + std::to_string(spec.nLayer) +
@@ -83,6 +87,29 @@ WEIR_TEST(DecodeRoundTrips, gemma3StepOfFourSequences) {
     const SyntheticModelSpec spec = gemmaSpec();
     const uint64_t trips = decodeStepRoundTrips(spec, 4);
     checkBound(trips, spec);
+}
+
+// Close to Gemma 3 270M's widths (query heads of 256 over one KV head, 2048
+// FFN values, 768 instead of 640 model values): at 16 sequences RoPE with
+// the cache stores and the GeGLU have enough values for the pool, and a step
+// that ran them as jobs of their own took seven round trips per layer.
+WEIR_TEST(DecodeRoundTrips, gemma3StepOfSixteenSequencesNearGemma270mWidths) {
+    SyntheticModelSpec spec = gemmaSpec();
+    spec.nEmbd = 768;
+    spec.nHead = 3;
+    spec.nFf = 2048;
+    const uint64_t trips = decodeStepRoundTrips(spec, 16);
+    checkBound(trips, spec, 6);
+}
+
+// 1024 model values: at 16 sequences the row norms go to the pool as well,
+// and a step with a job per norm and per head-norm kind took twelve per layer.
+WEIR_TEST(DecodeRoundTrips, gemma3StepOfSixteenSequencesOfAWiderModel) {
+    SyntheticModelSpec spec = gemmaSpec();
+    spec.nEmbd = 1024;
+    spec.nFf = 2048;
+    const uint64_t trips = decodeStepRoundTrips(spec, 16);
+    checkBound(trips, spec, 8, 3);
 }
 
 WEIR_TEST(DecodeRoundTrips, llamaStep) {
