@@ -68,15 +68,20 @@ Rectangle {
                     Label {
                         objectName: "contextUsage"
                         Layout.alignment: Qt.AlignVCenter
-                        visible: App.chat.currentId > 0 && App.chat.contextTokens > 0
+                        // "89 / 192 tokens"; for a remote engine whose server does not list its
+                        // context, the tokens used and "context not reported by NAME".
+                        visible: App.chat.currentId > 0 && App.chat.contextText.length > 0
                         readonly property real share: App.chat.contextTokens > 0 ? App.chat.contextUsed / App.chat.contextTokens : 0
-                        text: qsTr("%1 / %2 tokens").arg(Number(App.chat.contextUsed).toLocaleString(Qt.locale(), "f", 0))
-                                                    .arg(Number(App.chat.contextTokens).toLocaleString(Qt.locale(), "f", 0))
+                        text: App.chat.contextText
                         color: share >= 0.9 ? Theme.danger : share >= 0.75 ? Theme.warning : Theme.muted
                         font.pixelSize: Theme.smallSize
-                        Accessible.name: qsTr("Context used: %1 of %2 tokens").arg(App.chat.contextUsed).arg(App.chat.contextTokens)
+                        Accessible.name: App.chat.contextTokens > 0
+                                         ? qsTr("Context used: %1 of %2 tokens").arg(App.chat.contextUsed).arg(App.chat.contextTokens)
+                                         : qsTr("Context used: %1").arg(App.chat.contextText)
                         ToolTip.visible: contextHover.hovered
-                        ToolTip.text: qsTr("How much of the model's context this conversation uses (its latest reply and what it was sent).")
+                        ToolTip.text: App.chat.contextNote.length > 0
+                                      ? qsTr("How many tokens this conversation uses (its latest reply and what it was sent); the server does not list its model's context length.")
+                                      : qsTr("How much of the model's context this conversation uses (its latest reply and what it was sent).")
                         HoverHandler { id: contextHover }
                     }
                     // Narrow: the title keeps the room; the pool monitor is one click away in the sidebar.

@@ -149,6 +149,16 @@ Rectangle {
                         font.pixelSize: Theme.smallSize - 1
                         wrapMode: Text.Wrap
                     }
+                    // A key the keyring refused after the form was accepted (it answers later).
+                    Label {
+                        objectName: "remoteKeyProblem"
+                        Layout.fillWidth: true
+                        visible: text.length > 0
+                        text: page.remote.keyProblem
+                        color: Theme.danger
+                        font.pixelSize: Theme.smallSize
+                        wrapMode: Text.Wrap
+                    }
                 }
             }
 

@@ -1,18 +1,14 @@
 #include "app/remote/api_key_vault.h"
 
 #include <QDir>
-#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
 #include <QTimer>
-#include <memory>
 
-#ifdef WEIR_HAVE_QTKEYCHAIN
-#include <qt6keychain/keychain.h>
-#endif
+#include "app/remote/system_keyring.h"
 
 namespace weir::remote {
 
@@ -21,78 +17,44 @@ namespace {
 constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
 constexpr QFileDevice::Permissions kOthers = QFileDevice::ReadGroup | QFileDevice::WriteGroup | QFileDevice::ExeGroup |
                                              QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
+const QString kProbeKey = QStringLiteral("weir-keyring-probe");
 
 void fail(QString* error, const QString& message) {
     if (error) *error = message;
 }
 
-#ifdef WEIR_HAVE_QTKEYCHAIN
-struct KeyringAnswer {
-    bool done = false;
-    QKeychain::Error error = QKeychain::NoError;
-    QString errorText, value;
-};
-
-// Runs one job to its end (or kKeyringWaitMs); the job deletes itself.
-template <class Job>
-KeyringAnswer runJob(Job* job) {
-    auto answer = std::make_shared<KeyringAnswer>();
-    QEventLoop loop;
-    QObject::connect(job, &QKeychain::Job::finished, &loop, [answer, &loop](QKeychain::Job* j) {
-        answer->done = true;
-        answer->error = j->error();
-        answer->errorText = j->errorString();
-        if (auto* r = qobject_cast<QKeychain::ReadPasswordJob*>(j)) answer->value = r->textData();
-        loop.quit();
-    });
-    job->setAutoDelete(true);
-    job->start();
-    if (!answer->done) {
-        QTimer::singleShot(ApiKeyVault::kKeyringWaitMs, &loop, &QEventLoop::quit);
-        loop.exec();
-    }
-    if (!answer->done) {
-        answer->error = QKeychain::OtherError;
-        answer->errorText = QStringLiteral("it did not answer within %1 s").arg(ApiKeyVault::kKeyringWaitMs / 1000);
-    }
-    return *answer;
+void finish(const ApiKeyVault::SaveDone& done, const QString& error) {
+    if (done) done(error);
 }
 
-// QtKeychain's own text is often just "Unknown error"; say what it means.
-QString describe(const KeyringAnswer& a) {
-    const bool vague = a.errorText.isEmpty() || a.errorText == QLatin1String("Unknown error");
-    switch (a.error) {
-    case QKeychain::NoBackendAvailable:
-        return QStringLiteral("no keyring service answers (Secret Service or KWallet over D-Bus)");
-    case QKeychain::AccessDeniedByUser:
-    case QKeychain::AccessDenied:
-        return QStringLiteral("access to the keyring was refused");
-    case QKeychain::NotImplemented:
-        return QStringLiteral("this system has no keyring QtKeychain can use");
-    default:
-        if (!vague) return a.errorText;
-        if (qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS"))
-            return QStringLiteral("no D-Bus session, so no keyring service can answer");
-        return QStringLiteral("no keyring service answers (QtKeychain error %1)").arg(int(a.error));
-    }
+QString duration(int ms) {
+    return ms % 1000 == 0 ? QStringLiteral("%1 s").arg(ms / 1000) : QStringLiteral("%1 ms").arg(ms);
 }
-#endif
 
 } // namespace
 
 ApiKeyVault::ApiKeyVault(const QString& filePath, const QString& service, Keyring keyring)
-    : path_(filePath), service_(service), keyringState_(State::Untried) {
-#ifdef WEIR_HAVE_QTKEYCHAIN
+    : path_(filePath), keyringState_(State::Untried) {
     if (keyring == Keyring::Never) {
         keyringState_ = State::Unavailable;
         keyringProblem_ = QStringLiteral("the keyring is turned off for this store");
+        return;
     }
-#else
-    Q_UNUSED(keyring);
-    keyringState_ = State::Unavailable;
-    keyringProblem_ = QStringLiteral("this Weir was built without QtKeychain");
-#endif
+    QString why;
+    keyring_ = makeSystemKeyring(service, &why);
+    if (!keyring_) {
+        keyringState_ = State::Unavailable;
+        keyringProblem_ = why;
+    }
 }
+
+ApiKeyVault::ApiKeyVault(const QString& filePath, std::unique_ptr<KeyringBackend> keyring)
+    : path_(filePath), keyring_(std::move(keyring)), keyringState_(keyring_ ? State::Untried : State::Unavailable) {
+    if (!keyring_) keyringProblem_ = QStringLiteral("the keyring is turned off for this store");
+}
+
+// Answers still on their way find the vault gone (alive_) and do nothing.
+ApiKeyVault::~ApiKeyVault() = default;
 
 bool ApiKeyVault::load(QString* error) {
     fileKeys_.clear();
@@ -113,58 +75,216 @@ bool ApiKeyVault::load(QString* error) {
         for (auto it = o.begin(); it != o.end(); ++it) fileKeys_.append({it.key(), it.value().toString()});
         if (f.permissions() & kOthers) f.setPermissions(kOwnerOnly);
     }
-    probeKeyring();
+    startProbe();
     return true;
 }
 
 void ApiKeyVault::keyringFailed(const QString& why) {
+    const bool changed = keyringState_ != State::Unavailable;
     keyringState_ = State::Unavailable;
     keyringProblem_ = why;
+    if (changed && storageChanged_) storageChanged_();
 }
 
-void ApiKeyVault::probeKeyring() {
-#ifdef WEIR_HAVE_QTKEYCHAIN
-    if (keyringState_ != State::Untried) return;
-    // A read of an entry nobody wrote: "not found" means the keyring answers.
-    auto* job = new QKeychain::ReadPasswordJob(service_);
-    job->setKey(QStringLiteral("weir-keyring-probe"));
-    const KeyringAnswer a = runJob(job);
-    if (a.error == QKeychain::NoError || a.error == QKeychain::EntryNotFound) keyringState_ = State::Works;
-    else keyringFailed(QStringLiteral("the system keyring is not available: %1").arg(describe(a)));
-#endif
+void ApiKeyVault::enqueue(std::function<void(Step)> work) {
+    startProbe();
+    queue_.push_back(std::move(work));
+    if (!running_) runNext();
 }
 
-QString ApiKeyVault::read(const QString& name) {
+void ApiKeyVault::runNext() {
+    if (queue_.empty()) {
+        running_ = false;
+        return;
+    }
+    running_ = true;
+    std::function<void(Step)> work = std::move(queue_.front());
+    queue_.pop_front();
+    // A caller's callback may have deleted the vault by the time the step ends.
+    work([this, alive = std::weak_ptr<bool>(alive_)] {
+        if (!alive.expired()) runNext();
+    });
+}
+
+void ApiKeyVault::ask(std::function<void(KeyringBackend::Done)> call, KeyringBackend::Done done) {
+    auto settled = std::make_shared<bool>(false);
+    auto once = [settled, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const KeyringReply& r) {
+        if (*settled || alive.expired()) return;
+        *settled = true;
+        done(r);
+    };
+    QTimer::singleShot(waitMs_, &timers_, [once, ms = waitMs_] {
+        once(KeyringReply::failed(QStringLiteral("it did not answer within %1").arg(duration(ms))));
+    });
+    call(once);
+}
+
+void ApiKeyVault::startProbe() {
+    if (probeStarted_ || keyringState_ != State::Untried || !keyring_) return;
+    probeStarted_ = true;
+    // The first step of the queue: a read of an entry nobody wrote, where
+    // "not found" means the keyring answers. Until then keys wait in line.
+    queue_.push_front([this](Step next) {
+        ask([this](KeyringBackend::Done d) { keyring_->read(kProbeKey, std::move(d)); },
+            [this, next](const KeyringReply& r) {
+                if (r.status == KeyringReply::Status::Failed) {
+                    keyringFailed(QStringLiteral("the system keyring is not available: %1").arg(r.problem));
+                } else {
+                    keyringState_ = State::Works;
+                    if (storageChanged_) storageChanged_();
+                }
+                next();
+            });
+    });
+    if (!running_) runNext();
+}
+
+std::optional<QString> ApiKeyVault::known(const QString& name) const {
+    if (auto it = known_.constFind(name); it != known_.constEnd()) return *it;
     for (const auto& k : fileKeys_)
         if (k.first == name) return k.second;
-#ifdef WEIR_HAVE_QTKEYCHAIN
-    if (keyringState_ == State::Works) {
-        auto* job = new QKeychain::ReadPasswordJob(service_);
-        job->setKey(name);
-        const KeyringAnswer a = runJob(job);
-        if (a.error == QKeychain::NoError) return a.value;
-    }
-#endif
-    return {};
+    if (keyringState_ == State::Unavailable) return QString();  // no keyring: none stored anywhere
+    return std::nullopt;
 }
 
-bool ApiKeyVault::write(const QString& name, const QString& key, QString* error) {
-    if (key.isEmpty()) return erase(name, error);
-    probeKeyring();
-#ifdef WEIR_HAVE_QTKEYCHAIN
-    if (keyringState_ == State::Works) {
-        auto* job = new QKeychain::WritePasswordJob(service_);
-        job->setKey(name);
-        job->setTextData(key);
-        const KeyringAnswer a = runJob(job);
-        if (a.error == QKeychain::NoError) {
-            // No second copy in the file.
-            if (fileKeys_.removeIf([&](const auto& k) { return k.first == name; }) > 0) return saveFile(error);
-            return true;
-        }
-        keyringFailed(QStringLiteral("the system keyring refused the key: %1").arg(describe(a)));
+void ApiKeyVault::read(const QString& name, QObject* context, ReadDone done) {
+    if (const std::optional<QString> key = known(name)) {
+        done({true, *key, {}});
+        return;
     }
-#endif
+    const bool hasContext = context != nullptr;
+    enqueue([this, name, context = QPointer<QObject>(context), hasContext, done = std::move(done)](Step next) {
+        readNow(name, [context, hasContext, done, next](const KeyRead& r) {
+            if (!hasContext || context) done(r);
+            next();
+        });
+    });
+}
+
+void ApiKeyVault::readNow(const QString& name, ReadDone done) {
+    // Known by now: a write went first, or the keyring failed and the file took over.
+    if (const std::optional<QString> key = known(name)) return done({true, *key, {}});
+    ask([this, name](KeyringBackend::Done d) { keyring_->read(name, std::move(d)); },
+        [this, name, done](const KeyringReply& r) {
+            switch (r.status) {
+            case KeyringReply::Status::Ok:
+                known_.insert(name, r.value);
+                return done({true, r.value, {}});
+            case KeyringReply::Status::NotFound:
+                known_.insert(name, QString());
+                return done({true, QString(), {}});
+            case KeyringReply::Status::Failed:
+                // Not remembered: the next read asks again.
+                return done({false, QString(), r.problem});
+            }
+        });
+}
+
+void ApiKeyVault::write(const QString& name, const QString& key, SaveDone done) {
+    if (key.isEmpty()) return erase(name, std::move(done));
+    const std::optional<QString> before = known_.contains(name) ? std::optional<QString>(known_.value(name)) : std::nullopt;
+    known_.insert(name, key);
+    enqueue([this, name, key, before, done = std::move(done)](Step next) {
+        writeNow(name, key, [this, name, before, done, next](const QString& error) {
+            if (!error.isEmpty()) {
+                if (before) known_.insert(name, *before);
+                else known_.remove(name);
+            }
+            finish(done, error);
+            next();
+        });
+    });
+}
+
+void ApiKeyVault::writeNow(const QString& name, const QString& key, SaveDone done) {
+    if (keyringState_ != State::Works) {
+        QString error;
+        putInFile(name, key, &error);
+        return done(error);
+    }
+    ask([this, name, key](KeyringBackend::Done d) { keyring_->write(name, key, std::move(d)); },
+        [this, name, key, done](const KeyringReply& r) {
+            QString error;
+            if (r.status == KeyringReply::Status::Ok) {
+                dropFromFile(name, &error);  // no second copy in the file
+                return done(error);
+            }
+            keyringFailed(QStringLiteral("the system keyring refused the key: %1").arg(r.problem));
+            putInFile(name, key, &error);
+            done(error);
+        });
+}
+
+void ApiKeyVault::erase(const QString& name, SaveDone done) {
+    known_.insert(name, QString());
+    enqueue([this, name, done = std::move(done)](Step next) {
+        eraseNow(name, [done, next](const QString& error) {
+            finish(done, error);
+            next();
+        });
+    });
+}
+
+void ApiKeyVault::eraseNow(const QString& name, SaveDone done) {
+    if (keyringState_ != State::Works) {
+        QString error;
+        dropFromFile(name, &error);
+        return done(error);
+    }
+    // "Not found" is fine: the key may be in the file, or nowhere.
+    ask([this, name](KeyringBackend::Done d) { keyring_->erase(name, std::move(d)); },
+        [this, name, done](const KeyringReply&) {
+            QString error;
+            dropFromFile(name, &error);
+            done(error);
+        });
+}
+
+void ApiKeyVault::rename(const QString& from, const QString& to, SaveDone done) {
+    if (from == to) return finish(done, {});
+    const std::optional<QString> key = known(from);
+    if (key && key->isEmpty()) return finish(done, {});
+    if (key) {  // seen under its new name at once
+        known_.insert(to, *key);
+        known_.insert(from, QString());
+    }
+    enqueue([this, from, to, key, done = std::move(done)](Step next) {
+        // The key goes under its new name, and only then leaves the old one.
+        auto move = [this, from, to, done, next](const QString& k) {
+            writeNow(to, k, [this, from, to, k, done, next](const QString& error) {
+                if (!error.isEmpty()) {
+                    known_.remove(to);
+                    known_.insert(from, k);
+                    finish(done, error);
+                    return next();
+                }
+                known_.insert(to, k);
+                known_.insert(from, QString());
+                eraseNow(from, [done, next](const QString& e) {
+                    finish(done, e);
+                    next();
+                });
+            });
+        };
+        if (key) return move(*key);
+        readNow(from, [done, next, move](const KeyRead& r) {
+            if (!r.ok || r.key.isEmpty()) {
+                finish(done, r.ok ? QString() : r.problem);
+                return next();
+            }
+            move(r.key);
+        });
+    });
+}
+
+QString ApiKeyVault::storageDescription() const {
+    if (keyringState_ == State::Works) return QStringLiteral("in the system keyring");
+    if (checkingKeyring()) return QStringLiteral("in the system keyring if it answers (asking it now), else in %1").arg(path_);
+    return QStringLiteral("in %1, readable only by you (%2)")
+        .arg(path_, keyringProblem_.isEmpty() ? QStringLiteral("the keyring was not tried yet") : keyringProblem_);
+}
+
+bool ApiKeyVault::putInFile(const QString& name, const QString& key, QString* error) {
     const auto before = fileKeys_;
     fileKeys_.removeIf([&](const auto& k) { return k.first == name; });
     fileKeys_.append({name, key});
@@ -175,14 +295,7 @@ bool ApiKeyVault::write(const QString& name, const QString& key, QString* error)
     return true;
 }
 
-bool ApiKeyVault::erase(const QString& name, QString* error) {
-#ifdef WEIR_HAVE_QTKEYCHAIN
-    if (keyringState_ == State::Works) {
-        auto* job = new QKeychain::DeletePasswordJob(service_);
-        job->setKey(name);
-        runJob(job);   // "not found" is fine: the key may be in the file
-    }
-#endif
+bool ApiKeyVault::dropFromFile(const QString& name, QString* error) {
     const auto before = fileKeys_;
     if (fileKeys_.removeIf([&](const auto& k) { return k.first == name; }) == 0) return true;
     if (!saveFile(error)) {
@@ -190,19 +303,6 @@ bool ApiKeyVault::erase(const QString& name, QString* error) {
         return false;
     }
     return true;
-}
-
-bool ApiKeyVault::rename(const QString& from, const QString& to, QString* error) {
-    if (from == to) return true;
-    const QString key = read(from);
-    if (key.isEmpty()) return true;
-    return write(to, key, error) && erase(from, error);
-}
-
-QString ApiKeyVault::storageDescription() const {
-    if (keyringState_ == State::Works) return QStringLiteral("in the system keyring");
-    return QStringLiteral("in %1, readable only by you (%2)")
-        .arg(path_, keyringProblem_.isEmpty() ? QStringLiteral("the keyring was not tried yet") : keyringProblem_);
 }
 
 bool ApiKeyVault::saveFile(QString* error) const {

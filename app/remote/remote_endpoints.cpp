@@ -53,6 +53,9 @@ void fail(QString* error, const QString& message) {
 RemoteEndpointStore::RemoteEndpointStore(const QString& folder, ApiKeyVault::Keyring keyring, const QString& keyringService)
     : folder_(folder), vault_(QDir(folder).filePath(QStringLiteral("remote-endpoint-keys.json")), keyringService, keyring) {}
 
+RemoteEndpointStore::RemoteEndpointStore(const QString& folder, std::unique_ptr<KeyringBackend> keyring)
+    : folder_(folder), vault_(QDir(folder).filePath(QStringLiteral("remote-endpoint-keys.json")), std::move(keyring)) {}
+
 QString RemoteEndpointStore::listPath() const { return QDir(folder_).filePath(QStringLiteral("remote-endpoints.json")); }
 QString RemoteEndpointStore::keysPath() const { return vault_.filePath(); }
 
@@ -68,7 +71,9 @@ bool RemoteEndpointStore::load(QString* error) {
     for (const QJsonValue& v : list.value(QStringLiteral("endpoints")).toArray()) {
         const QJsonObject o = v.toObject();
         RemoteEndpointEntry e{o.value(QStringLiteral("name")).toString(), QUrl(o.value(QStringLiteral("base_url")).toString()),
-                              o.value(QStringLiteral("model")).toString()};
+                              o.value(QStringLiteral("model")).toString(), {}};
+        for (const QJsonValue& former : o.value(QStringLiteral("former_names")).toArray())
+            if (!former.toString().isEmpty()) e.formerNames << former.toString();
         if (!validate(e, &why)) {
             fail(error, QStringLiteral("%1 is damaged: %2").arg(listPath(), why));
             return false;
@@ -86,6 +91,13 @@ const RemoteEndpointEntry* RemoteEndpointStore::find(const QString& name) const 
     return nullptr;
 }
 
+const RemoteEndpointEntry* RemoteEndpointStore::resolve(const QString& name) const {
+    if (const RemoteEndpointEntry* e = find(name)) return e;
+    for (const RemoteEndpointEntry& e : entries_)
+        if (e.formerNames.contains(name)) return &e;
+    return nullptr;
+}
+
 bool RemoteEndpointStore::validate(const RemoteEndpointEntry& e, QString* error) {
     if (e.name.trimmed().isEmpty()) {
         fail(error, QStringLiteral("an endpoint needs a name"));
@@ -100,21 +112,30 @@ bool RemoteEndpointStore::validate(const RemoteEndpointEntry& e, QString* error)
     return true;
 }
 
-bool RemoteEndpointStore::add(const RemoteEndpointEntry& e, const QString& apiKey, QString* error) {
+bool RemoteEndpointStore::add(const RemoteEndpointEntry& e, const QString& apiKey, QString* error, KeyDone keyDone) {
     if (!validate(e, error)) return false;
     if (find(e.name)) {
         fail(error, QStringLiteral("there is already an endpoint named “%1”").arg(e.name));
         return false;
     }
+    const QList<RemoteEndpointEntry> before = entries_;
+    // The name is this endpoint's now, no longer another's former one.
+    for (RemoteEndpointEntry& other : entries_) other.formerNames.removeAll(e.name);
     entries_.append(e);
+    entries_.last().formerNames.clear();
     if (!saveList(error)) {
-        entries_.removeLast();
+        entries_ = before;
         return false;
     }
-    return apiKey.isEmpty() || setApiKey(e.name, apiKey, error);
+    if (apiKey.isEmpty()) {
+        if (keyDone) keyDone({});
+    } else {
+        vault_.write(e.name, apiKey, std::move(keyDone));
+    }
+    return true;
 }
 
-bool RemoteEndpointStore::update(const QString& name, const RemoteEndpointEntry& e, QString* error) {
+bool RemoteEndpointStore::update(const QString& name, const RemoteEndpointEntry& e, QString* error, KeyDone keyDone) {
     if (!validate(e, error)) return false;
     qsizetype at = -1;
     for (qsizetype i = 0; i < entries_.size(); ++i)
@@ -128,12 +149,21 @@ bool RemoteEndpointStore::update(const QString& name, const RemoteEndpointEntry&
         return false;
     }
     const QList<RemoteEndpointEntry> before = entries_;
-    entries_[at] = e;
+    RemoteEndpointEntry changed = e;
+    changed.formerNames = entries_[at].formerNames;
+    if (e.name != name) {
+        for (RemoteEndpointEntry& other : entries_) other.formerNames.removeAll(e.name);
+        changed.formerNames.removeAll(e.name);
+        changed.formerNames.removeAll(name);
+        changed.formerNames << name;
+    }
+    entries_[at] = changed;
     if (!saveList(error)) {
         entries_ = before;
         return false;
     }
-    return vault_.rename(name, e.name, error);   // a renamed endpoint keeps its key
+    vault_.rename(name, e.name, std::move(keyDone));  // a renamed endpoint keeps its key
+    return true;
 }
 
 bool RemoteEndpointStore::setModel(const QString& name, const QString& model, QString* error) {
@@ -147,15 +177,16 @@ bool RemoteEndpointStore::setModel(const QString& name, const QString& model, QS
     return update(name, changed, error);
 }
 
-bool RemoteEndpointStore::setApiKey(const QString& name, const QString& apiKey, QString* error) {
+bool RemoteEndpointStore::setApiKey(const QString& name, const QString& apiKey, QString* error, KeyDone keyDone) {
     if (!find(name)) {
         fail(error, QStringLiteral("there is no endpoint named “%1”").arg(name));
         return false;
     }
-    return vault_.write(name, apiKey, error);
+    vault_.write(name, apiKey, std::move(keyDone));
+    return true;
 }
 
-bool RemoteEndpointStore::remove(const QString& name, QString* error) {
+bool RemoteEndpointStore::remove(const QString& name, QString* error, KeyDone keyDone) {
     if (!find(name)) {
         fail(error, QStringLiteral("there is no endpoint named “%1”").arg(name));
         return false;
@@ -166,10 +197,9 @@ bool RemoteEndpointStore::remove(const QString& name, QString* error) {
         entries_ = before;
         return false;
     }
-    return vault_.erase(name, error);
+    vault_.erase(name, std::move(keyDone));
+    return true;
 }
-
-QString RemoteEndpointStore::apiKey(const QString& name) const { return vault_.read(name); }
 
 bool RemoteEndpointStore::saveList(QString* error) const {
     if (!QDir().mkpath(folder_)) {
@@ -177,10 +207,11 @@ bool RemoteEndpointStore::saveList(QString* error) const {
         return false;
     }
     QJsonArray list;
-    for (const RemoteEndpointEntry& e : entries_)
-        list.append(QJsonObject{{QStringLiteral("name"), e.name},
-                                {QStringLiteral("base_url"), e.baseUrl.toString()},
-                                {QStringLiteral("model"), e.model}});
+    for (const RemoteEndpointEntry& e : entries_) {
+        QJsonObject o{{QStringLiteral("name"), e.name}, {QStringLiteral("base_url"), e.baseUrl.toString()}, {QStringLiteral("model"), e.model}};
+        if (!e.formerNames.isEmpty()) o.insert(QStringLiteral("former_names"), QJsonArray::fromStringList(e.formerNames));
+        list.append(o);
+    }
     QString why;
     if (!writeJson(listPath(), {{QStringLiteral("endpoints"), list}}, &why)) {
         fail(error, why);

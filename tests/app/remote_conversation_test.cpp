@@ -5,7 +5,11 @@
 // the reply once and closes the connection; a refused key, an unreachable
 // server and a removed endpoint end it once, in plain words, with the user's
 // message kept; tools go as OpenAI tools and the calls come back to run;
-// reasoning shows as a thinking block.
+// reasoning shows as a thinking block. A renamed endpoint keeps its
+// conversations (also across a restart and an import of an older export); the
+// header shows the remote model's context, or says the server does not; a
+// key only the keyring holds is read without waiting, once per session, and
+// a Stop while it is read ends the reply once.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -19,12 +23,15 @@
 #include "engine_host/EngineHost.h"
 #include "remote/RemoteEnginesController.h"
 #include "storage/Storage.h"
+#include "tests/remote/fake_keyring.h"
 #include "tests/remote/fake_openai_server.h"
 #include "tools/ToolRegistry.h"
 
 using namespace weir::desktop;
 using testing::FakeEngineBackend;
 using weir::remote::ApiKeyVault;
+using weir::remote::RemoteModel;
+using weir::test::FakeKeyring;
 using weir::remote::RemoteClientOptions;
 using weir::test::FakeOpenAiServer;
 using weir::test::SeenRequest;
@@ -65,22 +72,44 @@ quint16 closedPort() {
 }
 
 // The app's parts with no local model loaded: a remote conversation needs none.
+// Keys in the file, or in `keyring` (a FakeKeyring the test answers).
 struct Fixture {
-    Fixture() : storage(dir.path()), host(FakeEngineBackend::factory({})) {
+    explicit Fixture(std::shared_ptr<FakeKeyring::State> keyring = nullptr)
+        : keyring(std::move(keyring)), storage(dir.path()), host(FakeEngineBackend::factory({})) {
         QVERIFY(storage.open());
-        remote = std::make_unique<RemoteEnginesController>(dir.path(), ApiKeyVault::Keyring::Never, direct());
+        remote = makeRemote();
         chat = std::make_unique<ChatController>(&storage, &host);
         chat->setRemoteEngines(remote.get());
     }
+    std::unique_ptr<RemoteEnginesController> makeRemote() {
+        if (keyring) return std::make_unique<RemoteEnginesController>(dir.path(), std::make_unique<FakeKeyring>(keyring), direct());
+        return std::make_unique<RemoteEnginesController>(dir.path(), ApiKeyVault::Keyring::Never, direct());
+    }
+    // The endpoints as the next start reads them (no key in memory; the
+    // models listed again, as for remoteConversation).
+    void restartRemote() {
+        auto fresh = makeRemote();
+        if (!baseUrl.isEmpty()) fresh->noteModels(QUrl(baseUrl), {RemoteModel{QStringLiteral("org/remote-7b"), {}, 4096}});
+        chat->setRemoteEngines(fresh.get());
+        remote = std::move(fresh);
+    }
     // A conversation on the endpoint "gpu-box" at `baseUrl`, model "org/remote-7b".
-    qint64 remoteConversation(const QString& baseUrl) {
+    // `listed`: its models as the settings page's test listed them (so the
+    // chat header does not ask the server for them).
+    qint64 remoteConversation(const QString& baseUrl, bool listed = true) {
         const QString problem = remote->addEndpoint(QStringLiteral("gpu-box"), baseUrl, QStringLiteral("sk-test"),
                                                     QStringLiteral("org/remote-7b"));
         if (!problem.isEmpty()) qWarning() << problem;
+        if (listed) {
+            this->baseUrl = baseUrl;
+            remote->noteModels(QUrl(baseUrl), {RemoteModel{QStringLiteral("org/remote-7b"), {}, 4096}});
+        }
         const qint64 id = chat->newConversation();
         chat->setEngine(id, QStringLiteral("gpu-box"));
         return id;
     }
+    std::shared_ptr<FakeKeyring::State> keyring;
+    QString baseUrl;  // of the endpoint whose models were listed
     QTemporaryDir dir;
     Storage storage;
     EngineHost host;
@@ -341,6 +370,199 @@ private slots:
         QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
         QVERIFY2(f.storage.messages(id)[1].error.contains(QStringLiteral("has no model chosen")),
                  qPrintable(f.storage.messages(id)[1].error));
+        QVERIFY(server.requests().isEmpty());
+    }
+
+    // Renamed in the settings: the conversations on it follow, and replies go on.
+    void aRenamedEndpointKeepsItsConversations() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("Still here."), kStop, kDone}); }});
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        const qint64 second = f.chat->newConversation();
+        f.chat->setEngine(second, QStringLiteral("gpu-box"));
+        const qint64 local = f.chat->newConversation();
+        f.chat->select(id);
+        const QString exported = f.dir.filePath(QStringLiteral("before-rename.json"));
+        QVERIFY(f.chat->exportConversation(id, QUrl::fromLocalFile(exported), QStringLiteral("json")));
+
+        QCOMPARE(f.remote->editEndpoint(QStringLiteral("gpu-box"), QStringLiteral("Lab"), server.baseUrl(),
+                                        QStringLiteral("org/remote-7b"), false, QString()), QString());
+        QCOMPARE(f.storage.conversation(id)->settings.engine, QStringLiteral("Lab"));
+        QCOMPARE(f.storage.conversation(second)->settings.engine, QStringLiteral("Lab"));
+        QCOMPARE(f.storage.conversation(local)->settings.engine, QString());
+        QCOMPARE(f.chat->currentEngine(), QStringLiteral("Lab"));  // the chooser shows the new name
+
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Are you there?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("complete"));
+        QCOMPARE(server.requests().last().headers.value("authorization"), QByteArray("Bearer sk-test"));  // the key followed
+
+        // An export made before the rename names the old engine: imported, it uses the renamed one.
+        const qint64 imported = f.chat->importConversation(QUrl::fromLocalFile(exported));
+        QVERIFY(imported > 0);
+        QCOMPARE(f.storage.conversation(imported)->settings.engine, QStringLiteral("Lab"));
+    }
+
+    // A rename the database did not take (the app was not running it, or it
+    // was refused) is caught up at the next start.
+    void aRenameIsCaughtUpAtTheNextStart() {
+        FakeOpenAiServer server;
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        f.chat->setRemoteEngines(nullptr);  // the rename happens where the chat does not hear it
+        QCOMPARE(f.remote->editEndpoint(QStringLiteral("gpu-box"), QStringLiteral("Lab"), server.baseUrl(),
+                                        QStringLiteral("org/remote-7b"), false, QString()), QString());
+        QCOMPARE(f.storage.conversation(id)->settings.engine, QStringLiteral("gpu-box"));
+        f.restartRemote();
+        QCOMPARE(f.storage.conversation(id)->settings.engine, QStringLiteral("Lab"));
+        QCOMPARE(f.chat->currentEngine(), QStringLiteral("Lab"));
+    }
+
+    // Renamed, then removed: the conversation names it as removed and fails in words.
+    void aRenamedThenRemovedEndpointFailsInWords() {
+        FakeOpenAiServer server;
+        Fixture f;
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QCOMPARE(f.remote->editEndpoint(QStringLiteral("gpu-box"), QStringLiteral("Lab"), server.baseUrl(),
+                                        QStringLiteral("org/remote-7b"), false, QString()), QString());
+        QCOMPARE(f.remote->removeEndpoint(QStringLiteral("Lab")), QString());
+        QCOMPARE(f.chat->currentEngine(), QStringLiteral("Lab"));  // the chooser: "Lab (removed)"
+        QVERIFY(!f.remote->names().contains(QStringLiteral("Lab")));
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hello?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 1000);
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored[0].content, QStringLiteral("Hello?"));
+        QCOMPARE(stored[1].error, QStringLiteral("The remote engine \u2018Lab\u2019 no longer exists \u2014 "
+                                                 "choose another engine for this conversation"));
+        QVERIFY(server.requests().isEmpty());
+    }
+
+    // The header: the tokens the last reply used against the context the server lists.
+    void theHeaderShowsTheRemoteContext() {
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        FakeOpenAiServer server;
+        server.route("/v1/models", [](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::respond(s, 200, "OK", R"({"object":"list","data":[{"id":"org/remote-7b","max_model_len":32768}]})");
+        });
+        server.script({[](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("Hi."), kStop, kUsage, kDone}); }});
+        Fixture f;
+        f.remoteConversation(server.baseUrl(), false);
+        QTRY_COMPARE_WITH_TIMEOUT(f.chat->contextTokens(), 32768, patienceMs());
+        QCOMPARE(f.chat->contextNote(), QString());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hello")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(f.chat->contextUsed(), 15);  // the reply's usage: 12 prompt + 3 completion
+        QCOMPARE(f.chat->contextText(), QStringLiteral("15 / 32,768 tokens"));
+        QLocale::setDefault(QLocale::c());
+    }
+
+    // A server that lists no context: the header says so instead of hiding the line.
+    void theHeaderSaysWhenTheServerDoesNotReportItsContext() {
+        FakeOpenAiServer server;
+        server.route("/v1/models", [](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::respond(s, 200, "OK", R"({"object":"list","data":[{"id":"org/remote-7b","owned_by":"me"}]})");
+        });
+        server.script({[](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("Hi."), kStop, kUsage, kDone}); }});
+        Fixture f;
+        f.remoteConversation(server.baseUrl(), false);
+        QCOMPARE(f.chat->contextNote(), QStringLiteral("asking gpu-box for its context\u2026"));
+        QTRY_COMPARE_WITH_TIMEOUT(f.chat->contextNote(), QStringLiteral("context not reported by gpu-box"), patienceMs());
+        QCOMPARE(f.chat->contextTokens(), 0);
+        QCOMPARE(f.chat->contextText(), QStringLiteral("context not reported by gpu-box"));
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hello")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(f.chat->contextText(), QStringLiteral("15 tokens \u00b7 context not reported by gpu-box"));
+    }
+
+    // A key only the keyring holds: the first reply starts when the keyring
+    // answers; later ones do not wait for it at all.
+    void aKeyInTheKeyringIsReadOnceWithoutWaiting() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("One."), kStop, kDone}); },
+                       [](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {delta("Two."), kStop, kDone}); }});
+        auto keyring = std::make_shared<FakeKeyring::State>();
+        Fixture f(keyring);
+        keyring->answerAll();  // a keyring answers
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        keyring->answerAll();  // the key is written there
+        QCOMPARE(keyring->stored.value(QStringLiteral("gpu-box")), QStringLiteral("sk-test"));
+        f.restartRemote();  // a new session: the key is not in memory
+        keyring->answerAll();
+        const int readsBefore = keyring->reads;
+
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("First")));
+        QVERIFY(f.chat->currentGenerating());
+        QCOMPARE(keyring->reads, readsBefore + 1);  // asked, not waited for
+        QCOMPARE(keyring->pending.size(), size_t(1));
+        QVERIFY(keyring->answerNext());
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("complete"));
+        QCOMPARE(server.requests().at(0).headers.value("authorization"), QByteArray("Bearer sk-test"));
+
+        // The key is in memory: this reply reaches the server though the keyring answers nothing now.
+        QVERIFY(f.chat->send(QStringLiteral("Second")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, patienceMs());
+        QCOMPARE(ended.at(1).at(2).toString(), QStringLiteral("complete"));
+        QCOMPARE(keyring->reads, readsBefore + 1);
+        QVERIFY(keyring->pending.empty());
+        QCOMPARE(server.requests().size(), 2);
+        QCOMPARE(server.requests().at(1).headers.value("authorization"), QByteArray("Bearer sk-test"));
+        QCOMPARE(f.storage.messages(id).last().content, QStringLiteral("Two."));
+    }
+
+    // Stop while the key is read: one terminal event, nothing sent, the late key starts nothing.
+    void stopWhileTheKeyIsReadEndsOnce() {
+        FakeOpenAiServer server;
+        auto keyring = std::make_shared<FakeKeyring::State>();
+        Fixture f(keyring);
+        keyring->answerAll();
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        keyring->answerAll();
+        f.restartRemote();
+        keyring->answerAll();
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Never mind")));
+        QCOMPARE(keyring->pending.size(), size_t(1));
+        f.chat->stop();
+        QCOMPARE(ended.count(), 1);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("cancelled"));
+        QVERIFY(!f.chat->currentGenerating());
+        QVERIFY(keyring->answerNext());  // the key arrives after all
+        QCoreApplication::processEvents();
+        QCOMPARE(ended.count(), 1);
+        QVERIFY(server.requests().isEmpty());
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("Never mind"));
+        QCOMPARE(stored[1].state, MessageState::Cancelled);
+    }
+
+    // A keyring that does not answer: the reply fails in words, the message stays.
+    void aSilentKeyringFailsTheReplyInWords() {
+        FakeOpenAiServer server;
+        auto keyring = std::make_shared<FakeKeyring::State>();
+        Fixture f(keyring);
+        keyring->answerAll();
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        keyring->answerAll();
+        f.restartRemote();
+        keyring->answerAll();
+        f.remote->setKeyringWaitMs(20);
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QVERIFY(f.chat->send(QStringLiteral("Hello?")));
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, patienceMs());
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        const QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored[0].content, QStringLiteral("Hello?"));
+        QCOMPARE(stored[1].error, QStringLiteral("Could not read the API key of the remote engine \u2018gpu-box\u2019 from the system "
+                                                 "keyring: it did not answer within 20 ms \u2014 try again, or enter the key again in "
+                                                 "Settings \u203a Remote engines"));
         QVERIFY(server.requests().isEmpty());
     }
 

@@ -2,17 +2,22 @@
 // add an endpoint, test the connection (GET /v1/models, asynchronous) and
 // choose a listed model, edit, remove; a bad address, an unreachable server
 // and a refused key come back in plain words and change nothing; the line
-// that says where keys are kept; what the chat side gets from target().
+// that says where keys are kept; what the chat side gets from target(),
+// without waiting for a keyring; a rename announced, the former name still
+// finding the endpoint; the context length a server lists, asked once.
 #include <QDeadlineTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "remote/RemoteEnginesController.h"
+#include "tests/remote/fake_keyring.h"
 #include "tests/remote/fake_openai_server.h"
 
 using namespace weir::desktop;
 using weir::remote::ApiKeyVault;
+using weir::remote::KeyRead;
+using weir::test::FakeKeyring;
 using weir::remote::RemoteClientOptions;
 using weir::test::FakeOpenAiServer;
 using weir::test::SeenRequest;
@@ -133,6 +138,88 @@ private slots:
                                             QStringLiteral("m1"), false, QString());
         QCOMPARE(dup, QStringLiteral("There is already an endpoint named “b”."));
         QCOMPARE(c->names(), (QStringList{QStringLiteral("renamed"), QStringLiteral("b")}));
+    }
+
+    // A key only the keyring holds: target() does not wait for it, readApiKey
+    // answers when the keyring does, and from then on the key is in memory.
+    void keysInTheKeyringAreReadWithoutWaiting() {
+        QTemporaryDir dir;
+        auto keyring = std::make_shared<FakeKeyring::State>();
+        {
+            RemoteEnginesController c(dir.path(), std::make_unique<FakeKeyring>(keyring), direct());
+            QVERIFY2(c.keyStorage().startsWith(QLatin1String("Asking the system keyring")), qPrintable(c.keyStorage()));
+            QSignalSpy changed(&c, &RemoteEnginesController::endpointsChanged);
+            keyring->answerAll();  // it answers: keys go there
+            QCOMPARE(changed.count(), 1);
+            QCOMPARE(c.keyStorage(), QStringLiteral("API keys are kept in the system keyring."));
+            QCOMPARE(c.addEndpoint(QStringLiteral("GPU box"), QStringLiteral("http://h:1/v1"), QStringLiteral("sk-ring"),
+                                   QStringLiteral("m")), QString());
+            QVERIFY(c.target(QStringLiteral("GPU box"))->keyKnown);  // written in this session
+            keyring->answerAll();
+            QCOMPARE(keyring->stored.value(QStringLiteral("GPU box")), QStringLiteral("sk-ring"));
+        }
+        // The next session knows the key only once it has read it.
+        RemoteEnginesController c(dir.path(), std::make_unique<FakeKeyring>(keyring), direct());
+        keyring->answerAll();
+        std::optional<RemoteTarget> t = c.target(QStringLiteral("GPU box"));
+        QVERIFY(t && !t->keyKnown);
+        QCOMPARE(t->endpoint.apiKey, QString());
+        std::optional<KeyRead> read;
+        c.readApiKey(QStringLiteral("GPU box"), &c, [&](const KeyRead& r) { read = r; });
+        QVERIFY(!read);
+        keyring->answerAll();
+        QVERIFY(read && read->ok);
+        QCOMPARE(read->key, QStringLiteral("sk-ring"));
+        t = c.target(QStringLiteral("GPU box"));
+        QVERIFY(t->keyKnown);
+        QCOMPARE(t->endpoint.apiKey, QStringLiteral("sk-ring"));
+    }
+
+    // Conversations follow a rename (endpointRenamed); the former name still finds the endpoint.
+    void aRenameIsAnnouncedAndTheFormerNameResolves() {
+        QTemporaryDir dir;
+        auto c = controller(dir.path());
+        QCOMPARE(c->addEndpoint(QStringLiteral("GPU box"), QStringLiteral("http://h:1/v1"), QStringLiteral("k"), QStringLiteral("m")),
+                 QString());
+        QSignalSpy renamed(c.get(), &RemoteEnginesController::endpointRenamed);
+        QCOMPARE(c->editEndpoint(QStringLiteral("GPU box"), QStringLiteral("Lab"), QStringLiteral("http://h:1/v1"), QStringLiteral("m"),
+                                 false, QString()), QString());
+        QCOMPARE(renamed.count(), 1);
+        QCOMPARE(renamed.at(0).at(0).toString(), QStringLiteral("GPU box"));
+        QCOMPARE(renamed.at(0).at(1).toString(), QStringLiteral("Lab"));
+        const std::optional<RemoteTarget> t = c->target(QStringLiteral("GPU box"));
+        QVERIFY(t);
+        QCOMPARE(t->name, QStringLiteral("Lab"));
+        QCOMPARE(t->endpoint.apiKey, QStringLiteral("k"));
+        QCOMPARE(c->formerNames(), (QList<QPair<QString, QString>>{{QStringLiteral("GPU box"), QStringLiteral("Lab")}}));
+        // Other edits are no rename.
+        QCOMPARE(c->editEndpoint(QStringLiteral("Lab"), QStringLiteral("Lab"), QStringLiteral("http://h:1/v1"), QStringLiteral("m2"),
+                                 false, QString()), QString());
+        QCOMPARE(renamed.count(), 1);
+    }
+
+    // The chat header's context: the server's listing, asked once per server, with the key.
+    void theContextOfTheChosenModelIsAskedForOnce() {
+        QTemporaryDir dir;
+        FakeOpenAiServer server;
+        server.route("/v1/models", [](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::respond(s, 200, "OK", kModels); });
+        auto c = controller(dir.path());
+        QCOMPARE(c->addEndpoint(QStringLiteral("big"), server.baseUrl(), QStringLiteral("sk-c"), QStringLiteral("Qwen/Qwen3-8B")), QString());
+        QCOMPARE(c->addEndpoint(QStringLiteral("lora"), server.baseUrl(), QString(), QStringLiteral("qwen3-8b-lora")), QString());
+        QCOMPARE(c->contextOf(QStringLiteral("big")).tokens, std::nullopt);
+        QSignalSpy contexts(c.get(), &RemoteEnginesController::contextsChanged);
+        c->askContext(QStringLiteral("big"));
+        QVERIFY(c->contextOf(QStringLiteral("big")).asking);
+        c->askContext(QStringLiteral("lora"));  // the same server: the same listing
+        QTRY_VERIFY_WITH_TIMEOUT(!c->contextOf(QStringLiteral("big")).asking, 15000);
+        QVERIFY(contexts.count() >= 1);
+        QCOMPARE(c->contextOf(QStringLiteral("big")).tokens, std::optional<qint64>(32768));
+        QCOMPARE(c->contextOf(QStringLiteral("lora")).tokens, std::nullopt);  // listed without one
+        c->askContext(QStringLiteral("big"));
+        c->askContext(QStringLiteral("lora"));
+        QVERIFY(!c->contextOf(QStringLiteral("lora")).asking);
+        QCOMPARE(server.requests().size(), 1);
+        QCOMPARE(server.requests().first().headers.value("authorization"), QByteArray("Bearer sk-c"));
     }
 
     // Refused input changes nothing and says why; the form keeps what was typed.

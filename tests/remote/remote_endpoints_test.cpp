@@ -24,7 +24,12 @@ unsigned modeOf(const QString& path) {
 }
 
 RemoteEndpointEntry entry(const char* name, const char* url, const char* model = "") {
-    return {QLatin1String(name), QUrl(QLatin1String(url)), QLatin1String(model)};
+    return {QLatin1String(name), QUrl(QLatin1String(url)), QLatin1String(model), {}};
+}
+
+// The key as the store knows it without asking a keyring (file-only stores know every key).
+QString keyOf(const RemoteEndpointStore& s, const char* name) {
+    return s.knownApiKey(QLatin1String(name)).value_or(QStringLiteral("<not known>"));
 }
 
 } // namespace
@@ -50,8 +55,8 @@ private slots:
         QCOMPARE(s.endpoints()[0].baseUrl, QUrl(QStringLiteral("http://gpu-box:8000/v1")));
         QCOMPARE(s.endpoints()[0].model, QStringLiteral("Qwen/Qwen3-8B"));
         QCOMPARE(s.endpoints()[1].model, QStringLiteral("llama3.2"));
-        QCOMPARE(s.apiKey(QStringLiteral("GPU box")), QStringLiteral("sk-secret-1"));
-        QCOMPARE(s.apiKey(QStringLiteral("laptop ollama")), QString());
+        QCOMPARE(keyOf(s, "GPU box"), QStringLiteral("sk-secret-1"));
+        QCOMPARE(keyOf(s, "laptop ollama"), QString());
         QVERIFY(s.keyStorage().contains(s.keysPath()));
         QVERIFY(!s.keysInKeyring());
     }
@@ -63,10 +68,11 @@ private slots:
         RemoteEndpointStore s(dir.path(), ApiKeyVault::Keyring::Try, QStringLiteral("Weir test endpoints"));
         QString error;
         QVERIFY2(s.load(&error), qPrintable(error));
+        QTRY_VERIFY(!s.checkingKeyring());  // the keyring's answer (a failure) comes later
         QVERIFY(s.add(entry("a", "http://h:1/v1"), QStringLiteral("sk-fallback"), &error));
         QVERIFY(!s.keysInKeyring());
         QCOMPARE(modeOf(s.keysPath()), 0600u);
-        QCOMPARE(s.apiKey(QStringLiteral("a")), QStringLiteral("sk-fallback"));
+        QCOMPARE(keyOf(s, "a"), QStringLiteral("sk-fallback"));
         // The UI can say where the key went and why.
         const QString where = s.keyStorage();
         QVERIFY2(where.contains(s.keysPath()) && where.contains(QLatin1String("readable only by you")), qPrintable(where));
@@ -94,7 +100,7 @@ private slots:
         // A new key keeps the file private.
         QVERIFY(again.setApiKey(QStringLiteral("a"), QStringLiteral("sk-new"), &error));
         QCOMPARE(modeOf(again.keysPath()), 0600u);
-        QCOMPARE(again.apiKey(QStringLiteral("a")), QStringLiteral("sk-new"));
+        QCOMPARE(keyOf(again, "a"), QStringLiteral("sk-new"));
     }
 
     void refusesBadInput() {
@@ -122,15 +128,40 @@ private slots:
         QVERIFY(s.add(entry("other", "http://h:2/v1"), QStringLiteral("k2"), &error));
         QVERIFY(!s.update(QStringLiteral("old"), entry("other", "http://h:1/v1"), &error));   // taken
         QVERIFY2(s.update(QStringLiteral("old"), entry("new", "http://h:3/v1"), &error), qPrintable(error));
-        QCOMPARE(s.apiKey(QStringLiteral("new")), QStringLiteral("k1"));
-        QCOMPARE(s.apiKey(QStringLiteral("old")), QString());
+        QCOMPARE(keyOf(s, "new"), QStringLiteral("k1"));
+        QCOMPARE(keyOf(s, "old"), QString());
         QVERIFY(s.remove(QStringLiteral("new"), &error));
         RemoteEndpointStore again(dir.path(), kFileOnly);
         QVERIFY(again.load(&error));
         QCOMPARE(again.endpoints().size(), 1);
         QCOMPARE(again.endpoints()[0].name, QStringLiteral("other"));
-        QCOMPARE(again.apiKey(QStringLiteral("new")), QString());
-        QCOMPARE(again.apiKey(QStringLiteral("other")), QStringLiteral("k2"));
+        QCOMPARE(keyOf(again, "new"), QString());
+        QCOMPARE(keyOf(again, "other"), QStringLiteral("k2"));
+    }
+
+    void aRenamedEndpointAnswersToItsFormerName() {
+        QTemporaryDir dir;
+        QString error;
+        {
+            RemoteEndpointStore s(dir.path(), kFileOnly);
+            QVERIFY(s.add(entry("GPU box", "http://h:1/v1", "m"), QStringLiteral("k1"), &error));
+            QVERIFY2(s.update(QStringLiteral("GPU box"), entry("Lab", "http://h:1/v1", "m"), &error), qPrintable(error));
+            QVERIFY2(s.update(QStringLiteral("Lab"), entry("Lab 2", "http://h:1/v1", "m"), &error), qPrintable(error));
+            QCOMPARE(s.find(QStringLiteral("GPU box")), nullptr);
+            QVERIFY(s.resolve(QStringLiteral("GPU box")));
+            QCOMPARE(s.resolve(QStringLiteral("GPU box"))->name, QStringLiteral("Lab 2"));
+            QCOMPARE(s.resolve(QStringLiteral("Lab"))->name, QStringLiteral("Lab 2"));
+            QCOMPARE(keyOf(s, "Lab 2"), QStringLiteral("k1"));
+        }
+        RemoteEndpointStore s(dir.path(), kFileOnly);
+        QVERIFY(s.load(&error));
+        QCOMPARE(s.endpoints()[0].formerNames, (QStringList{QStringLiteral("GPU box"), QStringLiteral("Lab")}));
+        // A new endpoint takes a former name over; a removed one answers to none.
+        QVERIFY(s.add(entry("GPU box", "http://other:2/v1"), {}, &error));
+        QCOMPARE(s.resolve(QStringLiteral("GPU box"))->baseUrl, QUrl(QStringLiteral("http://other:2/v1")));
+        QCOMPARE(s.endpoints()[0].formerNames, QStringList{QStringLiteral("Lab")});
+        QVERIFY(s.remove(QStringLiteral("Lab 2"), &error));
+        QCOMPARE(s.resolve(QStringLiteral("Lab")), nullptr);
     }
 
     void damagedFilesAreNamed() {

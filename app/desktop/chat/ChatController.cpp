@@ -2,7 +2,10 @@
 
 #include <QClipboard>
 #include <QGuiApplication>
+#include <QLocale>
 #include <QRandomGenerator>
+#include <algorithm>
+#include <limits>
 
 #include "chat/AgentTurns.h"
 #include "chat/ConversationTitle.h"
@@ -68,6 +71,7 @@ void ChatController::connectParts() {
         if (id == currentId()) showMessages();
     });
     connect(&list_, &ConversationController::currentChanged, this, &ChatController::currentChanged);
+    connect(this, &ChatController::currentChanged, this, &ChatController::askRemoteContext);
     connect(&list_, &ConversationController::selected, this, &ChatController::generationsChanged);
     connect(&list_, &ConversationController::removing, this, &ChatController::stopConversation);
     connect(&list_, &ConversationController::searchTextChanged, this, &ChatController::searchTextChanged);
@@ -200,8 +204,9 @@ ReplyInput ChatController::replyInput(qint64 conversationId, const ConversationS
 bool ChatController::startReply(qint64 conversationId, const ReplyStart& how) {
     auto c = storage_->conversation(conversationId);
     if (!c) return false;
-    // A remote engine's endpoint as it is now (read once: it holds the key);
-    // the reply is labelled with its model id.
+    // A remote engine's endpoint as it is now (its key when it is in memory;
+    // else the reply reads it from the keyring before it goes); the reply is
+    // labelled with its model id.
     const QString& engine = c->settings.engine;
     const std::optional<RemoteTarget> target = engine.isEmpty() || !remote_ ? std::nullopt : remote_->target(engine);
     ReplyInput in = replyInput(conversationId, c->settings, how);
@@ -260,14 +265,57 @@ QString ChatController::loadedModelName() const {
 }
 
 void ChatController::setRemoteEngines(RemoteEnginesController* remote) {
+    if (remote_) disconnect(remote_, nullptr, this, nullptr);
     remote_ = remote;
-    if (remote_) replies_.setRemoteOptions(remote_->clientOptions());
+    replies_.setRemoteEngines(remote_);
+    if (!remote_) return;
+    connect(remote_, &RemoteEnginesController::endpointRenamed, this, &ChatController::followRename);
+    connect(remote_, &RemoteEnginesController::contextsChanged, this, &ChatController::contextUsageChanged);
+    connect(remote_, &RemoteEnginesController::endpointsChanged, this, [this] {
+        askRemoteContext();
+        emit contextUsageChanged();
+    });
+    followFormerNames();  // a rename the database did not take before
+    askRemoteContext();
+}
+
+QString ChatController::currentEngine() const {
+    const QString stored = currentSettings().value(QStringLiteral("engine")).toString();
+    if (stored.isEmpty() || !remote_) return stored;
+    const std::optional<RemoteTarget> t = remote_->target(stored);
+    return t ? t->name : stored;  // a removed one keeps its name, for "(removed)"
+}
+
+void ChatController::followRename(const QString& from, const QString& to) {
+    const int moved = storage_->renameEngine(from, to);
+    // When the database refused, the endpoint still answers to its former name.
+    if (moved < 0) storageFailed(tr("Could not move the conversations on %1 to its new name %2").arg(from, to));
+    if (moved > 0) list_.announceCurrentChanged();
+}
+
+void ChatController::followFormerNames() {
+    if (!remote_) return;
+    for (const auto& [former, now] : remote_->formerNames()) followRename(former, now);
+}
+
+qint64 ChatController::importConversation(const QUrl& file) {
+    const qint64 id = list_.importConversation(file);
+    if (id) followFormerNames();  // an export names the engine as it was called then
+    return id;
+}
+
+void ChatController::askRemoteContext() {
+    const QString engine = currentEngine();
+    if (remote_ && !engine.isEmpty()) remote_->askContext(engine);
 }
 
 void ChatController::setEngine(qint64 conversationId, const QString& engine) {
     if (!conversationId) return;
     list_.setSettingsOf(conversationId, {{QStringLiteral("engine"), engine}});
-    if (conversationId == currentId()) emit contextUsageChanged();
+    if (conversationId == currentId()) {
+        askRemoteContext();
+        emit contextUsageChanged();
+    }
 }
 
 void ChatController::flushView() {
@@ -280,10 +328,34 @@ void ChatController::flushView() {
 }
 
 int ChatController::contextTokens() const {
-    // The local model's context says nothing of a remote engine's.
-    if (!engine_->ready() || !currentEngine().isEmpty()) return 0;
+    const QString remote = currentEngine();
+    if (!remote.isEmpty()) {
+        // The local model's context says nothing of a remote engine's: its server's listing does.
+        const std::optional<qint64> tokens = remote_ ? remote_->contextOf(remote).tokens : std::nullopt;
+        return tokens && *tokens > 0 ? int(std::min<qint64>(*tokens, std::numeric_limits<int>::max())) : 0;
+    }
+    if (!engine_->ready()) return 0;
     const int fromModel = engine_->modelInfo().value(QStringLiteral("contextTokens")).toInt();
     return fromModel > 0 ? fromModel : replies_.lastContextTokens();
+}
+
+QString ChatController::contextNote() const {
+    const QString remote = currentEngine();
+    if (remote.isEmpty() || !remote_ || contextTokens() > 0) return {};
+    const std::optional<RemoteTarget> t = remote_->target(remote);
+    if (!t || t->model.isEmpty()) return {};  // removed, or no model: the chooser and the reply say so
+    if (remote_->contextOf(remote).asking) return tr("asking %1 for its context\u2026").arg(t->name);
+    return tr("context not reported by %1").arg(t->name);
+}
+
+QString ChatController::contextText() const {
+    if (!currentId()) return {};
+    const QLocale locale;
+    const int used = contextUsed(), context = contextTokens();
+    if (context > 0) return tr("%1 / %2 tokens").arg(locale.toString(used), locale.toString(context));
+    const QString note = contextNote();
+    if (note.isEmpty()) return {};
+    return used > 0 ? tr("%1 tokens \u00b7 %2").arg(locale.toString(used), note) : note;
 }
 
 int ChatController::contextUsed() const {

@@ -84,10 +84,14 @@ class ChatController : public QObject {
     Q_PROPERTY(int unsavedCount READ unsavedCount NOTIFY saveProblemChanged)
     // How much of the model's context the open conversation uses (its latest
     // reply's prompt and completion, or the prompt of the reply being written),
-    // and the context (0 while no model is loaded, and for a conversation on
-    // a remote engine).
+    // and the context: the local model's (0 while none is loaded), or for a
+    // conversation on a remote engine what its server lists for the model
+    // (0 while it has not said). contextNote says why a remote context is
+    // missing ("context not reported by NAME"); contextText is the header's line.
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextUsageChanged)
     Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextUsageChanged)
+    Q_PROPERTY(QString contextNote READ contextNote NOTIFY contextUsageChanged)
+    Q_PROPERTY(QString contextText READ contextText NOTIFY contextUsageChanged)
     // The context policy of conversations that have none of their own
     // ("stop", "dropOldest", "rollingWindow"; ContextFit.h).
     Q_PROPERTY(QString defaultContextPolicy READ defaultContextPolicy WRITE setDefaultContextPolicy NOTIFY
@@ -97,7 +101,8 @@ class ChatController : public QObject {
     Q_PROPERTY(bool toolsAvailable READ toolsAvailable CONSTANT)
     Q_PROPERTY(int maxAgentSteps READ maxAgentSteps WRITE setMaxAgentSteps NOTIFY maxAgentStepsChanged)
     // The engine the open conversation's replies go to: "" (the local
-    // engine) or the name of a remote endpoint (setEngine).
+    // engine) or the name of a remote endpoint (setEngine), as it is called
+    // now when it was renamed.
     Q_PROPERTY(QString currentEngine READ currentEngine NOTIFY currentChanged)
 
 public:
@@ -136,8 +141,11 @@ public:
 
     // The remote engines a conversation may use instead of the local one.
     // Without them, a conversation on a remote engine fails its replies.
+    // Conversations follow a renamed endpoint (the database is told at once,
+    // and again at start and after an import for names the endpoints
+    // remember as former ones); a removed one stays named in them.
     void setRemoteEngines(RemoteEnginesController* remote);
-    QString currentEngine() const { return currentSettings().value(QStringLiteral("engine")).toString(); }
+    QString currentEngine() const;
     // "" for the local engine, else a remote endpoint's name.
     Q_INVOKABLE void setEngine(qint64 conversationId, const QString& engine);
     bool currentToolsEnabled() const;
@@ -205,7 +213,7 @@ public:
     Q_INVOKABLE bool exportConversation(qint64 id, const QUrl& file, const QString& format) {
         return list_.exportConversation(id, file, format);
     }
-    Q_INVOKABLE qint64 importConversation(const QUrl& file) { return list_.importConversation(file); }
+    Q_INVOKABLE qint64 importConversation(const QUrl& file);
     Q_INVOKABLE QString suggestedFileName(qint64 id, const QString& format) const {
         return list_.suggestedFileName(id, format);
     }
@@ -215,6 +223,8 @@ public:
 
     int contextUsed() const;
     int contextTokens() const;
+    QString contextNote() const;
+    QString contextText() const;
     QString defaultContextPolicy() const { return defaultContextPolicy_; }
     void setDefaultContextPolicy(const QString& policy);
 
@@ -264,6 +274,12 @@ private:
     // What a reply stores as the model that wrote it: the loaded model's name, else its file name.
     QString loadedModelName() const;
     void storageFailed(const QString& what);
+    // Conversations on `from` go to `to` (an endpoint renamed).
+    void followRename(const QString& from, const QString& to);
+    // Every former name the endpoints remember, to the name they have now.
+    void followFormerNames();
+    // The open conversation's remote engine is asked for its model's context.
+    void askRemoteContext();
     bool busy(qint64 conversationId) const {
         return replies_.forConversation(conversationId) || toolCalls_.waiting(conversationId);
     }

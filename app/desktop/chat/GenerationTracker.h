@@ -79,7 +79,11 @@ public:
     // the OpenAI request (RemoteChatBody.h).
     const LiveReply& startRemote(qint64 conversationId, const ReplyPlan& plan, int step, const QString& engineName,
                                  const std::optional<RemoteTarget>& target, const QJsonObject& body);
-    void setRemoteOptions(const weir::remote::RemoteClientOptions& options) { remote_.setClientOptions(options); }
+    // The remote engines: their client options, and where keys are read.
+    void setRemoteEngines(RemoteEnginesController* engines) {
+        remote_.setEngines(engines);
+        if (engines) remote_.setClientOptions(engines->clientOptions());
+    }
     LiveReply* forConversation(qint64 conversationId);
     const LiveReply* forConversation(qint64 conversationId) const;
     int count() const { return int(replies_.size()); }

@@ -5,6 +5,7 @@
 
 namespace weir::desktop {
 
+using weir::remote::KeyRead;
 using weir::remote::RemoteChatClient;
 using weir::remote::RemoteError;
 using weir::remote::RemoteUsage;
@@ -24,12 +25,37 @@ quint64 RemoteReplySource::start(const QString& engineName, const std::optional<
                           .arg(engineName));
     const quint64 ticket = kTicketBit | next_++;
     auto r = std::make_unique<Request>();
-    r->client = std::make_unique<RemoteChatClient>(target->endpoint, options_);
-    connectClient(ticket, r->client.get());
+    r->model = target->model;
+    r->body = body;
     r->clock.start();
     Request& request = *requests_.emplace(ticket, std::move(r)).first->second;
-    request.clientId = request.client->startChat(target->model, body);
+    if (target->keyKnown || !engines_) {
+        send(ticket, request, target->endpoint);
+        return ticket;
+    }
+    // The key is in the keyring: the request goes when it answers.
+    engines_->readApiKey(target->name, this, [this, ticket, endpoint = target->endpoint, name = target->name](const KeyRead& key) {
+        auto it = requests_.find(ticket);
+        if (it == requests_.end()) return;  // stopped while the key was read
+        if (!key.ok) {
+            take(ticket);
+            emit failed(ticket, tr("Could not read the API key of the remote engine \u2018%1\u2019 from the system keyring: %2 "
+                                   "\u2014 try again, or enter the key again in Settings \u203a Remote engines")
+                                    .arg(name, key.problem));
+            return;
+        }
+        weir::remote::RemoteEndpoint withKey = endpoint;
+        withKey.apiKey = key.key;
+        send(ticket, *it->second, withKey);
+    });
     return ticket;
+}
+
+void RemoteReplySource::send(quint64 ticket, Request& r, const weir::remote::RemoteEndpoint& endpoint) {
+    r.client = std::make_unique<RemoteChatClient>(endpoint, options_);
+    connectClient(ticket, r.client.get());
+    r.clientId = r.client->startChat(r.model, r.body);
+    r.body = {};
 }
 
 quint64 RemoteReplySource::refuse(const QString& message) {
@@ -48,6 +74,11 @@ void RemoteReplySource::cancel(quint64 ticket) {
     }
     auto it = requests_.find(ticket);
     if (it == requests_.end()) return;
+    if (!it->second->client) {  // its key is still being read: nothing was sent
+        take(ticket);
+        emit cancelled(ticket);
+        return;
+    }
     // The client ends the request with `cancelled`, which ends it here too.
     it->second->client->cancel(it->second->clientId);
 }
@@ -116,7 +147,7 @@ std::unique_ptr<RemoteReplySource::Request> RemoteReplySource::take(quint64 tick
     std::unique_ptr<Request> r = std::move(it->second);
     requests_.erase(it);
     // The client is inside its own signal: it goes when that has returned.
-    r->client.release()->deleteLater();
+    if (r->client) r->client.release()->deleteLater();
     return r;
 }
 

@@ -5,9 +5,13 @@
 // streamed), failed (the error in plain words) or cancelled. Each request gets
 // its own client, so cancelling closes its connection and nothing else.
 // Tickets carry kTicketBit, so they never meet the engine host's.
+// A key the keyring has not given yet is read first (nothing waits for it);
+// Stop while it is read ends the request at once, and the key, when it
+// comes, finds nothing to start.
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QObject>
+#include <QPointer>
 #include <QSet>
 #include <map>
 #include <memory>
@@ -33,6 +37,8 @@ public:
     ~RemoteReplySource() override;
 
     void setClientOptions(const weir::remote::RemoteClientOptions& options) { options_ = options; }
+    // Where keys not yet in memory are read (without it they go unread, as none).
+    void setEngines(RemoteEnginesController* engines) { engines_ = engines; }
 
     // Starts `body` on the engine `engineName` (`target`: what its endpoint is
     // now, none when it was removed). A reply that cannot start fails on the
@@ -54,7 +60,9 @@ private:
         QString id, name, arguments;
     };
     struct Request {
-        std::unique_ptr<weir::remote::RemoteChatClient> client;
+        std::unique_ptr<weir::remote::RemoteChatClient> client;  // none while the key is read
+        QString model;
+        QJsonObject body;                  // until the request is sent
         quint64 clientId = 0;
         QElapsedTimer clock;
         double firstTokenMs = -1;
@@ -63,6 +71,7 @@ private:
     };
 
     quint64 refuse(const QString& message);
+    void send(quint64 ticket, Request& r, const weir::remote::RemoteEndpoint& endpoint);
     void connectClient(quint64 ticket, weir::remote::RemoteChatClient* client);
     void onText(quint64 ticket, const QString& text, bool reasoning);
     void onFinished(quint64 ticket, const QString& finishReason, const weir::remote::RemoteUsage& usage);
@@ -70,6 +79,7 @@ private:
     std::unique_ptr<Request> take(quint64 ticket);
 
     weir::remote::RemoteClientOptions options_;
+    QPointer<RemoteEnginesController> engines_;
     quint64 next_ = 1;
     std::unordered_map<quint64, std::unique_ptr<Request>> requests_;
     QSet<quint64> refused_;  // failed at start, to be told on the next turn

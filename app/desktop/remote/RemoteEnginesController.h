@@ -6,10 +6,13 @@
 // is asynchronous; failures come back in plain words (RemoteError), and a
 // refused edit changes nothing, so the page keeps what was typed.
 //
-// The chat side asks target(name) for what it needs to talk to an engine.
+// The chat side asks target(name) for what it needs to talk to an engine;
+// the key comes with it when it is in memory, else from readApiKey, which
+// never waits on the UI thread (the keyring answers later).
 #include <QHash>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 #include <memory>
@@ -22,10 +25,17 @@ namespace weir::desktop {
 
 // A remote engine as a conversation uses it.
 struct RemoteTarget {
-    QString name;
-    weir::remote::RemoteEndpoint endpoint;   // base URL and API key
+    QString name;                            // as it is called now
+    weir::remote::RemoteEndpoint endpoint;   // base URL and API key (when keyKnown)
+    bool keyKnown = true;                    // false: the key is in the keyring, not read yet
     QString model;                           // empty until the user chose one
     std::optional<qint64> contextLength;     // from the last model listing, when the server said
+};
+
+// What the chat header can say of a remote model's context.
+struct RemoteContext {
+    std::optional<qint64> tokens;  // the model's context length, when the server said
+    bool asking = false;           // its models are being listed
 };
 
 class RemoteEnginesController : public QObject {
@@ -38,6 +48,9 @@ class RemoteEnginesController : public QObject {
     // "API keys are kept in the system keyring." or the file and why.
     Q_PROPERTY(QString keyStorage READ keyStorage NOTIFY endpointsChanged)
     Q_PROPERTY(bool keysInKeyring READ keysInKeyring NOTIFY endpointsChanged)
+    // A key that could not be saved after the form was accepted (the keyring
+    // answers later), in a sentence; "" when none.
+    Q_PROPERTY(QString keyProblem READ keyProblem NOTIFY keyProblemChanged)
     // A damaged remote-endpoints.json at start ("" when it read fine).
     Q_PROPERTY(QString loadProblem READ loadProblem CONSTANT)
     // The connection test: "" (none yet), "testing", "ok" or "failed".
@@ -51,21 +64,38 @@ public:
     explicit RemoteEnginesController(const QString& folder,
                                      weir::remote::ApiKeyVault::Keyring keyring = weir::remote::ApiKeyVault::Keyring::Try,
                                      const weir::remote::RemoteClientOptions& options = {}, QObject* parent = nullptr);
+    // With a keyring of the caller's (tests: one that answers late or fails); none: the file only.
+    RemoteEnginesController(const QString& folder, std::unique_ptr<weir::remote::KeyringBackend> keyring,
+                            const weir::remote::RemoteClientOptions& options = {}, QObject* parent = nullptr);
     ~RemoteEnginesController() override;
 
     QVariantList endpoints() const;
     QStringList names() const;
     QString keyStorage() const;
     bool keysInKeyring() const { return store_.keysInKeyring(); }
+    QString keyProblem() const { return keyProblem_; }
     QString loadProblem() const { return loadProblem_; }
     QString testState() const { return testState_; }
     QString testMessage() const { return testMessage_; }
     QVariantList testModels() const { return testModels_; }
     const weir::remote::RemoteClientOptions& clientOptions() const { return options_; }
 
-    // What a conversation needs to use the engine `name`; none when no
-    // endpoint has that name. Reads the key (from the keyring, when it is there).
+    // What a conversation needs to use the engine `name` (or the one that
+    // was called so before a rename); none when no endpoint has that name.
+    // Never waits: keyKnown is false when the key must come from readApiKey.
     std::optional<RemoteTarget> target(const QString& name) const;
+    // Runs `done` once with the key of `name`: at once when it is in memory,
+    // else when the keyring answers or gives up; never after `context` is gone.
+    void readApiKey(const QString& name, QObject* context, weir::remote::ApiKeyVault::ReadDone done);
+    // Each endpoint's former names, as (former, current) pairs.
+    QList<QPair<QString, QString>> formerNames() const;
+    void setKeyringWaitMs(int ms) { store_.setKeyringWaitMs(ms); }
+
+    // The context of the model `name` uses, as far as its server said.
+    RemoteContext contextOf(const QString& name) const;
+    // Lists the models of `name`'s server for contextOf, once (again after an
+    // edit); contextsChanged when it answered.
+    void askContext(const QString& name);
 
     // Remembers what a server listed (the pool monitor lists them too), for
     // the context lengths in target().
@@ -98,19 +128,36 @@ public:
 signals:
     void endpointsChanged();
     void testChanged();
+    void keyProblemChanged();
+    // An endpoint was renamed: what used `from` now uses `to`.
+    void endpointRenamed(const QString& from, const QString& to);
+    void contextsChanged();
 
 private:
+    void init();
     void setTest(const QString& state, const QString& message, const QVariantList& models = {});
+    void startTest(const QUrl& url, const QString& key);
     std::optional<qint64> knownContextLength(const QUrl& baseUrl, const QString& model) const;
+    void listForContext(const QUrl& baseUrl, const QString& key);
+    // What a key change reports: a problem known at once is returned; one
+    // that comes later (the keyring answered) becomes keyProblem.
+    struct KeyReport;
+    weir::remote::RemoteEndpointStore::KeyDone keyOutcome(const std::shared_ptr<KeyReport>& report);
+    void setKeyProblem(const QString& problem);
 
     weir::remote::RemoteClientOptions options_;
     mutable weir::remote::RemoteEndpointStore store_;
     QString loadProblem_;
+    QString keyProblem_;
     QString testState_, testMessage_;
+    quint64 testGeneration_ = 0;  // a key read for an older test finds a newer one
     QVariantList testModels_;
     std::unique_ptr<weir::remote::RemoteChatClient> testClient_;
     // The models each server listed last (by normalized base URL), for context lengths.
     QHash<QString, QList<weir::remote::RemoteModel>> listed_;
+    // Listings for the chat header's context: in flight, and those that failed (by URL).
+    QHash<QString, QPointer<weir::remote::RemoteChatClient>> contextListings_;
+    QSet<QString> contextUnlisted_;
 };
 
 } // namespace weir::desktop

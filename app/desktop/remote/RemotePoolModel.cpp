@@ -99,21 +99,34 @@ void RemotePoolModel::restart() {
         updateSizing();
     }
     if (t && active_) {
-        poller_ = new RemotePoolPoller(t->endpoint, engines_->clientOptions(), this);
-        connect(poller_, &RemotePoolPoller::statusRead, this, &RemotePoolModel::setStatus);
-        poller_->start(intervalMs_);
-        // The sizing line needs the model's context length: ask once.
-        if (!contextLength_ && !model_.isEmpty()) listModels();
+        if (t->keyKnown) {
+            startPolling(t->endpoint);
+        } else {
+            // The key is in the keyring: poll once it has answered (or without it when it failed).
+            engines_->readApiKey(endpointName_, this, [this, name = endpointName_, base = t->endpoint.baseUrl](const KeyRead& r) {
+                if (name != endpointName_ || !active_ || poller_) return;
+                apiKey_ = r.key;
+                const bool was = polling();
+                startPolling({base, r.key});
+                if (was != polling()) emit pollingChanged();
+            });
+        }
     }
     if (wasPolling != polling()) emit pollingChanged();
 }
 
-void RemotePoolModel::listModels() {
-    const std::optional<RemoteTarget> t = engines_ ? engines_->target(endpointName_) : std::nullopt;
-    if (!t) return;
-    modelsClient_ = new RemoteChatClient(t->endpoint, engines_->clientOptions(), this);
+void RemotePoolModel::startPolling(const RemoteEndpoint& endpoint) {
+    poller_ = new RemotePoolPoller(endpoint, engines_->clientOptions(), this);
+    connect(poller_, &RemotePoolPoller::statusRead, this, &RemotePoolModel::setStatus);
+    poller_->start(intervalMs_);
+    // The sizing line needs the model's context length: ask once.
+    if (!contextLength_ && !model_.isEmpty()) listModels(endpoint);
+}
+
+void RemotePoolModel::listModels(const RemoteEndpoint& endpoint) {
+    modelsClient_ = new RemoteChatClient(endpoint, engines_->clientOptions(), this);
     RemoteChatClient* client = modelsClient_;
-    const QUrl base = t->endpoint.baseUrl;
+    const QUrl base = endpoint.baseUrl;
     connect(client, &RemoteChatClient::modelsListed, this, [this, client, base](quint64, const QList<RemoteModel>& models) {
         if (engines_) engines_->noteModels(base, models);
         for (const RemoteModel& m : models)

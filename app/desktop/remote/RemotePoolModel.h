@@ -19,6 +19,7 @@
 namespace weir::remote {
 class RemoteChatClient;
 class RemotePoolPoller;
+struct RemoteEndpoint;
 }
 
 namespace weir::desktop {
@@ -91,7 +92,8 @@ private:
     void restart();
     void stopPolling();
     void updateSizing();
-    void listModels();
+    void startPolling(const weir::remote::RemoteEndpoint& endpoint);
+    void listModels(const weir::remote::RemoteEndpoint& endpoint);
 
     QPointer<RemoteEnginesController> engines_;
     QString endpointName_, serverUrl_, model_, apiKey_;

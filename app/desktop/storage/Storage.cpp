@@ -456,6 +456,19 @@ bool Storage::setConversationSettings(qint64 id, const ConversationSettings& s) 
     return q.numRowsAffected() == 1;
 }
 
+int Storage::renameEngine(const QString& from, const QString& to) {
+    if (from.isEmpty() || from == to) return 0;  // "" is the local engine, never renamed
+    QSqlQuery q(db());
+    const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET engine = ? WHERE engine = ?"));
+    q.addBindValue(text(to));
+    q.addBindValue(text(from));
+    if (!ready || !q.exec()) {
+        fail(QStringLiteral("cannot move conversations from engine %1 to %2").arg(from, to), q.lastError());
+        return -1;
+    }
+    return q.numRowsAffected();
+}
+
 bool Storage::touchConversation(qint64 id) {
     QSqlQuery q(db());
     const bool ready = q.prepare(QStringLiteral("UPDATE conversations SET updated_at = ? WHERE id = ?"));

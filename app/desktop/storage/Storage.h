@@ -104,6 +104,10 @@ public:
     std::optional<ConversationRecord> conversation(qint64 id);
     bool renameConversation(qint64 id, const QString& title);
     bool setConversationSettings(qint64 id, const ConversationSettings& settings);
+    // Every conversation (deleted ones too) on the remote engine `from` moves
+    // to `to`, in one statement: a renamed endpoint keeps its conversations.
+    // How many moved; -1 when the database refused.
+    int renameEngine(const QString& from, const QString& to);
     bool touchConversation(qint64 id);
     bool setConversationDeleted(qint64 id, bool deleted);  // soft delete, undoable
     bool deleteConversation(qint64 id);                    // for good, with its messages
