@@ -131,12 +131,34 @@ void readSglang(RemotePoolStatus& s, const MetricsScrape& now, const MetricsScra
         s.kvCapacityTokens = qint64(*cap);
 }
 
+// llama.cpp counts the prompt tokens it computed and those it found in a
+// slot's cache apart: the cached share of all prompt tokens, over the
+// interval when both scrapes have them and prompts came, else over the
+// server's lifetime.
+std::optional<double> llamaCppCachedShare(const MetricsScrape& now, const MetricsScrape* prev) {
+    const QStringList cached{QStringLiteral("llamacpp:prompt_tokens_cached_total")};
+    const QStringList computed{QStringLiteral("llamacpp:prompt_tokens_total")};
+    const std::optional<double> h = sumOf(now.text, cached), c = sumOf(now.text, computed);
+    if (!h || !c) return std::nullopt;
+    if (prev) {
+        const std::optional<double> ph = sumOf(prev->text, cached), pc = sumOf(prev->text, computed);
+        if (ph && pc && *h >= *ph && *c >= *pc && (*h - *ph) + (*c - *pc) > 0)
+            return std::clamp((*h - *ph) / ((*h - *ph) + (*c - *pc)), 0.0, 1.0);
+    }
+    if (*h + *c <= 0) return std::nullopt;
+    return std::clamp(*h / (*h + *c), 0.0, 1.0);
+}
+
 void readLlamaCpp(RemotePoolStatus& s, const MetricsScrape& now, const MetricsScrape* prev) {
     const PromText& t = now.text;
+    // Older servers only; newer ones get it from /slots (addLlamaCppSlots).
     s.kvUsage = fraction(meanOf(t, {QStringLiteral("llamacpp:kv_cache_usage_ratio")}));
     s.running = countOf(t, {QStringLiteral("llamacpp:requests_processing")});
     s.waiting = countOf(t, {QStringLiteral("llamacpp:requests_deferred")});
+    s.prefixHitRate = llamaCppCachedShare(now, prev);
     s.tokensPerSecond = ratePerSecond(now, prev, {QStringLiteral("llamacpp:tokens_predicted_total")});
+    // The server's own recent decode rate serves for a first reading.
+    if (!s.tokensPerSecond) s.tokensPerSecond = sumOf(t, {QStringLiteral("llamacpp:predicted_tokens_seconds")});
 }
 
 } // namespace
@@ -168,18 +190,27 @@ RemotePoolStatus poolStatusFromMetrics(const MetricsScrape& now, const MetricsSc
 
 void addLlamaCppSlots(RemotePoolStatus& s, const QJsonArray& slotList) {
     if (slotList.isEmpty()) return;
+    const QString slotsPage = QStringLiteral("llama.cpp server /slots");
     int busy = 0;
-    qint64 ctx = 0;
+    qint64 ctx = 0, held = 0;
     for (const QJsonValue& v : slotList) {
         const QJsonObject o = v.toObject();
         if (o.value(QStringLiteral("is_processing")).toBool()) ++busy;
         ctx += o.value(QStringLiteral("n_ctx")).toInteger();
+        // The tokens the slot's cache holds: its last prompt and the reply so far.
+        held += o.value(QStringLiteral("n_prompt_tokens")).toInteger();
     }
     s.maxRunning = int(slotList.size());
     if (ctx > 0) s.kvCapacityTokens = ctx;
     if (!s.running) {
         s.running = busy;
+        s.sourceOf.insert(QStringLiteral("running"), slotsPage);
         s.notes.removeIf([](const QString& n) { return n.startsWith(QLatin1String("running requests:")); });
+    }
+    if (!s.kvUsage && ctx > 0) {
+        s.kvUsage = std::clamp(double(held) / double(ctx), 0.0, 1.0);
+        s.sourceOf.insert(QStringLiteral("kvUsage"), slotsPage);
+        s.notes.removeIf([](const QString& n) { return n.startsWith(QLatin1String("KV cache usage:")); });
     }
     if (s.source == RemoteSource::Unknown) s.source = RemoteSource::LlamaCpp;
 }

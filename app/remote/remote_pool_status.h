@@ -4,6 +4,7 @@
 // /slots, Weir's own /v1/cache/status and /v1/stats, Ollama's /api/ps. Every
 // gauge is optional: a server that does not expose it leaves it empty, which
 // the monitor shows as "not exposed" rather than as zero.
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
@@ -29,6 +30,9 @@ struct RemotePoolStatus {
     std::optional<double> prefixHitRate;      // 0..1: share of prompt tokens (or blocks) found cached
     std::optional<double> tokensPerSecond;    // generated tokens per second
     QStringList loadedModels;                 // Ollama: the models in memory
+    // Where a gauge was read when not from `source`'s own page, by the gauge's
+    // key ("kvUsage", "running"): llama.cpp's /slots fills what its /metrics lacks.
+    QHash<QString, QString> sourceOf;
     QStringList notes;                        // why something is missing, in plain words
 };
 
@@ -48,8 +52,9 @@ RemoteSource detectMetricsSource(const PromText& text);
 RemotePoolStatus poolStatusFromMetrics(const MetricsScrape& now, const MetricsScrape* previous = nullptr);
 
 // llama.cpp's GET /slots (an array, one object per slot): the number of slots
-// and the context they hold; fills running from the busy slots when the
-// metrics did not.
+// and the context they hold; fills running from the busy slots, and the KV
+// cache in use from the tokens each slot's cache holds, when the metrics did
+// not (servers since mid-2025 dropped their KV gauges from /metrics).
 void addLlamaCppSlots(RemotePoolStatus& status, const QJsonArray& slotList);
 
 // Weir's GET /v1/cache/status and, when read, GET /v1/stats.

@@ -570,13 +570,16 @@ private slots:
         ReplyPlan agent;
         agent.agent = true;
         agent.chat.messagesJson = R"([{"role":"user","content":"hi"}])";
-        agent.chat.toolsJson = R"([{"type":"function","function":{"name":"calculator","parameters":{}}}])";
+        agent.chat.toolsJson = R"([{"type":"function","function":{"name":"current_datetime","parameters":{}}},
+                                   {"type":"function","function":{"name":"calculator","parameters":{}}}])";
         agent.chat.toolChoice.mode = weir::ToolChoice::Mode::Function;
         agent.chat.toolChoice.function = "calculator";
         ConversationSettings settings;  // seed -1: random, not sent
         QJsonObject body = remoteChatBody(agent, settings);
-        QCOMPARE(body["tool_choice"].toObject()["function"].toObject()["name"].toString(), QStringLiteral("calculator"));
+        // "required" with the forced tool alone: llama.cpp's server ignores a named tool_choice.
+        QCOMPARE(body["tool_choice"].toString(), QStringLiteral("required"));
         QCOMPARE(body["tools"].toArray().size(), 1);
+        QCOMPARE(body["tools"][0]["function"]["name"].toString(), QStringLiteral("calculator"));
         QVERIFY(!body.contains("seed"));
 
         ReplyPlan cont;

@@ -139,6 +139,34 @@ private slots:
         QCOMPARE(s.maxRunning.value_or(-1), 3);
     }
 
+    // llama.cpp since mid-2025 (the one llama-cpp-python 0.3.36 vendors): no
+    // KV gauge in /metrics, cached prompt tokens counted apart, its own decode
+    // rate as a gauge; the KV cache in use comes from what the slots hold.
+    void llamaCppWithoutKvGaugeUsesSlotsForKv() {
+        RemotePoolStatus s = poolStatusFromMetrics(scrape("# TYPE llamacpp:prompt_tokens_total counter\n"
+                                                          "llamacpp:prompt_tokens_total 300\n"
+                                                          "# TYPE llamacpp:prompt_tokens_cached_total counter\n"
+                                                          "llamacpp:prompt_tokens_cached_total 100\n"
+                                                          "# TYPE llamacpp:tokens_predicted_total counter\n"
+                                                          "llamacpp:tokens_predicted_total 50\n"
+                                                          "# TYPE llamacpp:predicted_tokens_seconds gauge\n"
+                                                          "llamacpp:predicted_tokens_seconds 42.5\n"
+                                                          "# TYPE llamacpp:requests_processing gauge\n"
+                                                          "llamacpp:requests_processing 1\n"
+                                                          "# TYPE llamacpp:requests_deferred gauge\n"
+                                                          "llamacpp:requests_deferred 0\n", 0));
+        QCOMPARE(s.prefixHitRate.value_or(-1), 0.25);     // 100 cached of 400
+        QCOMPARE(s.tokensPerSecond.value_or(-1), 42.5);   // the server's own rate, for a first reading
+        QVERIFY(!s.kvUsage);
+        addLlamaCppSlots(s, QJsonDocument::fromJson(R"([{"id":0,"n_ctx":1024,"is_processing":true,"n_prompt_tokens":256},
+                                                        {"id":1,"n_ctx":1024,"is_processing":false,"n_prompt_tokens":256}])").array());
+        QCOMPARE(s.kvUsage.value_or(-1), 0.25);           // 512 of 2048 held
+        QCOMPARE(s.sourceOf.value(QStringLiteral("kvUsage")), QStringLiteral("llama.cpp server /slots"));
+        QVERIFY(!notes(s, "KV cache usage"));
+        QCOMPARE(s.running.value_or(-1), 1);
+        QVERIFY(!s.sourceOf.contains(QStringLiteral("running")));   // from /metrics
+    }
+
     void unknownPageSaysSo() {
         const RemotePoolStatus s = poolStatusFromMetrics(scrape("process_cpu_seconds_total 12\n", 0));
         QCOMPARE(s.source, RemoteSource::Unknown);

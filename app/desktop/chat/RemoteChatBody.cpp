@@ -17,16 +17,27 @@ QJsonArray plainMessages(const std::vector<Message>& turns) {
     return out;
 }
 
-// OpenAI's tool_choice; none for "auto" (the server's default).
+// OpenAI's tool_choice; none for "auto" (the server's default). A forced
+// function goes as "required" with that tool alone offered (toolsFor): the
+// same constraint, in the form every server reads. llama.cpp's server takes
+// tool_choice only as a string and answers a named one as "auto", silently.
 QJsonValue toolChoiceOf(const ToolChoice& choice) {
     switch (choice.mode) {
     case ToolChoice::Mode::None: return QStringLiteral("none");
-    case ToolChoice::Mode::Required: return QStringLiteral("required");
-    case ToolChoice::Mode::Function:
-        return QJsonObject{{"type", "function"}, {"function", QJsonObject{{"name", QString::fromStdString(choice.function)}}}};
+    case ToolChoice::Mode::Required:
+    case ToolChoice::Mode::Function: return QStringLiteral("required");
     case ToolChoice::Mode::Auto: break;
     }
     return QJsonValue::Undefined;
+}
+
+QJsonArray toolsFor(const QJsonArray& tools, const ToolChoice& choice) {
+    if (choice.mode != ToolChoice::Mode::Function) return tools;
+    const QString forced = QString::fromStdString(choice.function);
+    QJsonArray only;
+    for (const QJsonValue& t : tools)
+        if (t[QLatin1String("function")][QLatin1String("name")].toString() == forced) only.append(t);
+    return only;
 }
 
 } // namespace
@@ -35,7 +46,7 @@ QJsonObject remoteChatBody(const ReplyPlan& plan, const ConversationSettings& se
     QJsonObject body;
     if (plan.agent) {
         body.insert(QStringLiteral("messages"), jsonArray(plan.chat.messagesJson));
-        if (const QJsonArray tools = jsonArray(plan.chat.toolsJson); !tools.isEmpty()) {
+        if (const QJsonArray tools = toolsFor(jsonArray(plan.chat.toolsJson), plan.chat.toolChoice); !tools.isEmpty()) {
             body.insert(QStringLiteral("tools"), tools);
             // A forced call is the server's tool_choice here, not a local constraint.
             if (const QJsonValue choice = toolChoiceOf(plan.chat.toolChoice); !choice.isUndefined())

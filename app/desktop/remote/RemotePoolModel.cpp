@@ -153,22 +153,24 @@ QString RemotePoolModel::source() const { return status_ ? remoteSourceName(stat
 
 QVariantList RemotePoolModel::gauges() const {
     const RemotePoolStatus s = status_.value_or(RemotePoolStatus{});
-    const QString from = remoteSourceName(s.source);
+    // Each gauge names where it was read: the server's main page, or /slots for what llama.cpp's /metrics lacks.
+    const QString page = remoteSourceName(s.source);
+    auto from = [&](const char* key) { return s.sourceOf.value(QLatin1String(key), page); };
     QVariantList out;
     const QString capacity = s.kvCapacityTokens ? QStringLiteral("of %1 tokens").arg(number(*s.kvCapacityTokens)) : QString();
     out << gauge(QStringLiteral("kvUsage"), QStringLiteral("KV cache in use"), s.kvUsage.has_value(),
-                 s.kvUsage ? percent(*s.kvUsage) : QString(), s.kvUsage.value_or(0), from, capacity);
+                 s.kvUsage ? percent(*s.kvUsage) : QString(), s.kvUsage.value_or(0), from("kvUsage"), capacity);
     const QString most = s.maxRunning ? QStringLiteral("of %1 at most").arg(number(*s.maxRunning)) : QString();
     const double runningShare = s.running && s.maxRunning && *s.maxRunning > 0 ? double(*s.running) / *s.maxRunning : -1.0;
     out << gauge(QStringLiteral("running"), QStringLiteral("Running"), s.running.has_value(),
-                 s.running ? number(*s.running) : QString(), runningShare, from, most);
+                 s.running ? number(*s.running) : QString(), runningShare, from("running"), most);
     out << gauge(QStringLiteral("waiting"), QStringLiteral("Waiting"), s.waiting.has_value(),
-                 s.waiting ? number(*s.waiting) : QString(), -1.0, from);
+                 s.waiting ? number(*s.waiting) : QString(), -1.0, from("waiting"));
     out << gauge(QStringLiteral("prefixHitRate"), QStringLiteral("Prefix-cache hit rate"), s.prefixHitRate.has_value(),
-                 s.prefixHitRate ? percent(*s.prefixHitRate) : QString(), s.prefixHitRate.value_or(0), from);
+                 s.prefixHitRate ? percent(*s.prefixHitRate) : QString(), s.prefixHitRate.value_or(0), from("prefixHitRate"));
     const double tps = s.tokensPerSecond.value_or(0);
     out << gauge(QStringLiteral("tokensPerSecond"), QStringLiteral("Tokens/s"), s.tokensPerSecond.has_value(),
-                 QLocale().toString(tps, 'f', tps < 100 ? 1 : 0), -1.0, from);
+                 QLocale().toString(tps, 'f', tps < 100 ? 1 : 0), -1.0, from("tokensPerSecond"));
     return out;
 }
 
