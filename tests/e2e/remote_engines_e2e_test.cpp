@@ -19,6 +19,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <csignal>
+#include <sys/prctl.h>
 
 #include "AppDriver.h"
 #include "DesktopApp.h"
@@ -149,6 +151,8 @@ private slots:
                               QStringLiteral("0"), QStringLiteral("--api-key"), kKey, QStringLiteral("--threads"),
                               QStringLiteral("1"), QStringLiteral("--max-context"), QStringLiteral("4096")});
         server_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        // The server goes with the test, also when the test dies first.
+        server_.setChildProcessModifier([] { prctl(PR_SET_PDEATHSIG, SIGTERM); });
         server_.start();
         QVERIFY2(server_.waitForStarted(30000), "weir-cli did not start");
         QByteArray out;
@@ -169,8 +173,14 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(window_));
         QTRY_VERIFY_WITH_TIMEOUT(app_->engineHost()->state() != EngineHost::Loading, patienceMs());
         QVERIFY2(app_->engineHost()->state() == EngineHost::Ready, qPrintable(app_->engineHost()->errorString()));
-        // The workspace folder is picked in a file dialog on the Tools page.
-        app_->tools()->setWorkspaceFolder(workspace_.path());
+        // The Tools page: the workspace folder (picked in a file dialog), and
+        // write_file the one tool offered, which keeps the prompts short.
+        ToolRegistry* tools = app_->tools();
+        tools->setWorkspaceFolder(workspace_.path());
+        for (const QVariant& t : tools->toolList()) {
+            const QString name = t.toMap().value(QStringLiteral("name")).toString();
+            if (name != u"write_file") tools->setPolicy(name, QStringLiteral("never"));
+        }
     }
 
     void cleanupTestCase() {
@@ -246,10 +256,11 @@ private slots:
         send(a);
         QCOMPARE(findItem(window_, "agentBar")->property("forceTool").toString(), QString());
 
-        // B: on the remote engine too; C: on the local one.
-        prepareConversation(kEngine, QStringLiteral("Write a long story about a river that runs to the sea."), 96, &b);
+        // B: on the remote engine too; C, sent once B writes, on the local one.
+        prepareConversation(kEngine, QStringLiteral("Write a long story about a river that runs to the sea."), 128, &b);
         send(b);
-        prepareConversation(QStringLiteral("Local engine"), QStringLiteral("Write a long story about a fox in the snow."), 96, &cc);
+        QTRY_VERIFY_WITH_TIMEOUT(sidebar->activity(b) == u"decode", patienceMs());
+        prepareConversation(QStringLiteral("Local engine"), QStringLiteral("Write a long story about a fox in the snow."), 128, &cc);
         send(cc);
         QVERIFY(c->isGenerating(a) && c->isGenerating(b) && c->isGenerating(cc));
         QCOMPARE(c->currentEngine(), QString());
