@@ -16,6 +16,7 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QQmlProperty>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -244,8 +245,11 @@ private slots:
             overlap |= !inA.isEmpty() && inB == u"decode" && inC == u"decode";
             allWriting |= inA == u"decode" && inB == u"decode" && inC == u"decode";
         };
-        connect(c, &ChatController::replyTokens, this, look);
-        connect(c, &ChatController::replyStarted, this, look);
+        // `look` reads this function's locals: it must not outlive them (a failed check returns early).
+        const auto watching = qScopeGuard([conns = QList{connect(c, &ChatController::replyTokens, this, look),
+                                                         connect(c, &ChatController::replyStarted, this, look)}] {
+            for (const QMetaObject::Connection& k : conns) QObject::disconnect(k);
+        });
 
         // A: on the remote engine, with write_file forced for its message.
         prepareConversation(kEngine, QStringLiteral("Save the text \"Meeting on Tuesday\" in the file notes.txt."), 64, &a);
