@@ -10,6 +10,15 @@ Item {
     id: root
     // "" (the model decides), "required" or a tool's name; reset after each send.
     property string forceTool: ""
+    // The conversation the tool was chosen in: the choice is for its next
+    // message only, so opening another conversation drops it (else that
+    // conversation's message would be forced, and its tools turned on).
+    property real forceFor: 0
+    onForceToolChanged: forceFor = App.chat.currentId
+    Connections {
+        target: App.chat
+        function onCurrentChanged() { if (App.chat.currentId !== root.forceFor) root.forceTool = "" }
+    }
     implicitHeight: row.implicitHeight + 4
 
     RowLayout {

@@ -12,6 +12,7 @@ Rectangle {
     property alias composer: composer
     property alias messageList: messages
     property bool settingsOpen: false
+    readonly property bool onRemote: App.chat.currentEngine.length > 0
     signal navigateRequested(string page)
 
     function focusComposer() { composer.focusInput() }
@@ -85,10 +86,12 @@ Rectangle {
                         HoverHandler { id: contextHover }
                     }
                     // Narrow: the title keeps the room; the pool monitor is one click away in the sidebar.
-                    PoolGauge { visible: view.width >= 640; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
+                    // A conversation on a remote engine: the local pools and model say nothing
+                    // about it (the chooser names its engine, each reply its model).
+                    PoolGauge { objectName: "headerPoolGauge"; visible: view.width >= 640 && !view.onRemote; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("monitor") }
                     ConversationEngineChooser { objectName: "engineChooser"; Layout.alignment: Qt.AlignVCenter }
                     EndpointChip { Layout.alignment: Qt.AlignVCenter }
-                    ModelChip { Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
+                    ModelChip { visible: !view.onRemote; Layout.alignment: Qt.AlignVCenter; onClicked: view.navigateRequested("model") }
                     IconButton {
                         objectName: "conversationSettingsButton"
                         iconName: "sliders"

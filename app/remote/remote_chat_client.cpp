@@ -57,7 +57,7 @@ struct RemoteChatClient::Call {
     int attempt = 0;
     // Per attempt:
     SseParser sse;
-    bool headersSeen = false, streaming = false, timedOut = false;
+    bool sent = false, headersSeen = false, streaming = false, timedOut = false;
     QByteArray whole;   // an error body, a models list, or an answer that was not streamed
     QString finishReason;
     RemoteUsage usage;
@@ -125,7 +125,7 @@ quint64 RemoteChatClient::listModels() {
 
 void RemoteChatClient::send(Call& c) {
     c.sse = SseParser();
-    c.headersSeen = c.streaming = c.timedOut = false;
+    c.sent = c.headersSeen = c.streaming = c.timedOut = false;
     c.whole.clear();
     c.finishReason.clear();
     c.usage = {};
@@ -148,6 +148,7 @@ void RemoteChatClient::send(Call& c) {
             if (it != calls_.end() && it->second->reply == reply) (this->*member)(*it->second);
         };
     };
+    connect(reply, &QNetworkReply::requestSent, this, forThis(&RemoteChatClient::onSent));
     connect(reply, &QNetworkReply::metaDataChanged, this, forThis(&RemoteChatClient::onHeaders));
     connect(reply, &QNetworkReply::readyRead, this, forThis(&RemoteChatClient::onReadyRead));
     connect(reply, &QNetworkReply::finished, this, forThis(&RemoteChatClient::onFinished));
@@ -160,6 +161,12 @@ void RemoteChatClient::send(Call& c) {
         });
     }
     c.timer->start(options_.connectTimeoutMs);
+}
+
+void RemoteChatClient::onSent(Call& c) {
+    if (c.sent || c.headersSeen) return;
+    c.sent = true;
+    c.timer->start(options_.readTimeoutMs);
 }
 
 void RemoteChatClient::onHeaders(Call& c) {
@@ -290,9 +297,12 @@ void RemoteChatClient::onFinished(Call& c) {
                                                    "stopped (the text so far is kept).")
                                         .arg(hostPort_)
                                         .arg(options_.readTimeoutMs / 1000.0)
-                                  : QStringLiteral("%1 did not answer within %2 s.")
-                                        .arg(hostPort_)
-                                        .arg(options_.connectTimeoutMs / 1000.0);
+                    : c.sent ? QStringLiteral("%1 took the request but did not answer within %2 s.")
+                                   .arg(hostPort_)
+                                   .arg(options_.readTimeoutMs / 1000.0)
+                             : QStringLiteral("%1 did not take the request within %2 s.")
+                                   .arg(hostPort_)
+                                   .arg(options_.connectTimeoutMs / 1000.0);
         return fail(c, e);
     }
     if (status == 0) return fail(c, errorFromNetwork(int(c.reply->error()), c.reply->errorString(), hostPort_));

@@ -9,8 +9,11 @@
 // content, the reasoning and the tool calls come before it. Cancelling aborts
 // the reply, which closes the connection, so the server stops generating.
 // 429 and 503 are retried with backoff, honouring Retry-After; a request that
-// gets no answer headers within connectTimeoutMs, or whose stream is silent
-// for readTimeoutMs, fails as a timeout. The proxy comes from the environment
+// cannot be sent within connectTimeoutMs, or then waits readTimeoutMs for
+// the answer's headers or inside its stream, fails as a timeout. (A server may
+// hold its headers back while it reads a long prompt or writes a tool call it
+// sends whole, as weir serve does: that wait is the server working, not a
+// connection that failed.) The proxy comes from the environment
 // (http_proxy, https_proxy, no_proxy) unless the options say otherwise.
 // Destroying the client aborts what still runs, without signals.
 #include <QJsonObject>
@@ -36,8 +39,8 @@ struct RemoteEndpoint {
 };
 
 struct RemoteClientOptions {
-    int connectTimeoutMs = 15000;    // until the answer's headers arrive
-    int readTimeoutMs = 120000;      // the longest silence inside a stream
+    int connectTimeoutMs = 15000;    // until the request is sent
+    int readTimeoutMs = 120000;      // the longest silence after that: before the headers, inside a stream
     int maxRetries = 3;              // extra tries after a 429 or 503
     int backoffMs = 1000;            // first wait when the server gives no Retry-After; doubles per try
     int maxRetryWaitMs = 60000;      // a longer Retry-After fails the request instead of waiting
@@ -90,6 +93,7 @@ signals:
 private:
     struct Call;
     void send(Call& c);
+    void onSent(Call& c);      // the request is out: the server is working on it
     void onHeaders(Call& c);
     void onReadyRead(Call& c);
     void onFinished(Call& c);

@@ -229,6 +229,7 @@ RemotePoolStatus poolStatusFromWeir(const QJsonObject& cache, const QJsonObject&
         s.kvUsage = std::clamp(double(capacity - free) / double(capacity), 0.0, 1.0);
     }
     if (cache.contains(QStringLiteral("running"))) s.running = cache.value(QStringLiteral("running")).toInt();
+    if (cache.value(QStringLiteral("max_running")).toInt() > 0) s.maxRunning = cache.value(QStringLiteral("max_running")).toInt();
     if (cache.contains(QStringLiteral("waiting"))) s.waiting = cache.value(QStringLiteral("waiting")).toInt();
     const QJsonObject tokens = stats.value(QStringLiteral("tokens")).toObject();
     const qint64 prompt = tokens.value(QStringLiteral("prompt")).toInteger();

@@ -76,7 +76,9 @@ QString ApiServer::modelId() const { return d_->service->model().id; }
 const ServerOptions& ApiServer::options() const { return d_->service->options(); }
 int ApiServer::activeRequests() const { return d_->service->activeRequests(); }
 QJsonObject ApiServer::statsJson() const { return d_->service->statsJson(); }
-QJsonObject ApiServer::cacheStatusJson() const { return weir::server::cacheStatusJson(d_->engine.cacheStatus()); }
+QJsonObject ApiServer::cacheStatusJson() const {
+    return weir::server::cacheStatusJson(d_->engine.cacheStatus(), d_->engine.options().maxRunningRequests);
+}
 
 QString ApiServer::url() const {
     QString host = options().host.trimmed();

@@ -141,7 +141,8 @@ QString fingerprintOf(const QString& modelId, const Engine& e) {
 OpenAiService::OpenAiService(Engine& engine, ServerOptions options)
     : engine_(engine), opt_(std::move(options)),
       model_{opt_.modelId.isEmpty() ? ServedModel::idForFile(QString::fromStdString(engine.options().modelPath))
-                                    : opt_.modelId},
+                                    : opt_.modelId,
+             contextLimitOf(engine)},
       guard_(opt_.host, opt_.allowedHosts, !opt_.apiKey.isEmpty()), cors_(opt_.corsOrigins),
       fingerprint_(fingerprintOf(model_.id, engine)), pool_(this) {
     // Their wake-up targets are children: they move to the service's thread with it.
@@ -151,7 +152,7 @@ OpenAiService::OpenAiService(Engine& engine, ServerOptions options)
     });
     context_.engine = &engine_;
     context_.model = model_;
-    context_.contextLimit = contextLimitOf(engine_);
+    context_.contextLimit = model_.contextLength;
     context_.defaultMaxTokens = opt_.defaultMaxTokens;
     pool_.setMaxThreadCount(std::max(1, opt_.prepareThreads));
 }
@@ -354,7 +355,7 @@ void OpenAiService::route(HttpConnection* c, const HttpRequest& req) {
     }
     if (path == QLatin1String("/v1/cache/status")) {
         if (!get) return wrongMethod("GET");
-        return respondJson(c, 200, cacheStatusJson(engine_.cacheStatus()));
+        return respondJson(c, 200, cacheStatusJson(engine_.cacheStatus(), engine_.options().maxRunningRequests));
     }
     if (path == QLatin1String("/v1/cache/clear")) {
         if (method != "POST") return wrongMethod("POST");
@@ -493,7 +494,7 @@ void OpenAiService::clearCache(HttpConnection* c) {
     QPointer<HttpConnection> conn(c);
     pool_.start([this, conn] {
         const MaintenanceResult cleared = engine_.clearPrefixCache();
-        const QJsonObject status = cacheStatusJson(engine_.cacheStatus());
+        const QJsonObject status = cacheStatusJson(engine_.cacheStatus(), engine_.options().maxRunningRequests);
         const ApiError error = maintenanceError(cleared);
         calls_->put([conn, status, cleared = cleared.ok(), error] {
             if (!conn || !conn->owesAnswer()) return;

@@ -225,7 +225,7 @@ QJsonObject textCompletionJson(const AnswerHeader& h, const std::vector<TextChoi
     return o;
 }
 
-QJsonObject cacheStatusJson(const CacheStatus& s) {
+QJsonObject cacheStatusJson(const CacheStatus& s, int maxRunning) {
     QJsonArray requests;
     for (const RequestStatus& r : s.requests) {
         QJsonObject o;
@@ -248,6 +248,7 @@ QJsonObject cacheStatusJson(const CacheStatus& s) {
     o.insert(QStringLiteral("window"), poolJson(s.window));
     o.insert(QStringLiteral("requests"), requests);
     o.insert(QStringLiteral("running"), s.running);
+    o.insert(QStringLiteral("max_running"), maxRunning);
     o.insert(QStringLiteral("waiting"), s.waiting);
     o.insert(QStringLiteral("device"), qs(s.device));  // where both pools live: "cpu" or "cuda:N"
     o.insert(QStringLiteral("device_name"), qs(s.deviceName));

@@ -66,7 +66,8 @@ QJsonObject embeddingsJson(const QString& model, const std::vector<std::vector<f
                            const QString& pooling, int promptTokens);
 
 // Engine::cacheStatus() for GET /v1/cache/status.
-QJsonObject cacheStatusJson(const CacheStatus& status);
+// `maxRunning`: the requests the engine runs at once (--max-running-requests).
+QJsonObject cacheStatusJson(const CacheStatus& status, int maxRunning);
 
 // "data: {json}\n\n"
 QByteArray sseEvent(const QJsonObject& o);

@@ -11,15 +11,21 @@ namespace weir::server {
 
 struct ServedModel {
     QString id;
+    // The context one request may reach (prompt and reply), said in the
+    // listing as vLLM's max_model_len, so clients (the app's remote engines)
+    // can size what they send; 0 leaves it out.
+    qint64 contextLength = 0;
 
     // "gemma-3-270m" and "gemma-3-270m.gguf" both name it.
     bool matches(const QString& name) const { return name == id || name == id + QLatin1String(".gguf"); }
 
     QJsonObject json() const {
-        return {{QStringLiteral("id"), id},
-                {QStringLiteral("object"), QStringLiteral("model")},
-                {QStringLiteral("created"), qint64(0)},
-                {QStringLiteral("owned_by"), QStringLiteral("weir")}};
+        QJsonObject o{{QStringLiteral("id"), id},
+                      {QStringLiteral("object"), QStringLiteral("model")},
+                      {QStringLiteral("created"), qint64(0)},
+                      {QStringLiteral("owned_by"), QStringLiteral("weir")}};
+        if (contextLength > 0) o.insert(QStringLiteral("max_model_len"), contextLength);
+        return o;
     }
 
     ApiError unknown(const QString& name) const {

@@ -181,9 +181,13 @@ private slots:
         QQuickItem* chooser = item("engineChooser");
         QCOMPARE(QQmlProperty::read(chooser, QStringLiteral("count")).toInt(), 2);
         QCOMPARE(QQmlProperty::read(chooser, QStringLiteral("displayText")).toString(), QStringLiteral("Local engine"));
+        QVERIFY(item("modelChip") && item("headerPoolGauge"));
         QVERIFY(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 1)));
         QCOMPARE(chat->currentEngine(), QStringLiteral("GPU box"));
         QTRY_COMPARE(QQmlProperty::read(chooser, QStringLiteral("displayText")).toString(), QStringLiteral("GPU box"));
+        // The local model and pools say nothing about this conversation: not shown in its header.
+        QVERIFY(!findVisual(window_, QStringLiteral("modelChip")));
+        QVERIFY(!findVisual(window_, QStringLiteral("headerPoolGauge")));
 
         QSignalSpy ended(chat, &ChatController::replyEnded);
         QVERIFY(chat->send(QStringLiteral("Who writes this?")));
@@ -198,6 +202,7 @@ private slots:
         // Back to the local engine.
         QVERIFY(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 0)));
         QCOMPARE(chat->currentEngine(), QString());
+        QTRY_VERIFY(findVisual(window_, QStringLiteral("modelChip")) && findVisual(window_, QStringLiteral("headerPoolGauge")));
     }
 };
 

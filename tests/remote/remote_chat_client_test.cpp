@@ -323,7 +323,7 @@ private slots:
         FakeOpenAiServer server;
         server.script({[](QTcpSocket*, const SeenRequest&) {}});   // reads the request, says nothing
         RemoteClientOptions o = fast();
-        o.connectTimeoutMs = 300;
+        o.readTimeoutMs = 300;
         RemoteChatClient client({QUrl(server.baseUrl()), {}}, o);
         quint64 id = 0;
         Recorder r;
@@ -332,8 +332,32 @@ private slots:
         settle(r);
         QCOMPARE(r.terminals, QStringList{QStringLiteral("failed")});
         QCOMPARE(r.error.kind, RemoteErrorKind::Timeout);
-        QVERIFY2(r.error.message.contains(QLatin1String("did not answer within 0.3 s")), qPrintable(r.error.message));
+        QVERIFY2(r.error.message.contains(QLatin1String("took the request but did not answer within 0.3 s")),
+                 qPrintable(r.error.message));
         QTRY_COMPARE(server.disconnects(), 1);   // the client closed the connection
+    }
+
+    // A server that holds its headers back while it works (weir serve reading
+    // a long prompt, or writing a tool call it sends whole) is not a
+    // connection that failed: past the connect timeout, the answer still comes.
+    void aSlowFirstAnswerIsNotATimeout() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+            QTimer::singleShot(900, s, [s] {
+                FakeOpenAiServer::streamPieces(s, {delta("Late"), "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+                                                   "data: [DONE]\n\n"});
+            });
+        }});
+        RemoteClientOptions o = fast();
+        o.connectTimeoutMs = 300;
+        RemoteChatClient client({QUrl(server.baseUrl()), {}}, o);
+        quint64 id = 0;
+        Recorder r;
+        r.watch(client, &id);
+        id = client.startChat(QStringLiteral("m"), chatBody());
+        settle(r);
+        QCOMPARE(r.terminals, QStringList{QStringLiteral("finished")});
+        QCOMPARE(r.content, QStringLiteral("Late"));
     }
 
     void streamThatGoesSilentTimesOutKeepingThePartial() {

@@ -179,7 +179,7 @@ private slots:
         // The shape of Weir's /v1/cache/status and /v1/stats (app/server).
         const QJsonObject cache = json(R"({"full":{"name":"full","capacity_tokens":8192,"free_tokens":6144},
                                            "window":{"name":"window","capacity_tokens":0,"free_tokens":0},
-                                           "requests":[],"running":2,"waiting":1,"device":"cpu"})");
+                                           "requests":[],"running":2,"max_running":8,"waiting":1,"device":"cpu"})");
         const QJsonObject stats = json(R"({"tokens":{"prompt":1000,"completion":300,"cached_prompt":400},
                                            "throughput":{"window_seconds":60,"generated_tokens_per_second":12.5}})");
         const RemotePoolStatus s = poolStatusFromWeir(cache, stats);
@@ -187,6 +187,7 @@ private slots:
         QCOMPARE(s.kvUsage.value_or(-1), 0.25);
         QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(8192));
         QCOMPARE(s.running.value_or(-1), 2);
+        QCOMPARE(s.maxRunning.value_or(-1), 8);
         QCOMPARE(s.waiting.value_or(-1), 1);
         QCOMPARE(s.prefixHitRate.value_or(-1), 0.4);
         QCOMPARE(s.tokensPerSecond.value_or(-1), 12.5);
@@ -194,6 +195,10 @@ private slots:
         // Without /v1/stats: the pools and the queue, and the rest said missing.
         const RemotePoolStatus bare = poolStatusFromWeir(cache);
         QVERIFY(!bare.prefixHitRate && !bare.tokensPerSecond);
+        // An older Weir, which did not say how many it runs at once.
+        QJsonObject older = cache;
+        older.remove(QStringLiteral("max_running"));
+        QVERIFY(!poolStatusFromWeir(older).maxRunning);
         QVERIFY(notes(bare, "tokens/s"));
     }
 

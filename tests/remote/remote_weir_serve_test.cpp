@@ -144,6 +144,7 @@ private slots:
         QCOMPARE(o.terminals, QStringList{QStringLiteral("models")});
         QCOMPARE(o.models.size(), 1);
         QCOMPARE(o.models[0].id, QStringLiteral("smollm2"));
+        QCOMPARE(o.models[0].contextLength.value_or(-1), 512);  // --max-context, as max_model_len
     }
 
     void streamsAnAnswerWithItsUsage() {
@@ -239,6 +240,7 @@ private slots:
         QCOMPARE(s.source, RemoteSource::Weir);
         QVERIFY(s.kvCapacityTokens.value_or(0) > 0);
         QCOMPARE(s.running.value_or(-1), 0);
+        QCOMPARE(s.maxRunning.value_or(-1), 4);  // --max-running-requests' default
     }
 };
 
