@@ -3,6 +3,7 @@
 #include <QJsonValue>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace weir::remote {
 
@@ -191,28 +192,50 @@ RemotePoolStatus poolStatusFromMetrics(const MetricsScrape& now, const MetricsSc
 void addLlamaCppSlots(RemotePoolStatus& s, const QJsonArray& slotList) {
     if (slotList.isEmpty()) return;
     const QString slotsPage = QStringLiteral("llama.cpp server /slots");
+    const qint64 slotCount = slotList.size();
     int busy = 0;
-    qint64 ctx = 0, held = 0;
+    qint64 sum = 0, smallest = std::numeric_limits<qint64>::max(), largest = 0, held = 0;
     for (const QJsonValue& v : slotList) {
         const QJsonObject o = v.toObject();
         if (o.value(QStringLiteral("is_processing")).toBool()) ++busy;
-        ctx += o.value(QStringLiteral("n_ctx")).toInteger();
+        const qint64 ctx = o.value(QStringLiteral("n_ctx")).toInteger();
+        sum += ctx;
+        smallest = std::min(smallest, ctx);
+        largest = std::max(largest, ctx);
         // The tokens the slot's cache holds: its last prompt and the reply so far.
         held += o.value(QStringLiteral("n_prompt_tokens")).toInteger();
     }
-    s.maxRunning = int(slotList.size());
-    if (ctx > 0) s.kvCapacityTokens = ctx;
+    s.maxRunning = int(slotCount);
+    if (largest > 0) s.slotContextTokens = largest;
+    // A shared cache makes every slot report the same n_ctx, all of it, and
+    // holds no more than that: only these rule it out.
+    const bool split = slotCount == 1 || smallest != largest || held > largest;
+    const std::optional<qint64> capacity = split && sum > 0 ? std::optional<qint64>(sum) : std::nullopt;
+    if (capacity) s.kvCapacityTokens = capacity;
     if (!s.running) {
         s.running = busy;
         s.sourceOf.insert(QStringLiteral("running"), slotsPage);
         s.notes.removeIf([](const QString& n) { return n.startsWith(QLatin1String("running requests:")); });
     }
-    if (!s.kvUsage && ctx > 0) {
-        s.kvUsage = std::clamp(double(held) / double(ctx), 0.0, 1.0);
-        s.sourceOf.insert(QStringLiteral("kvUsage"), slotsPage);
-        s.notes.removeIf([](const QString& n) { return n.startsWith(QLatin1String("KV cache usage:")); });
-    }
     if (s.source == RemoteSource::Unknown) s.source = RemoteSource::LlamaCpp;
+    auto dropUsageNote = [&s] { s.notes.removeIf([](const QString& n) { return n.startsWith(QLatin1String("KV cache usage:")); }); };
+    if (capacity && !s.kvUsage) {
+        s.kvUsage = std::clamp(double(held) / double(*capacity), 0.0, 1.0);
+        s.sourceOf.insert(QStringLiteral("kvUsage"), slotsPage);
+        dropUsageNote();
+    }
+    if (capacity || largest == 0) return;
+    // Not known: why, in place of the plain "not exposed".
+    const QString why = QStringLiteral("llama.cpp's server does not say whether its %1 slots share one cache of %2 tokens "
+                                       "(-kvu, its default without -np) or have %2 tokens each")
+                            .arg(slotCount)
+                            .arg(largest);
+    if (s.kvUsage) {
+        s.notes << QStringLiteral("KV cache size: ") + why;
+    } else {
+        dropUsageNote();
+        s.notes << QStringLiteral("KV cache usage: ") + why;
+    }
 }
 
 RemotePoolStatus poolStatusFromWeir(const QJsonObject& cache, const QJsonObject& stats) {

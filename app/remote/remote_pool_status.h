@@ -24,6 +24,7 @@ struct RemotePoolStatus {
     RemoteSource source = RemoteSource::Unknown;
     std::optional<double> kvUsage;            // fraction of the KV cache in use, 0..1
     std::optional<qint64> kvCapacityTokens;   // tokens the KV cache holds, where the server says
+    std::optional<qint64> slotContextTokens;  // llama.cpp: the tokens one slot (one request) may hold
     std::optional<int> running;               // requests being decoded
     std::optional<int> waiting;               // requests queued behind them
     std::optional<int> maxRunning;            // slots / most requests run at once
@@ -52,9 +53,15 @@ RemoteSource detectMetricsSource(const PromText& text);
 RemotePoolStatus poolStatusFromMetrics(const MetricsScrape& now, const MetricsScrape* previous = nullptr);
 
 // llama.cpp's GET /slots (an array, one object per slot): the number of slots
-// and the context they hold; fills running from the busy slots, and the KV
-// cache in use from the tokens each slot's cache holds, when the metrics did
-// not (servers since mid-2025 dropped their KV gauges from /metrics).
+// and the context each may hold; fills running from the busy slots, and the
+// KV cache in use from the tokens each slot's cache holds, when the metrics
+// did not (servers since mid-2025 dropped their KV gauges from /metrics).
+// Slots that share one KV cache (-kvu, the server's default when -np is not
+// given) each report the whole cache as their n_ctx, and neither /slots nor
+// /props says whether they share it: the slots' sum is taken as the cache
+// only when it cannot be a shared one (one slot, slots of different sizes,
+// or more tokens held than one slot's context); otherwise the size and the
+// usage are left out, with a note that says why.
 void addLlamaCppSlots(RemotePoolStatus& status, const QJsonArray& slotList);
 
 // Weir's GET /v1/cache/status and, when read, GET /v1/stats.

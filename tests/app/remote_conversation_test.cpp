@@ -9,7 +9,8 @@
 // conversations (also across a restart and an import of an older export); the
 // header shows the remote model's context, or says the server does not; a
 // key only the keyring holds is read without waiting, once per session, and
-// a Stop while it is read ends the reply once.
+// a Stop while it is read ends the reply once. A forced call answered in
+// words fails in words, its text kept.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -340,6 +341,60 @@ private slots:
         QCOMPARE(second[2].toObject()["role"].toString(), QStringLiteral("tool"));
         QCOMPARE(second[2].toObject()["tool_call_id"], call["id"]);
         QCOMPARE(second[2].toObject()["content"].toString(), QStringLiteral("20"));
+    }
+
+    // A forced call the server answers in words (llama.cpp's server ignores
+    // tool_choice "required" for some models): the reply fails once, in
+    // words that say so, and keeps its text and the server's counts; the
+    // message typed stays. With any tool forced and nothing written, the
+    // message says that instead.
+    void aForcedCallAnsweredInWordsFails() {
+        FakeOpenAiServer server;
+        server.script({[](QTcpSocket* s, const SeenRequest&) {
+                           FakeOpenAiServer::streamPieces(s, {delta("I think it is 20."), kStop, kUsage, kDone});
+                       },
+                       [](QTcpSocket* s, const SeenRequest&) { FakeOpenAiServer::streamPieces(s, {kStop, kDone}); }});
+        Fixture f;
+        ToolRegistry tools;
+        f.chat->setToolRegistry(&tools);
+        const qint64 id = f.remoteConversation(server.baseUrl());
+        QSignalSpy ended(f.chat.get(), &ChatController::replyEnded);
+        QSignalSpy finished(f.chat.get(), &ChatController::agentFinished);
+        QVERIFY(f.chat->sendForcing(id, QStringLiteral("What is (2+3)*4?"), QStringLiteral("calculator")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, patienceMs());
+        QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("failed"));
+        QCOMPARE(ended.count(), 1);
+        QCOMPARE(ended.at(0).at(2).toString(), QStringLiteral("failed"));
+        const QJsonObject body = bodyOf(server.requests().at(0));
+        QCOMPARE(body["tool_choice"].toString(), QStringLiteral("required"));
+        QCOMPARE(body["tools"].toArray().size(), 1);
+
+        QList<MessageRecord> stored = f.storage.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("What is (2+3)*4?"));
+        QCOMPARE(stored[1].state, MessageState::Failed);
+        QCOMPARE(stored[1].content, QStringLiteral("I think it is 20."));
+        QCOMPARE(stored[1].error, QStringLiteral("The remote engine \u2018gpu-box\u2019 answered without calling \u201ccalculator\u201d, "
+                                                 "which this reply was asked to call (its text is kept below). Its server may "
+                                                 "not support forced tool calls for the model org/remote-7b."));
+        QCOMPARE(stored[1].promptTokens, 12);
+        QCOMPARE(stored[1].completionTokens, 3);
+        QVERIFY(f.storage.toolCalls(stored[1].id).isEmpty());
+        QCOMPARE(f.chat->messages()->get(1).value("error").toString(), stored[1].error);
+        QCOMPARE(f.chat->messages()->get(1).value("content").toString(), stored[1].content);
+
+        QVERIFY(f.chat->sendForcing(id, QStringLiteral("Use any tool."), QStringLiteral("required")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, patienceMs());
+        QCOMPARE(finished.at(1).at(1).toString(), QStringLiteral("failed"));
+        QCOMPARE(ended.count(), 2);
+        QVERIFY(bodyOf(server.requests().at(1))["tools"].toArray().size() > 1);
+        stored = f.storage.messages(id);
+        QCOMPARE(stored.last().content, QString());
+        QCOMPARE(stored.last().error, QStringLiteral("The remote engine \u2018gpu-box\u2019 answered without calling a tool, which "
+                                                     "this reply was asked to do. Its server may not support forced tool calls "
+                                                     "for the model org/remote-7b."));
+        QTest::qWait(50);
+        QCOMPARE(ended.count(), 2);
     }
 
     // The body for a forced call and for Continue (pure).

@@ -95,7 +95,8 @@ private slots:
         m.setStatus(s);
         QCOMPARE(m.source(), QStringLiteral("llama.cpp server /metrics"));
         QCOMPARE(gaugeOf(m, QStringLiteral("kvUsage")).value(QStringLiteral("text")).toString(), QStringLiteral("25%"));
-        QCOMPARE(gaugeOf(m, QStringLiteral("kvUsage")).value(QStringLiteral("detail")).toString(), QStringLiteral("of 8192 tokens"));
+        // Two slots of 4096 that may share one cache: what each holds, not a sum.
+        QCOMPARE(gaugeOf(m, QStringLiteral("kvUsage")).value(QStringLiteral("detail")).toString(), QStringLiteral("2 slots of 4096 tokens"));
         const QVariantMap prefix = gaugeOf(m, QStringLiteral("prefixHitRate"));
         QCOMPARE(prefix.value(QStringLiteral("text")).toString(), QStringLiteral("not exposed"));
         const QVariantMap running = gaugeOf(m, QStringLiteral("running"));

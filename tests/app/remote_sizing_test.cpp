@@ -48,6 +48,19 @@ private slots:
         QVERIFY2(a.text.contains(QLatin1String("4 slots holds 2048 tokens")), qPrintable(a.text));
     }
 
+    // llama.cpp's slots sharing one cache (-kvu) each report all of it; its
+    // size is not known (RemotePoolStatus), what a slot holds is.
+    void sharedSlotsHoldTheirOwnContext() {
+        const RemoteSizingAdvice small = adviseRemoteSizing({2, 8192, std::nullopt, 4, 2048});
+        QVERIFY(small.preempts);
+        QVERIFY2(small.text.contains(QLatin1String("4 slots holds 2048 tokens")), qPrintable(small.text));
+        // Slots that hold the model's context each: no warning, and the cache's size is not claimed.
+        const RemoteSizingAdvice whole = adviseRemoteSizing({2, 8192, std::nullopt, 4, 8192});
+        QVERIFY(whole.checked);
+        QVERIFY(!whole.warns());
+        QVERIFY2(whole.text.contains(QLatin1String("KV cache size is not exposed")), qPrintable(whole.text));
+    }
+
     void queueAndPreemptTogether() {
         const RemoteSizingAdvice a = adviseRemoteSizing({8, 8192, 8192, 4});
         QVERIFY(a.queues);

@@ -71,6 +71,7 @@ public:
         quint16 port = 0;   // 0: any free port (the one it bound is read from its log)
         int contextTokens = 2048;
         int parallel = 2;   // -np: slots (requests decoded at once)
+        bool unifiedKv = false;   // -kvu: one KV cache of contextTokens shared by the slots
     };
 
     ~LlamaServer() { stop(); }
@@ -90,6 +91,7 @@ public:
                             // The model's own name, as /v1/models lists it.
                             QStringLiteral("--alias"), QStringLiteral("smollm2")};
         if (!options.apiKey.isEmpty()) args << QStringLiteral("--api-key") << options.apiKey;
+        if (options.unifiedKv) args << QStringLiteral("-kvu");
         process_.setProgram(llamaServerPath());
         process_.setArguments(args);
         process_.setProcessChannelMode(QProcess::MergedChannels);

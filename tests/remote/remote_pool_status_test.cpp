@@ -31,6 +31,13 @@ bool notes(const RemotePoolStatus& s, const char* what) {
     return false;
 }
 
+// A note that starts with `what`.
+bool said(const RemotePoolStatus& s, const char* what) {
+    for (const QString& n : s.notes)
+        if (n.startsWith(QLatin1String(what))) return true;
+    return false;
+}
+
 QJsonObject json(const char* text) { return QJsonDocument::fromJson(text).object(); }
 
 } // namespace
@@ -120,7 +127,10 @@ private slots:
                                 R"([{"id":0,"n_ctx":4096,"is_processing":true},{"id":1,"n_ctx":4096,"is_processing":false}])")
                                 .array());
         QCOMPARE(s.maxRunning.value_or(-1), 2);
-        QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(8192));
+        QCOMPARE(s.slotContextTokens.value_or(-1), qint64(4096));
+        // Two slots of 4,096: one shared cache or two; the server does not say which.
+        QVERIFY(!s.kvCapacityTokens);
+        QVERIFY(said(s, "KV cache size: llama.cpp's server does not say whether its 2 slots share one cache of 4096 tokens"));
         QCOMPARE(s.running.value_or(-1), 1);
     }
 
@@ -158,13 +168,47 @@ private slots:
         QCOMPARE(s.prefixHitRate.value_or(-1), 0.25);     // 100 cached of 400
         QCOMPARE(s.tokensPerSecond.value_or(-1), 42.5);   // the server's own rate, for a first reading
         QVERIFY(!s.kvUsage);
-        addLlamaCppSlots(s, QJsonDocument::fromJson(R"([{"id":0,"n_ctx":1024,"is_processing":true,"n_prompt_tokens":256},
-                                                        {"id":1,"n_ctx":1024,"is_processing":false,"n_prompt_tokens":256}])").array());
-        QCOMPARE(s.kvUsage.value_or(-1), 0.25);           // 512 of 2048 held
+        // More held than one slot's context: no shared cache of 1,024 could, so two of 1,024.
+        addLlamaCppSlots(s, QJsonDocument::fromJson(R"([{"id":0,"n_ctx":1024,"is_processing":true,"n_prompt_tokens":768},
+                                                        {"id":1,"n_ctx":1024,"is_processing":false,"n_prompt_tokens":512}])").array());
+        QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(2048));
+        QCOMPARE(s.kvUsage.value_or(-1), 0.625);          // 1,280 of 2,048 held
         QCOMPARE(s.sourceOf.value(QStringLiteral("kvUsage")), QStringLiteral("llama.cpp server /slots"));
         QVERIFY(!notes(s, "KV cache usage"));
         QCOMPARE(s.running.value_or(-1), 1);
         QVERIFY(!s.sourceOf.contains(QStringLiteral("running")));   // from /metrics
+    }
+
+    // Captured from llama.cpp's own server (fixtures/README.md): SmolLM2 with
+    // -np 2 -c 2048, once with one cache shared by the slots (-kvu) and once
+    // split. Shared, each slot reports the whole 2,048 (its /props too, with
+    // no word of the sharing), so their sum, 4,096, is no cache there is; the
+    // split slots report 1,024 each. The two pages differ in nothing else the
+    // server says, so neither size is claimed: the note says why.
+    void llamaCppSlotsSharingOneCacheAreNotSummed() {
+        for (const char* name : {"llamacpp_slots_kvu.json", "llamacpp_slots_split.json"}) {
+            RemotePoolStatus s;
+            const QJsonArray slotList = QJsonDocument::fromJson(fixture(name)).array();
+            QCOMPARE(slotList.size(), 2);
+            addLlamaCppSlots(s, slotList);
+            QVERIFY2(!s.kvCapacityTokens, name);
+            QVERIFY2(!s.kvUsage, name);
+            QCOMPARE(s.maxRunning.value_or(-1), 2);
+            const qint64 each = slotList[0][QLatin1String("n_ctx")].toInteger();
+            QCOMPARE(s.slotContextTokens.value_or(-1), each);
+            QVERIFY2(said(s, qPrintable(QStringLiteral("KV cache usage: llama.cpp's server does not say whether its 2 slots "
+                                                       "share one cache of %1 tokens").arg(each))),
+                     qPrintable(s.notes.join(QStringLiteral("; "))));
+        }
+    }
+
+    // One slot: its context is the cache, shared or not.
+    void llamaCppOneSlotIsTheCache() {
+        RemotePoolStatus s;
+        addLlamaCppSlots(s, QJsonDocument::fromJson(R"([{"id":0,"n_ctx":4096,"is_processing":true,"n_prompt_tokens":1024}])").array());
+        QCOMPARE(s.source, RemoteSource::LlamaCpp);
+        QCOMPARE(s.kvCapacityTokens.value_or(-1), qint64(4096));
+        QCOMPARE(s.kvUsage.value_or(-1), 0.25);
     }
 
     void unknownPageSaysSo() {

@@ -69,7 +69,7 @@ GenerationTracker::GenerationTracker(EngineHost* engine, QObject* parent) : QObj
                 end(t, MessageState::Complete, {}, &u, reason);
             });
     connect(&remote_, &RemoteReplySource::failed, this,
-            [this](quint64 t, const QString& message) { end(t, MessageState::Failed, message, nullptr); });
+            [this](quint64 t, const QString& message, const Usage& u) { end(t, MessageState::Failed, message, &u); });
     connect(&remote_, &RemoteReplySource::cancelled, this,
             [this](quint64 t) { end(t, MessageState::Cancelled, {}, nullptr); });
 }

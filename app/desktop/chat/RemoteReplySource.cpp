@@ -1,9 +1,26 @@
 #include "chat/RemoteReplySource.h"
 
+#include <QJsonArray>
 #include <QTimer>
 #include <algorithm>
 
 namespace weir::desktop {
+namespace {
+
+// The call `body` asks the server to make: tool_choice "required" (a forced
+// tool goes as that, with the tool alone offered: RemoteChatBody), or OpenAI's
+// named function; none for "auto", "none" or no tools.
+std::optional<QString> forcedCallOf(const QJsonObject& body) {
+    const QJsonArray tools = body.value(QLatin1String("tools")).toArray();
+    if (tools.isEmpty()) return std::nullopt;
+    const QJsonValue choice = body.value(QLatin1String("tool_choice"));
+    if (choice.isObject()) return choice[QLatin1String("function")][QLatin1String("name")].toString();
+    if (choice.toString() != u"required") return std::nullopt;
+    if (tools.size() == 1) return tools[0][QLatin1String("function")][QLatin1String("name")].toString();
+    return QString();
+}
+
+} // namespace
 
 using weir::remote::KeyRead;
 using weir::remote::RemoteChatClient;
@@ -25,7 +42,9 @@ quint64 RemoteReplySource::start(const QString& engineName, const std::optional<
                           .arg(engineName));
     const quint64 ticket = kTicketBit | next_++;
     auto r = std::make_unique<Request>();
+    r->engine = target->name;
     r->model = target->model;
+    r->forcedCall = forcedCallOf(body);
     r->body = body;
     r->clock.start();
     Request& request = *requests_.emplace(ticket, std::move(r)).first->second;
@@ -41,7 +60,8 @@ quint64 RemoteReplySource::start(const QString& engineName, const std::optional<
             take(ticket);
             emit failed(ticket, tr("Could not read the API key of the remote engine \u2018%1\u2019 from the system keyring: %2 "
                                    "\u2014 try again, or enter the key again in Settings \u203a Remote engines")
-                                    .arg(name, key.problem));
+                                    .arg(name, key.problem),
+                        Usage{});
             return;
         }
         weir::remote::RemoteEndpoint withKey = endpoint;
@@ -62,7 +82,7 @@ quint64 RemoteReplySource::refuse(const QString& message) {
     const quint64 ticket = kTicketBit | next_++;
     refused_.insert(ticket);
     QTimer::singleShot(0, this, [this, ticket, message] {
-        if (refused_.remove(ticket)) emit failed(ticket, message);
+        if (refused_.remove(ticket)) emit failed(ticket, message, Usage{});
     });
     return ticket;
 }
@@ -100,7 +120,7 @@ void RemoteReplySource::connectClient(quint64 ticket, RemoteChatClient* client) 
     connect(client, &RemoteChatClient::finished, this,
             [this, ticket](quint64, const QString& reason, const RemoteUsage& usage) { onFinished(ticket, reason, usage); });
     connect(client, &RemoteChatClient::failed, this, [this, ticket](quint64, const RemoteError& error) {
-        if (take(ticket)) emit failed(ticket, error.message);
+        if (take(ticket)) emit failed(ticket, error.message, Usage{});
     });
     connect(client, &RemoteChatClient::cancelled, this, [this, ticket](quint64) {
         if (take(ticket)) emit cancelled(ticket);
@@ -138,7 +158,21 @@ void RemoteReplySource::onFinished(quint64 ticket, const QString& finishReason, 
         if (c.name.isEmpty()) continue;  // a fragment with no function named is no call
         calls.push_back({c.id.toStdString(), c.name.toStdString(), c.arguments.toStdString()});
     }
+    // A server that ignored tool_choice answered in words: not the call asked for.
+    if (r->forcedCall && calls.empty()) {
+        emit failed(ticket, missedCallMessage(*r), usage);
+        return;
+    }
     emit finished(ticket, usage, finishReason == u"length" ? QStringLiteral("length") : QStringLiteral("stop"), calls);
+}
+
+QString RemoteReplySource::missedCallMessage(const Request& r) const {
+    const QString what = r.forcedCall->isEmpty()
+                             ? tr("without calling a tool, which this reply was asked to do")
+                             : tr("without calling \u201c%1\u201d, which this reply was asked to call").arg(*r.forcedCall);
+    const QString kept = r.firstTokenMs >= 0 ? tr(" (its text is kept below)") : QString();
+    return tr("The remote engine \u2018%1\u2019 answered %2%3. Its server may not support forced tool calls for the model %4.")
+        .arg(r.engine, what, kept, r.model);
 }
 
 std::unique_ptr<RemoteReplySource::Request> RemoteReplySource::take(quint64 ticket) {

@@ -8,6 +8,10 @@
 // A key the keyring has not given yet is read first (nothing waits for it);
 // Stop while it is read ends the request at once, and the key, when it
 // comes, finds nothing to start.
+// A request that asked for a tool call (tool_choice "required") and was
+// answered without one fails, its text kept: a server that does not hold a
+// model to tool_choice (llama.cpp's, for some models) would otherwise pass
+// prose off as the answer to a call the user forced.
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QObject>
@@ -52,7 +56,8 @@ signals:
     void tokens(quint64 ticket, const QString& text, int count);
     void finished(quint64 ticket, const weir::Usage& usage, const QString& finishReason,
                   const std::vector<weir::ToolCall>& calls);
-    void failed(quint64 ticket, const QString& message);
+    // `usage`: what the server reported (zero when it did not answer).
+    void failed(quint64 ticket, const QString& message, const weir::Usage& usage);
     void cancelled(quint64 ticket);
 
 private:
@@ -61,7 +66,10 @@ private:
     };
     struct Request {
         std::unique_ptr<weir::remote::RemoteChatClient> client;  // none while the key is read
-        QString model;
+        QString engine, model;
+        // The call the server was asked to make: the tool's name, empty for
+        // any tool; none when the reply may answer in words.
+        std::optional<QString> forcedCall;
         QJsonObject body;                  // until the request is sent
         quint64 clientId = 0;
         QElapsedTimer clock;
@@ -71,6 +79,8 @@ private:
     };
 
     quint64 refuse(const QString& message);
+    // Why a reply that finished without a call fails, for a forced one.
+    QString missedCallMessage(const Request& r) const;
     void send(quint64 ticket, Request& r, const weir::remote::RemoteEndpoint& endpoint);
     void connectClient(quint64 ticket, weir::remote::RemoteChatClient* client);
     void onText(quint64 ticket, const QString& text, bool reasoning);

@@ -157,7 +157,11 @@ QVariantList RemotePoolModel::gauges() const {
     const QString page = remoteSourceName(s.source);
     auto from = [&](const char* key) { return s.sourceOf.value(QLatin1String(key), page); };
     QVariantList out;
-    const QString capacity = s.kvCapacityTokens ? QStringLiteral("of %1 tokens").arg(number(*s.kvCapacityTokens)) : QString();
+    // llama.cpp's slots that may share one cache: what each holds, not a total.
+    const QString capacity = s.kvCapacityTokens ? QStringLiteral("of %1 tokens").arg(number(*s.kvCapacityTokens))
+                             : s.slotContextTokens && s.maxRunning
+                                 ? QStringLiteral("%1 slots of %2 tokens").arg(number(*s.maxRunning), number(*s.slotContextTokens))
+                                 : QString();
     out << gauge(QStringLiteral("kvUsage"), QStringLiteral("KV cache in use"), s.kvUsage.has_value(),
                  s.kvUsage ? percent(*s.kvUsage) : QString(), s.kvUsage.value_or(0), from("kvUsage"), capacity);
     const QString most = s.maxRunning ? QStringLiteral("of %1 at most").arg(number(*s.maxRunning)) : QString();
@@ -181,6 +185,7 @@ void RemotePoolModel::updateSizing() {
     if (status_) {
         in.kvCapacityTokens = status_->kvCapacityTokens;
         in.maxRunning = status_->maxRunning;
+        in.slotContextTokens = status_->slotContextTokens;
     }
     advice_ = adviseRemoteSizing(in);
     emit sizingChanged();

@@ -35,22 +35,25 @@ RemoteSizingAdvice adviseRemoteSizing(const RemoteSizingInput& in) {
                         .arg(n, number(maxRunning), number(in.conversations - maxRunning));
         }
     }
+    // llama.cpp's slots say what each holds (all of a cache they share);
+    // else slots split the cache evenly.
+    const qint64 perSlot = std::max<qint64>(in.slotContextTokens.value_or(maxRunning ? capacity / maxRunning : 0), 0);
     if (capacity && context) {
         a.checked = true;
         a.fitAtFullContext = capacity / context;
-        // Slots that split the cache evenly (llama.cpp) hold less than the
-        // model's context each: a conversation stops growing there.
-        if (maxRunning && capacity / maxRunning < context) {
-            a.preempts = true;
-            said << QStringLiteral("Each of its %1 slots holds %2 tokens, less than the model's context of %3: a longer "
-                                   "conversation does not fit its slot.")
-                        .arg(number(maxRunning), number(capacity / maxRunning), number(context));
-        } else if (!maxRunning && qint64(in.conversations) * context > capacity) {
-            a.preempts = true;
-            said << QStringLiteral("Its KV cache holds %1 tokens, room for %2 at the model's full context of %3 tokens: "
-                                   "with %4 at once, long ones would be preempted (paused and recomputed) or held back.")
-                        .arg(number(capacity), conversationsText(*a.fitAtFullContext), number(context), n);
-        }
+    }
+    if (context && maxRunning && perSlot && perSlot < context) {
+        // A conversation stops growing at its slot's end.
+        a.checked = true;
+        a.preempts = true;
+        said << QStringLiteral("Each of its %1 slots holds %2 tokens, less than the model's context of %3: a longer "
+                               "conversation does not fit its slot.")
+                    .arg(number(maxRunning), number(perSlot), number(context));
+    } else if (capacity && context && !maxRunning && qint64(in.conversations) * context > capacity) {
+        a.preempts = true;
+        said << QStringLiteral("Its KV cache holds %1 tokens, room for %2 at the model's full context of %3 tokens: "
+                               "with %4 at once, long ones would be preempted (paused and recomputed) or held back.")
+                    .arg(number(capacity), conversationsText(*a.fitAtFullContext), number(context), n);
     }
     if (a.warns()) {
         a.text = said.join(u' ');

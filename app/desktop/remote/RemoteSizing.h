@@ -17,6 +17,9 @@ struct RemoteSizingInput {
     std::optional<qint64> contextLength;      // the model's, tokens
     std::optional<qint64> kvCapacityTokens;   // the server's whole KV cache, tokens
     std::optional<int> maxRunning;            // requests it runs at once
+    // What one request may hold where the server says (llama.cpp's slots);
+    // else an even share of the KV cache among maxRunning.
+    std::optional<qint64> slotContextTokens;
 };
 
 struct RemoteSizingAdvice {
