@@ -23,20 +23,8 @@ using namespace weir::kernels;
 
 namespace {
 
-struct Matrix {
-    std::vector<uint8_t> bytes;
-    WeightView view;
-};
-
-Matrix randomMatrix(GgmlType t, int64_t K, int64_t N, std::mt19937& rng) {
-    Matrix m;
-    for (int64_t r = 0; r < N; ++r) {
-        const auto row = weirtest::randomRow(t, K, rng);
-        m.bytes.insert(m.bytes.end(), row.begin(), row.end());
-    }
-    m.view = WeightView{t, m.bytes.data(), K, N, rowBytes(t, K)};
-    return m;
-}
+using Matrix = weirtest::RandomMatrix;
+using weirtest::randomMatrix;
 
 // Rows in sequences of 3 and the rest, as a step mixing a short chunk with decodes.
 struct Groups {

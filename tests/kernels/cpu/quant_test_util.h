@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/ggml_types.h"
+#include "weir/base/weight_view.h"
 #include "tests/support/json_reading.h"
 #include "tests/support/test_files.h"
 #include "tests/support/weir_test.h"
@@ -83,6 +84,22 @@ inline std::vector<uint8_t> randomRow(GgmlType t, int64_t n, std::mt19937& rng) 
         }
     }
     return row;
+}
+
+// A K x N weight matrix of random rows (randomRow) and its view.
+struct RandomMatrix {
+    std::vector<uint8_t> bytes;
+    weir::WeightView view;
+};
+
+inline RandomMatrix randomMatrix(GgmlType t, int64_t K, int64_t N, std::mt19937& rng) {
+    RandomMatrix m;
+    for (int64_t r = 0; r < N; ++r) {
+        const auto row = randomRow(t, K, rng);
+        m.bytes.insert(m.bytes.end(), row.begin(), row.end());
+    }
+    m.view = weir::WeightView{t, m.bytes.data(), K, N, weir::kernels::rowBytes(t, K)};
+    return m;
 }
 
 inline const std::vector<GgmlType>& allTypes() {
