@@ -515,6 +515,31 @@ private slots:
         QLocale::setDefault(QLocale::c());
     }
 
+    // Opening a remote conversation after a local one: the header's binding is
+    // told once the opened conversation's engine is known (it was told only
+    // while the previous one's settings were still current, and kept them).
+    void theHeaderFollowsTheOpenedConversationsEngine() {
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        FakeOpenAiServer server;
+        server.route("/v1/models", [](QTcpSocket* s, const SeenRequest&) {
+            FakeOpenAiServer::respond(s, 200, "OK", R"({"object":"list","data":[{"id":"org/remote-7b","max_model_len":32768}]})");
+        });
+        Fixture f;
+        const qint64 remote = f.remoteConversation(server.baseUrl(), false);
+        QTRY_COMPARE_WITH_TIMEOUT(f.chat->contextTokens(), 32768, patienceMs());
+        const qint64 local = f.chat->newConversation();
+        QCOMPARE(f.chat->currentId(), local);
+        // What a QML binding on contextText shows: its value at the last notification.
+        QString shown;
+        connect(f.chat.get(), &ChatController::contextUsageChanged, this, [&] { shown = f.chat->contextText(); });
+        f.chat->select(remote);
+        QCOMPARE(f.chat->contextText(), QStringLiteral("0 / 32,768 tokens"));
+        QCOMPARE(shown, f.chat->contextText());
+        f.chat->select(local);
+        QCOMPARE(shown, f.chat->contextText());
+        QLocale::setDefault(QLocale::c());
+    }
+
     // A server that lists no context: the header says so instead of hiding the line.
     void theHeaderSaysWhenTheServerDoesNotReportItsContext() {
         FakeOpenAiServer server;

@@ -293,6 +293,8 @@ private slots:
             QTRY_VERIFY((approve = findVisual(window_, QStringLiteral("approveToolCall"))) != nullptr);
             if (approvals == 0) {
                 QCOMPARE(QQmlProperty::read(item("engineChooser"), QStringLiteral("displayText")).toString(), kEngine);
+                // The header's context is weir serve's (--max-context 4096), not the local model's.
+                QTRY_COMPARE(c->contextTokens(), 4096);
                 QVERIFY(!saveScreenshot(window_, shots_, QStringLiteral("remote-approval")).isEmpty());
             }
             QVERIFY(clickItem(window_, approve));

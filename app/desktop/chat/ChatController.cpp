@@ -72,6 +72,9 @@ void ChatController::connectParts() {
     });
     connect(&list_, &ConversationController::currentChanged, this, &ChatController::currentChanged);
     connect(this, &ChatController::currentChanged, this, &ChatController::askRemoteContext);
+    // The messages were shown before the opened conversation's settings were
+    // read: its engine, and so its context, is known only now.
+    connect(this, &ChatController::currentChanged, this, &ChatController::contextUsageChanged);
     connect(&list_, &ConversationController::selected, this, &ChatController::generationsChanged);
     connect(&list_, &ConversationController::removing, this, &ChatController::stopConversation);
     connect(&list_, &ConversationController::searchTextChanged, this, &ChatController::searchTextChanged);
