@@ -49,6 +49,17 @@ void run(QObject* owner, QKeychain::Job* job, KeyringBackend::Done done) {
 }
 
 } // namespace
+#else
+namespace {
+
+// A build without QtKeychain answers every call, on the next turn, with why.
+void refuse(QObject* owner, KeyringBackend::Done done) {
+    QTimer::singleShot(0, owner, [done = std::move(done)] {
+        done(KeyringReply::failed(QStringLiteral("this Weir was built without QtKeychain")));
+    });
+}
+
+} // namespace
 #endif
 
 SystemKeyring::SystemKeyring(const QString& service) : service_(service) {}
@@ -60,7 +71,7 @@ void SystemKeyring::read(const QString& key, Done done) {
     run(this, job, std::move(done));
 #else
     Q_UNUSED(key);
-    QTimer::singleShot(0, this, [done] { done(KeyringReply::failed(QStringLiteral("this Weir was built without QtKeychain"))); });
+    refuse(this, std::move(done));
 #endif
 }
 
@@ -73,7 +84,7 @@ void SystemKeyring::write(const QString& key, const QString& secret, Done done) 
 #else
     Q_UNUSED(key);
     Q_UNUSED(secret);
-    QTimer::singleShot(0, this, [done] { done(KeyringReply::failed(QStringLiteral("this Weir was built without QtKeychain"))); });
+    refuse(this, std::move(done));
 #endif
 }
 
@@ -84,7 +95,7 @@ void SystemKeyring::erase(const QString& key, Done done) {
     run(this, job, std::move(done));
 #else
     Q_UNUSED(key);
-    QTimer::singleShot(0, this, [done] { done(KeyringReply::failed(QStringLiteral("this Weir was built without QtKeychain"))); });
+    refuse(this, std::move(done));
 #endif
 }
 
