@@ -24,6 +24,7 @@
 #include "engine_host/EngineHost.h"
 #include "remote/RemoteEnginesController.h"
 #include "storage/Storage.h"
+#include "tests/remote/closed_port.h"
 #include "tests/remote/fake_keyring.h"
 #include "tests/remote/fake_openai_server.h"
 #include "tools/ToolRegistry.h"
@@ -36,6 +37,8 @@ using weir::test::FakeKeyring;
 using weir::remote::RemoteClientOptions;
 using weir::test::FakeOpenAiServer;
 using weir::test::SeenRequest;
+
+using weir::test::closedPort;
 
 namespace {
 
@@ -62,15 +65,6 @@ const QByteArray kStop = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish
 const QByteArray kUsage = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,"
                           "\"total_tokens\":15,\"prompt_tokens_details\":{\"cached_tokens\":4}}}\n\n";
 const QByteArray kDone = "data: [DONE]\n\n";
-
-// A port nothing listens on: one the OS gave and took back.
-quint16 closedPort() {
-    QTcpServer s;
-    s.listen(QHostAddress::LocalHost, 0);
-    const quint16 port = s.serverPort();
-    s.close();
-    return port;
-}
 
 // The app's parts with no local model loaded: a remote conversation needs none.
 // Keys in the file, or in `keyring` (a FakeKeyring the test answers).

@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include "remote/RemoteEnginesController.h"
+#include "tests/remote/closed_port.h"
 #include "tests/remote/fake_keyring.h"
 #include "tests/remote/fake_openai_server.h"
 
@@ -21,6 +22,8 @@ using weir::test::FakeKeyring;
 using weir::remote::RemoteClientOptions;
 using weir::test::FakeOpenAiServer;
 using weir::test::SeenRequest;
+
+using weir::test::closedPort;
 
 namespace {
 
@@ -47,15 +50,6 @@ QString finishTest(RemoteEnginesController& c) {
     QDeadlineTimer deadline(15000);
     while (c.testState() == QLatin1String("testing") && !deadline.hasExpired()) QTest::qWait(5);
     return c.testState();
-}
-
-// A port nothing listens on: one the OS gave and took back.
-quint16 closedPort() {
-    QTcpServer s;
-    s.listen(QHostAddress::LocalHost, 0);
-    const quint16 port = s.serverPort();
-    s.close();
-    return port;
 }
 
 } // namespace

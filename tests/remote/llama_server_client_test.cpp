@@ -19,11 +19,14 @@
 #include "app/remote/remote_chat_client.h"
 #include "app/remote/remote_pool_poller.h"
 #include "app/remote/remote_pool_status.h"
+#include "tests/remote/closed_port.h"
 #include "tests/remote/llama_server_process.h"
 
 using namespace weir::remote;
 using weir::test::LlamaServer;
 using weir::test::patienceMs;
+
+using weir::test::closedPort;
 
 namespace {
 
@@ -91,15 +94,6 @@ QJsonObject unstreamed(const LlamaServer& server, QJsonObject body) {
     const QJsonObject o = QJsonDocument::fromJson(r->readAll()).object();
     r->deleteLater();
     return o;
-}
-
-// A port nothing listens on: one the OS gave and took back.
-quint16 closedPort() {
-    QTcpServer s;
-    s.listen(QHostAddress::LocalHost, 0);
-    const quint16 port = s.serverPort();
-    s.close();
-    return port;
 }
 
 } // namespace
