@@ -10,7 +10,11 @@
 // (speculative_bench.h).
 // The thread pool's round trips (hand-off + join, one per parallel kernel
 // call) per decode step come from its counters: the synchronisation points
-// whose cost grows with the thread count.
+// whose cost grows with the thread count. --step-split then decodes --tg
+// more steps with the step profile on (weir/step_profile.h: its clocks cost
+// a little, hence a pass of its own) and reports where a step's time went:
+// per kind of op, outside the forward pass, and the pool's round trips
+// (computing, waking, waiting for the last thread).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -25,8 +29,10 @@
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/speculative_bench.h"
+#include "app/cli/step_split_json.h"
 #include "weir/base/error.h"
 #include "weir/model_runner.h"
+#include "weir/step_profile.h"
 #include "weir/thread_pool_counters.h"
 #include "weir/types/engine_limits.h"
 
@@ -52,6 +58,7 @@ int run(const std::vector<std::string>& argv) {
     const std::string specMode = args.value("--speculative", "off");
     const long long specTokens = args.intValue("--spec-tg", 128, 2, 512);
     const long long specReps = args.intValue("--spec-reps", 2, 1, 100);
+    const bool stepSplit = args.flag("--step-split");
     if (specMode != "off" && specMode != "on" && specMode != "both")
         throw Error("--speculative must be off, on or both, got '" + specMode + "'");
     args.rejectUnknown();
@@ -67,8 +74,11 @@ int run(const std::vector<std::string>& argv) {
     ModelRunner runner(ro);
     const double loadMs = secondsSince(t0) * 1000.0;
     const ModelConfig& cfg = runner.config();
-    if (pp + tg > cfg.nCtxTrain) throw Error("--pp + --tg exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
-    runner.setContext(int32_t(pp + tg));
+    const long long positions = pp + tg * (stepSplit ? 2 : 1);
+    if (positions > cfg.nCtxTrain)
+        throw Error(std::string(stepSplit ? "--pp + 2 x --tg (--step-split decodes twice)" : "--pp + --tg") +
+                    " exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
+    runner.setContext(int32_t(positions));
 
     // Deterministic token ids spread over the vocabulary (like llama-bench's random prompt).
     uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -93,6 +103,21 @@ int run(const std::vector<std::string>& argv) {
     }
     const double decodeS = secondsSince(td);
     const ThreadPoolCounters afterDecode = threadPoolCounters();
+    std::string split;
+    if (stepSplit && tg > 0) {
+        setStepProfiling(true);
+        const StepProfile before = stepProfile();
+        const auto ts = Clock::now();
+        for (long long i = 0; i < tg; ++i) {
+            runner.feed({next});
+            next = runner.sample();
+        }
+        const double splitS = secondsSince(ts);
+        const StepProfile change = stepProfile() - before;
+        setStepProfiling(false);
+        split = ",\"decode_step_split\":" + stepSplitJson(change, splitS, uint64_t(tg)) +
+                ",\"profiled_decode_tokens_per_s\":" + jsonNumber(double(tg) / splitS);
+    }
     auto perStep = [&](uint64_t before, uint64_t after) { return jsonNumber(tg > 0 ? double(after - before) / double(tg) : 0.0); };
     const std::string poolCounts =
         ",\"pool_round_trips_prefill\":" + std::to_string(beforeDecode.roundTrips - beforePrefill.roundTrips) +
@@ -121,7 +146,7 @@ int run(const std::vector<std::string>& argv) {
         limits += ",\"speculative\":" +
                   runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
                                       specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
-    limits += ",\"device\":" + jsonString(ran.id) + ",\"device_name\":" + jsonString(ran.name);
+    limits += ",\"device\":" + jsonString(ran.id) + ",\"device_name\":" + jsonString(ran.name) + split;
     std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"physical_cores\":%d,\"oversubscribed\":%s,"
                 "\"cpu_kernels\":\"%s\",\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"repack_weights\":%s,\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
@@ -134,7 +159,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
 }
 
-Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--device cpu|cuda|cuda:N] [--threads T (0: one per physical core)] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N]", &run};
+Command reg{"bench", "prefill/decode speed as JSON, with the read-bandwidth limit of decode: [-m FILE] --pp N --tg N [--device cpu|cuda|cuda:N] [--threads T (0: one per physical core)] [--batch B] [--kv-cache-dtype f16|q8_0|fp8_e4m3|f32] [--no-bandwidth] [--repack-weights on|off] [--speculative off|on|both] [--spec-tg N] [--spec-reps N] [--step-split]", &run};
 
 } // namespace
 } // namespace weir::cli

@@ -9,6 +9,9 @@
 //   4. time to first token under load: --load-requests requests at once, long
 //      and short prompts alternating, more than --concurrency can run: TTFT
 //      percentiles (all, and the short prompts alone) and how many ran at once.
+// With --step-split, step 2 runs again with the step profile on
+// (weir/step_profile.h) and its steady window's steps are split by where
+// their time went: ops, the scheduler and sampling, the pool's round trips.
 // Prints JSON.
 #include <algorithm>
 #include <atomic>
@@ -24,8 +27,10 @@
 
 #include "app/cli/command.h"
 #include "app/cli/engine_flags.h"
+#include "app/cli/step_split_json.h"
 #include "weir/engine.h"
 #include "app/cli/soak.h"
+#include "weir/step_profile.h"
 #include "weir/thread_pool_counters.h"
 #include "weir/base/error.h"
 #include "weir/types/engine_limits.h"
@@ -39,6 +44,8 @@ struct Run {
     std::condition_variable cv;
     std::vector<Clock::time_point> tokenTimes;
     std::vector<uint64_t> tokenRoundTrips;  // the pools' round trips so far, at each token
+    bool profiled = false;                   // keep the step profile at each token
+    std::vector<weir::StepProfile> tokenProfiles;
     bool done = false;
     weir::Event terminal;
 
@@ -48,6 +55,7 @@ struct Run {
             if (ev.kind == weir::Event::Kind::Token) {
                 tokenTimes.push_back(Clock::now());
                 tokenRoundTrips.push_back(weir::threadPoolCounters().roundTrips);
+                if (profiled) tokenProfiles.push_back(weir::stepProfile());
             } else {
                 done = true;
                 terminal = ev;
@@ -129,6 +137,52 @@ LoadResult runLoad(weir::Engine& engine, int32_t requests, int32_t longTokens, i
     return out;
 }
 
+struct Concurrent {
+    double aggregateTps = 0, meanPerRequest = 0, roundTripsPerStep = 0;
+    std::string splitJson;  // profiled runs: the steady window's step split
+};
+
+// n conversations at once: the aggregate decode speed in the steady state
+// (from the moment all n decode until the first one finishes).
+Concurrent runConcurrent(weir::Engine& engine, int n, int32_t promptTokens, int32_t genTokens, bool profiled) {
+    std::vector<std::unique_ptr<Run>> runs;
+    for (int i = 0; i < n; ++i) {
+        runs.push_back(std::make_unique<Run>());
+        runs.back()->profiled = profiled;
+    }
+    for (int i = 0; i < n; ++i)
+        engine.submit(makeRequest(userPrompt(engine, i + 1, promptTokens), genTokens), runs[size_t(i)]->sink());
+    for (auto& r : runs) r->wait();
+    Clock::time_point allDecoding = Clock::time_point::min(), firstFinished = Clock::time_point::max();
+    for (auto& r : runs) {
+        allDecoding = std::max(allDecoding, r->tokenTimes.front());
+        firstFinished = std::min(firstFinished, r->tokenTimes.back());
+    }
+    Concurrent out;
+    int64_t steadyTokens = 0;
+    for (auto& r : runs)
+        for (auto t : r->tokenTimes) steadyTokens += (t > allDecoding && t <= firstFinished) ? 1 : 0;
+    const double steadySeconds = std::chrono::duration<double>(firstFinished - allDecoding).count();
+    out.aggregateTps = steadySeconds > 0 ? double(steadyTokens) / steadySeconds : 0.0;
+    for (auto& r : runs) out.meanPerRequest += r->terminal.usage.decodeTokensPerSecond / n;
+    // Between the first conversation's first and last token of the steady
+    // window, per token of it: per step when each step gives each
+    // conversation one token (without speculative drafts).
+    const Run& r = *runs.front();
+    size_t first = SIZE_MAX, last = 0;
+    for (size_t i = 0; i < r.tokenTimes.size(); ++i)
+        if (r.tokenTimes[i] > allDecoding && r.tokenTimes[i] <= firstFinished) first = std::min(first, i), last = i;
+    if (first != SIZE_MAX && last > first) {
+        const uint64_t steps = last - first;
+        out.roundTripsPerStep = double(r.tokenRoundTrips[last] - r.tokenRoundTrips[first]) / double(steps);
+        if (profiled)
+            out.splitJson = weir::cli::stepSplitJson(
+                r.tokenProfiles[last] - r.tokenProfiles[first],
+                std::chrono::duration<double>(r.tokenTimes[last] - r.tokenTimes[first]).count(), steps);
+    }
+    return out;
+}
+
 int run(const std::vector<std::string>& argv) {
     weir::cli::Args args(argv);
     weir::EngineOptions eo;
@@ -144,6 +198,7 @@ int run(const std::vector<std::string>& argv) {
     const int32_t loadLong = int32_t(args.intValue("--load-long-tokens", 1024, 1, 1 << 20));
     const int32_t loadShort = int32_t(args.intValue("--load-short-tokens", 64, 1, 1 << 20));
     const int32_t loadGen = int32_t(args.intValue("--load-gen-tokens", 16, 1, 1 << 16));
+    const bool stepSplit = args.flag("--step-split");
     args.rejectUnknown();
 
     weir::Engine engine(eo);
@@ -154,36 +209,16 @@ int run(const std::vector<std::string>& argv) {
     single.wait();
     const double singleTps = single.terminal.usage.decodeTokensPerSecond;
 
-    // 2. N at once.
-    std::vector<std::unique_ptr<Run>> runs;
-    for (int i = 0; i < n; ++i) runs.push_back(std::make_unique<Run>());
-    for (int i = 0; i < n; ++i)
-        engine.submit(makeRequest(userPrompt(engine, i + 1, promptTokens), genTokens), runs[size_t(i)]->sink());
-    for (auto& r : runs) r->wait();
-    Clock::time_point allDecoding = Clock::time_point::min(), firstFinished = Clock::time_point::max();
-    for (auto& r : runs) {
-        allDecoding = std::max(allDecoding, r->tokenTimes.front());
-        firstFinished = std::min(firstFinished, r->tokenTimes.back());
+    // 2. N at once (and again, profiled, for --step-split).
+    const Concurrent together = runConcurrent(engine, n, promptTokens, genTokens, false);
+    std::string split;
+    if (stepSplit) {
+        weir::setStepProfiling(true);
+        split = runConcurrent(engine, n, promptTokens, genTokens, true).splitJson;
+        weir::setStepProfiling(false);
     }
-    int64_t steadyTokens = 0;
-    for (auto& r : runs)
-        for (auto t : r->tokenTimes) steadyTokens += (t > allDecoding && t <= firstFinished) ? 1 : 0;
-    const double steadySeconds = std::chrono::duration<double>(firstFinished - allDecoding).count();
-    const double aggregateTps = steadySeconds > 0 ? double(steadyTokens) / steadySeconds : 0.0;
-    double meanPerRequest = 0;
-    for (auto& r : runs) meanPerRequest += r->terminal.usage.decodeTokensPerSecond / n;
-    // Round trips between the first conversation's first and last token of
-    // the steady window, per token of it: per step when each step gives each
-    // conversation one token (without speculative drafts).
-    double steadyRoundTripsPerStep = 0;
-    {
-        const Run& r = *runs.front();
-        size_t first = SIZE_MAX, last = 0;
-        for (size_t i = 0; i < r.tokenTimes.size(); ++i)
-            if (r.tokenTimes[i] > allDecoding && r.tokenTimes[i] <= firstFinished) first = std::min(first, i), last = i;
-        if (first != SIZE_MAX && last > first)
-            steadyRoundTripsPerStep = double(r.tokenRoundTrips[last] - r.tokenRoundTrips[first]) / double(last - first);
-    }
+    const double aggregateTps = together.aggregateTps, meanPerRequest = together.meanPerRequest;
+    const double steadyRoundTripsPerStep = together.roundTripsPerStep;
 
     // 3. Time to first token with and without a shared system prompt.
     double ttftFirst = 0, ttftShared = 0, ttftUnshared = 0;
@@ -228,6 +263,7 @@ int run(const std::vector<std::string>& argv) {
     std::printf("  \"aggregate_over_single\": %.2f,\n", singleTps > 0 ? aggregateTps / singleTps : 0.0);
     std::printf("  \"mean_per_request_decode_tps\": %.2f,\n", meanPerRequest);
     std::printf("  \"steady_pool_round_trips_per_step\": %.1f,\n", steadyRoundTripsPerStep);
+    if (!split.empty()) std::printf("  \"steady_step_split\": %s,\n", split.c_str());
     if (!skipPrefix) {
         std::printf("  \"system_prompt_tokens\": %d,\n", sysTokens);
         std::printf("  \"ttft_first_ms\": %.1f,\n", ttftFirst);
@@ -253,7 +289,7 @@ int run(const std::vector<std::string>& argv) {
 weir::cli::Command reg{"bench-concurrency",
                        "continuous batching and prefix sharing as JSON: [-m FILE] --concurrency N [--gen-tokens N] "
                        "[--prompt-tokens N] [--system-prompt-tokens N] [--no-prefix] [--load-requests N] "
-                       "[--load-long-tokens N] [--load-short-tokens N] [--load-gen-tokens N] and the engine flags",
+                       "[--load-long-tokens N] [--load-short-tokens N] [--load-gen-tokens N] [--step-split] and the engine flags",
                        &run};
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "engine/backend/op_clock.h"
 #include "kernels/cpu/attend_tile.h"
 #include "kernels/cpu/cpu_features.h"
 #include "weir/base/error.h"
@@ -118,6 +119,7 @@ WeightView CpuBackend::adoptWeight(const WeightView& host, WeightRole role, std:
     // change of summation order there moves greedy continuations off
     // llama.cpp's (packing the Q8_0 attn_v too: 7 of the 9 reference
     // prompts identical over 64 tokens instead of 9; top-1 logits 4e-2 apart).
+    if (role == WeightRole::OutputHead) heads_.push_back(host.data);
     if (role != WeightRole::OutputHead || !repack_ || host.tiles) return host;
     const size_t bytes = kernels::weightTilesBytes(host);
     if (bytes == 0) return host;
@@ -161,6 +163,7 @@ void CpuBackend::setRopeKinds(std::span<const RopeKind> kinds) {
 }
 
 void CpuBackend::beginStep(const StepInfo& step) {
+    stepStartNs_ = opClockSums().on.load(std::memory_order_relaxed) ? opClockNow() : 0;
     batch_ = step.batch;
     kv_ = step.kv;
     outRows_.assign(step.outputRows.begin(), step.outputRows.end());
@@ -210,6 +213,7 @@ void CpuBackend::computeRowGroups() {
 }
 
 void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t width) {
+    OpClock clock(StepOp::Embed);
     const Batch& batch = *batch_;
     forRows(*pool_, int64_t(batch.tokens.size()), width, [&](int64_t i) {
         kernels::getRow(table, batch.tokens[size_t(i)].token, x + i * width);
@@ -218,6 +222,7 @@ void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t w
 }
 
 void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, int64_t width, float eps) {
+    OpClock clock(StepOp::Norms);
     constexpr int64_t kGroup = kNormGroupRows;  // rows side by side in rmsNormRows
     forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
         const int64_t r0 = g * kGroup;
@@ -227,6 +232,7 @@ void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, in
 
 void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t n,
                               int64_t width, float eps) {
+    OpClock clock(StepOp::Norms);
     constexpr int64_t kGroup = kNormGroupRows;
     forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
         const int64_t r0 = g * kGroup, rows = std::min(kGroup, n - r0);
@@ -238,28 +244,45 @@ void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const f
 }
 
 void CpuBackend::matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) {
+    const bool head = std::find(heads_.begin(), heads_.end(), w.data) != heads_.end();
+    OpClock clock(head ? StepOp::OutputHead : StepOp::Projections);
     kernels::matmul(w, x, rows, y, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
 }
 
 void CpuBackend::matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) {
+    OpClock clock(StepOp::Projections);
     manyOuts_.clear();
     for (const Projection& p : outs) manyOuts_.push_back({p.w, p.y});
     kernels::matmulMany(manyOuts_, x, rows, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
 }
 
 void CpuBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
+    OpClock clock(StepOp::Norms);
     for (int64_t r = 0; r < rows; ++r) kernels::addInPlace(y + r * width, bias, width);
 }
 
-void CpuBackend::add(float* y, const float* x, int64_t n) { kernels::addInPlace(y, x, n); }
+void CpuBackend::add(float* y, const float* x, int64_t n) {
+    OpClock clock(StepOp::Norms);
+    kernels::addInPlace(y, x, n);
+}
+
+void CpuBackend::endStep() {
+    if (!stepStartNs_) return;
+    OpClockSums& sums = opClockSums();
+    sums.forwardNs.fetch_add(uint64_t(opClockNow() - stepStartNs_), std::memory_order_relaxed);
+    sums.steps.fetch_add(1, std::memory_order_relaxed);
+    stepStartNs_ = 0;
+}
 
 void CpuBackend::glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t F) {
+    OpClock clock(StepOp::Norms);
     const kernels::GluRowFn fn = gluRow(act);
     forRows(*pool_, rows, F, [&](int64_t r) { fn(gate + r * F, up + r * F, y + r * F, F); });
 }
 
 void CpuBackend::matmulGlu(GluActivation act, const Projection& gate, const Projection& up, const float* x, float* y,
                            int64_t rows, StepRows set) {
+    OpClock clock(StepOp::Projections);
     kernels::matmulGlu({gate.w, gate.y}, {up.w, up.y}, gluRow(act), y, x, rows, *pool_,
                        set == StepRows::All ? &groups_ : &outGroups_);
 }
@@ -270,6 +293,7 @@ void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q, float* k, const
 
 void CpuBackend::normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t /*tokens: the step's*/, float* q_,
                                   float* k_, const float* v_) {
+    OpClock clock(StepOp::RopeAndStore);
     const Batch& batch = *batch_;
     const int64_t n = int64_t(batch.tokens.size());
     const int64_t hd = a.headDimK, hdv = a.headDimV;
@@ -313,6 +337,7 @@ int64_t CpuBackend::attentionParts(int64_t heads, int64_t threads, int64_t keys)
 }
 
 void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
+    OpClock clock(StepOp::Attention);
     const Batch& batch = *batch_;
     const int64_t n = int64_t(batch.tokens.size());
     const int64_t hd = a.headDimK, hdv = a.headDimV;
@@ -477,6 +502,7 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
 }
 
 void CpuBackend::gatherOutputs(float* rows, int64_t width) {
+    OpClock clock(StepOp::Gather);
     for (size_t r = 0; r < outRows_.size(); ++r) {
         const int64_t src = outRows_[r];
         if (src == int64_t(r)) continue;

@@ -75,7 +75,7 @@ public:
     void attend(const AttentionLayer& a, const float* q, float* out) override;
     void gatherOutputs(float* rows, int64_t width) override;
     void readRows(const float* src, float* hostDst, size_t count) override;
-    void endStep() override {}
+    void endStep() override;
     void synchronize() override {}
 
 private:
@@ -85,10 +85,12 @@ private:
     bool repack_;
     std::vector<std::unique_ptr<kernels::PackedBuffer>> packed_;  // adopted copies
     uint64_t extraBytes_ = 0;
+    std::vector<const void*> heads_;   // output heads' rows (one per model): their matmuls are timed on their own
     std::vector<kernels::RopeParams> ropeKinds_;
     std::vector<kernels::MatmulOutput> manyOuts_;  // matmulMany's, kept for their capacity
 
     // The current step.
+    int64_t stepStartNs_ = 0;          // steady clock at beginStep while profiling (weir/step_profile.h)
     const Batch* batch_ = nullptr;
     const KvAccess* kv_ = nullptr;
     std::vector<int32_t> outRows_;

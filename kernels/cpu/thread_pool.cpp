@@ -90,8 +90,28 @@ struct alignas(128) CallerCounters {
 struct alignas(128) StealCounter {
     std::atomic<uint64_t> stolen{0};
 };
+struct alignas(128) LeftOutCounter {
+    std::atomic<uint64_t> leftOut{0};
+};
+LeftOutCounter gLeftOut;
+
+// WorkerSlot::state: a generation above two bits of what happened to it.
+constexpr uint64_t kEntered = 1, kDone = 2, kLeftOut = 3;
+constexpr uint64_t slotState(uint64_t generation, uint64_t what) { return generation << 2 | what; }
+constexpr uint64_t slotGeneration(uint64_t state) { return state >> 2; }
 CallerCounters gCaller;
 StealCounter gSteals;
+
+// ThreadPool::Timing's sums; written only while timing is on.
+struct alignas(128) TimingSums {
+    std::atomic<bool> on{false};
+    std::atomic<uint64_t> roundTrips{0}, wallNs{0}, threadNs{0}, busyNs{0}, wakeNs{0}, wakes{0}, tailNs{0};
+};
+TimingSums gTiming;
+
+int64_t nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 void rangeFor(int64_t n, int parts, int index, int64_t& begin, int64_t& end) {
     const int64_t chunk = n / parts, rest = n % parts;
@@ -113,7 +133,22 @@ ThreadPool::Counters ThreadPool::processCounters() {
     c.inlineCalls = gCaller.inlineCalls.load(std::memory_order_relaxed);
     c.chunks = gCaller.chunks.load(std::memory_order_relaxed);
     c.stolenChunks = gSteals.stolen.load(std::memory_order_relaxed);
+    c.leftOut = gLeftOut.leftOut.load(std::memory_order_relaxed);
     return c;
+}
+
+void ThreadPool::setTiming(bool on) { gTiming.on.store(on, std::memory_order_relaxed); }
+
+ThreadPool::Timing ThreadPool::processTiming() {
+    Timing t;
+    t.roundTrips = gTiming.roundTrips.load(std::memory_order_relaxed);
+    t.wallNs = gTiming.wallNs.load(std::memory_order_relaxed);
+    t.threadNs = gTiming.threadNs.load(std::memory_order_relaxed);
+    t.busyNs = gTiming.busyNs.load(std::memory_order_relaxed);
+    t.wakeNs = gTiming.wakeNs.load(std::memory_order_relaxed);
+    t.wakes = gTiming.wakes.load(std::memory_order_relaxed);
+    t.tailNs = gTiming.tailNs.load(std::memory_order_relaxed);
+    return t;
 }
 
 ThreadPool::ThreadPool(int threads) {
@@ -122,7 +157,7 @@ ThreadPool::ThreadPool(int threads) {
         throw std::runtime_error("cannot start " + std::to_string(threads_) + " threads: a pool has at most " +
                                  std::to_string(kMaxThreads));
     shares_ = std::make_unique<Share[]>(size_t(threads_));
-    done_ = std::make_unique<DoneFlag[]>(size_t(threads_));
+    slots_ = std::make_unique<WorkerSlot[]>(size_t(threads_));
     try {
         for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
     } catch (const std::system_error& e) {
@@ -169,13 +204,18 @@ void ThreadPool::runShares(int self, uint64_t generation) {
             return c < last ? c : -1;
         }
     };
+    const bool timed = job_.timed;
+    int64_t firstNs = 0, busyNs = 0;
     auto run = [&](int64_t c) {
         const int64_t b = c * chunk;
+        const int64_t t0 = timed ? nowNs() : 0;
+        if (timed && !firstNs) firstNs = t0;
         try {
             (*job_.fn)(b, std::min(n, b + chunk), self);
         } catch (...) {
             keepFirstError(std::current_exception());
         }
+        if (timed) busyNs += nowNs() - t0;
     };
     // Its own share, then what is left of the others', the next thread's first.
     uint64_t stolen = 0;
@@ -190,6 +230,13 @@ void ThreadPool::runShares(int self, uint64_t generation) {
         }
     }
     if (stolen) gSteals.stolen.fetch_add(stolen, std::memory_order_relaxed);
+    if (timed) {
+        gTiming.busyNs.fetch_add(uint64_t(busyNs), std::memory_order_relaxed);
+        if (self != 0 && firstNs) {  // a worker that found every chunk taken did not wait for one
+            gTiming.wakeNs.fetch_add(uint64_t(std::max<int64_t>(0, firstNs - job_.publishNs)), std::memory_order_relaxed);
+            gTiming.wakes.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
 }
 
 void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
@@ -212,6 +259,8 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
     job_.size = n;
     job_.chunk = chunk;
     job_.chunks = (n + chunk - 1) / chunk;
+    job_.timed = gTiming.on.load(std::memory_order_relaxed);
+    job_.publishNs = job_.timed ? nowNs() : 0;
     const uint64_t generation = job_.generation.load(std::memory_order_relaxed) + 1;
     // seq_cst store, then the sleepers' count: a worker about to block counts
     // itself first and then looks at the generation, so either it sees this
@@ -227,16 +276,39 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
     // The caller's share (and steals): even when fn throws, the workers'
     // ranges still read fn, so wait for them before leaving.
     runShares(0, generation);
-    int pending = 1;  // the first worker not yet seen done
+    const int64_t callerDoneNs = job_.timed ? nowNs() : 0;
+    // Every chunk is claimed now: wait for the workers that entered the job
+    // (some may still run a chunk); leave out those that have not.
+    int pending = 1;  // the first worker not yet seen done or left out
+    uint64_t leftOut = 0;
     auto allDone = [&](std::memory_order order) {
-        while (pending < parts && done_[size_t(pending)].generation.load(order) == generation) ++pending;
-        return pending == parts;
+        for (; pending < parts; ++pending) {
+            std::atomic<uint64_t>& slot = slots_[size_t(pending)].state;
+            uint64_t v = slot.load(order);
+            if (slotGeneration(v) < generation &&
+                slot.compare_exchange_strong(v, slotState(generation, kLeftOut), std::memory_order_seq_cst)) {
+                ++leftOut;
+                continue;
+            }
+            // It entered this job (v says so, or the exchange failed because it just did).
+            if (v != slotState(generation, kDone)) return false;
+        }
+        return true;
     };
     if (!spinUntil([&] { return allDone(std::memory_order_acquire); })) {
         std::unique_lock lock(mutex_);
         callerSleeping_.store(true, std::memory_order_seq_cst);  // then look: see workerLoop's end
         finished_.wait(lock, [&] { return allDone(std::memory_order_seq_cst); });
         callerSleeping_.store(false, std::memory_order_relaxed);
+    }
+    if (leftOut) gLeftOut.leftOut.fetch_add(leftOut, std::memory_order_relaxed);
+    if (job_.timed) {
+        const int64_t end = nowNs();
+        const uint64_t wall = uint64_t(std::max<int64_t>(0, end - job_.publishNs));
+        gTiming.roundTrips.fetch_add(1, std::memory_order_relaxed);
+        gTiming.wallNs.fetch_add(wall, std::memory_order_relaxed);
+        gTiming.threadNs.fetch_add(wall * uint64_t(parts), std::memory_order_relaxed);
+        gTiming.tailNs.fetch_add(uint64_t(std::max<int64_t>(0, end - callerDoneNs)), std::memory_order_relaxed);
     }
     job_.fn = nullptr;
     std::exception_ptr error;
@@ -262,10 +334,20 @@ void ThreadPool::workerLoop(int index) {
         }
         seen = generation;
         if (job_.stop.load(std::memory_order_relaxed)) return;  // stored before the generation we acquired
+        // Enter the job, unless the caller has left this worker out of it
+        // (every chunk was taken before it came): then it reads nothing of
+        // the job, which the caller may already be replacing.
+        std::atomic<uint64_t>& slot = slots_[size_t(index)].state;
+        uint64_t v = slot.load(std::memory_order_acquire);
+        bool entered = false;
+        while (slotGeneration(v) < generation &&
+               !(entered = slot.compare_exchange_weak(v, slotState(generation, kEntered), std::memory_order_acq_rel))) {
+        }
+        if (!entered) continue;
         runShares(index, generation);
         // seq_cst store, then look at the caller: it marks itself asleep and
-        // then looks at the flags, so it sees this one or is woken.
-        done_[size_t(index)].generation.store(generation, std::memory_order_seq_cst);
+        // then looks at the slots, so it sees this one or is woken.
+        slot.store(slotState(generation, kDone), std::memory_order_seq_cst);
         if (callerSleeping_.load(std::memory_order_seq_cst)) {
             { std::lock_guard lock(mutex_); }
             finished_.notify_one();

@@ -13,7 +13,11 @@
 // - the caller takes part (thread 0) and publishes a job with one store;
 // - workers spin (with a pause instruction) on that store for a short while
 //   before they block; the caller spins the same way for the workers'
-//   done-flags (one cache line each, no shared counter to fight over);
+//   slots (one cache line each, no shared counter to fight over);
+// - once every chunk is claimed, the caller waits only for the workers that
+//   took part: one the system has not run yet (a busy desktop, a core
+//   shared with compilers) is left out of the job instead of holding up
+//   the step until the scheduler gets round to it;
 // - a blocked thread is woken through the kernel only when one is asleep:
 //   neither side takes a lock while the other is spinning;
 // - each share's claim counter sits in its own cache line, written by its
@@ -65,8 +69,24 @@ public:
         uint64_t inlineCalls = 0;   // parallelFor calls the caller ran alone (one item, or a pool of one)
         uint64_t chunks = 0;        // ranges handed out by those round trips
         uint64_t stolenChunks = 0;  // of those, run by a thread outside whose share they were
+        uint64_t leftOut = 0;       // workers a round trip did not wait for: every chunk was taken before they came
     };
     static Counters processCounters();
+
+    // Where the round trips' time goes, over every pool of the process, while
+    // timing is on (setTiming; off by default: it reads the clock around
+    // every chunk). Nanoseconds, summed over round trips:
+    struct Timing {
+        uint64_t roundTrips = 0;   // timed round trips
+        uint64_t wallNs = 0;       // the caller's view: job published -> every thread done
+        uint64_t threadNs = 0;     // wallNs x the pool's threads: the thread time the jobs held
+        uint64_t busyNs = 0;       // of it, inside fn (every thread, the caller's included)
+        uint64_t wakeNs = 0;       // a worker's wait from the publish to its first chunk
+        uint64_t wakes = 0;        //   the workers that ran a chunk (wakeNs / wakes: one wake-up)
+        uint64_t tailNs = 0;       // the caller's wait, from its own last chunk to the last worker's done-flag
+    };
+    static void setTiming(bool on);
+    static Timing processTiming();
 
 private:
     // One thread's share of the current job: its chunks are claimed through
@@ -77,9 +97,14 @@ private:
     struct alignas(128) Share {
         std::atomic<uint64_t> next{0};
     };
-    // The generation of the last job a worker finished.
-    struct alignas(128) DoneFlag {
-        std::atomic<uint64_t> generation{0};
+    // A worker's part in the jobs: the generation of the last job it took
+    // part in or was left out of, above what happened (kEntered, kDone,
+    // kLeftOut). A worker enters a job before it reads it; once the caller
+    // has claimed every chunk, it leaves out every worker that has not
+    // entered (a compare-exchange on this word), so a worker the system
+    // has not run yet holds up no round trip it has nothing left to do in.
+    struct alignas(128) WorkerSlot {
+        std::atomic<uint64_t> state{0};
     };
 
     void workerLoop(int index);
@@ -90,7 +115,7 @@ private:
     int threads_ = 1;
     std::vector<std::thread> workers_;
     std::unique_ptr<Share[]> shares_;
-    std::unique_ptr<DoneFlag[]> done_;
+    std::unique_ptr<WorkerSlot[]> slots_;
 
     // The job: written by the caller before generation_ (release), read by
     // the workers after it (acquire); one cache line, written once per job.
@@ -99,6 +124,8 @@ private:
         int64_t size = 0;    // items
         int64_t chunk = 1;   // items per chunk
         int64_t chunks = 0;  // ceil(size / chunk)
+        bool timed = false;       // Timing is on for this job
+        int64_t publishNs = 0;    // when it was published (steady clock), if timed
         std::atomic<uint64_t> generation{0};  // a new job (or stop): the caller bumps it
         std::atomic<bool> stop{false};        // set before the generation that announces it
     } job_;

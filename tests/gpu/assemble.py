@@ -221,9 +221,27 @@ def cpu_section(raw):
                 "weir_16_conversations_tok_s": get(c, "aggregate_decode_tps"), "llamacpp_16_sequences_tok_s": lconv,
                 "conversations_ratio": ratio(get(c, "aggregate_decode_tps"), lconv),
                 "pp": pp, "tg": tg,
+                # where a step's time went (weir-cli bench --step-split, bench-concurrency --step-split)
+                "weir_decode_step_split": get(b, "decode_step_split"),
+                "weir_16_conversations_step_split": get(c, "steady_step_split"),
             })
         table[label] = rows
     return {"table": table, "weir": weir, "llamacpp": llama}
+
+
+def split_line(sp):
+    """One line of a step split: ms per step by op, outside the pass, and the pool."""
+    if not isinstance(sp, dict):
+        return "-"
+    ops = sp.get("ops_ms") or {}
+    pool = sp.get("pool") or {}
+    parts = [f"step {fmt(sp.get('step_ms'), 0)} ms:"]
+    parts += [f"{k} {fmt(v, 0)}" for k, v in ops.items() if isinstance(v, (int, float)) and v >= 0.005]
+    parts.append(f"outside {fmt(sp.get('outside_forward_ms'), 0)}")
+    parts.append(f"| pool busy {fmt(pool.get('busy_fraction'), 0)}, {fmt(pool.get('round_trips_per_step'), 0)} trips"
+                 f" of {fmt(pool.get('mean_round_trip_us'), 0)} us (wake {fmt(pool.get('mean_wake_us'), 0)},"
+                 f" tail {fmt(pool.get('mean_tail_us'), 0)}), alone {fmt(pool.get('driving_thread_alone_ms'), 0)} ms")
+    return " ".join(parts)
 
 
 def compare_section(raw):
@@ -323,6 +341,9 @@ def main():
                   f" {fmt(r['weir_decode_tok_s'], 7)}/{fmt(r['llamacpp_decode_tok_s'], 7)}"
                   f" {fmt(r['weir_16_conversations_tok_s'], 8)}/{fmt(r['llamacpp_16_sequences_tok_s'], 8)}"
                   f" {fmt(r['weir_decode_fraction_of_bandwidth'], 8)}")
+        for r in rows:
+            for what, key in (("decode", "weir_decode_step_split"), ("16conv", "weir_16_conversations_step_split")):
+                print(f"    t{r['threads']:<3} {what} step split: {split_line(r.get(key))}")
     print(f"steps: {counts['ok']} ok, {counts['FAILED']} failed, {counts['TIMEOUT']} timed out, "
           f"{counts['SKIPPED']} skipped; files in {a.out}")
 

@@ -22,7 +22,8 @@
 #      Llama 3 8B presets, and llama.cpp's llama-bench / llama-batched-bench on
 #      the same files
 #   5. CPU (issue 23): bench and 16 conversations at --threads 2 4 8 16 on
-#      the Gemma 3 preset and at 16 on the 8B, and llama.cpp's CPU numbers
+#      the Gemma 3 preset (each with its step split) and at 16 on the 8B,
+#      and llama.cpp's CPU numbers
 #   6. writes at most 8 files to $OUT (./gpu-out when unset): summary.json,
 #      compare.json, soak.json, gpu_bench.json, cpu_bench.json (with
 #      llama.cpp ratios), run.log, build.log; prints the summary last.
@@ -45,7 +46,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --cpu-rehearsal) REHEARSAL=1 ;;
     --budget) BUDGET="$2"; shift ;;
-    -h|--help) sed -n '2,36p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "tests/gpu/run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -382,10 +383,11 @@ if [ "$REHEARSAL" = 1 ]; then THREADS="1 2"; elif [ "$QUICK" = 1 ]; then THREADS
 cpu_pp=512 cpu_tg=128 conv_gen=64
 [ "$REHEARSAL" = 1 ] && cpu_pp=32 cpu_tg=8 conv_gen=8
 for t_ in $THREADS; do
+  # --step-split: a second, profiled pass says where a step's time went.
   engine_step "cpu bench gemma3 t$t_" 120 "$RAW/cpu-bench-gemma3-t$t_.json" cpu bench -m "$G3" --pp $cpu_pp --tg $cpu_tg \
-    --threads "$t_"
+    --threads "$t_" --step-split
   engine_step "cpu 16 conversations gemma3 t$t_" 150 "$RAW/cpu-conc-gemma3-t$t_.json" cpu bench-concurrency -m "$G3" \
-    --threads "$t_" --concurrency 16 --prompt-tokens 64 --gen-tokens $conv_gen --no-prefix --load-requests 0
+    --threads "$t_" --concurrency 16 --prompt-tokens 64 --gen-tokens $conv_gen --no-prefix --load-requests 0 --step-split
 done
 if [ "$REHEARSAL" = 0 ] && [ "$QUICK" = 0 ]; then
   engine_step "cpu bench llama3-8b t16" 150 "$RAW/cpu-bench-llama3-8b-t16.json" cpu bench -m "$L8" --pp 512 --tg 64 \

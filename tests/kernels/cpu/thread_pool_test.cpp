@@ -201,3 +201,44 @@ WEIR_TEST(ThreadPool, countersCountRoundTripsAndChunks) {
     REQUIRE_EQ(after.chunks - before.chunks, uint64_t(6 + 33));
     REQUIRE(after.stolenChunks - before.stolenChunks <= uint64_t(6 + 33));
 }
+
+// Timing (ThreadPool::setTiming): on, each round trip's thread time is split
+// into the work inside fn and the waits around it; off, nothing is added.
+WEIR_TEST(ThreadPool, timingSplitsRoundTripsIntoWorkAndWaiting) {
+    ThreadPool pool(3);
+    auto spinFor = [](std::chrono::microseconds d) {
+        const auto until = std::chrono::steady_clock::now() + d;
+        while (std::chrono::steady_clock::now() < until) {
+        }
+    };
+    auto job = [&] { pool.parallelFor(6, [&](int64_t b, int64_t e, int) { spinFor((e - b) * std::chrono::microseconds(200)); }); };
+    const ThreadPool::Timing off0 = ThreadPool::processTiming();
+    job();
+    const ThreadPool::Timing off1 = ThreadPool::processTiming();
+    CHECK_EQ(off1.roundTrips, off0.roundTrips);
+    CHECK_EQ(off1.busyNs, off0.busyNs);
+
+    ThreadPool::setTiming(true);
+    const ThreadPool::Timing a = ThreadPool::processTiming();
+    for (int i = 0; i < 5; ++i) job();
+    pool.parallelFor(1, [](int64_t, int64_t, int) {});  // inline: not a round trip
+    // The caller's item waits for a worker's: at least one worker picks a job up.
+    std::atomic<bool> workerRan{false};
+    pool.parallelFor(2, [&](int64_t, int64_t, int thread) {
+        if (thread != 0) workerRan.store(true);
+        else
+            while (!workerRan.load()) std::this_thread::yield();
+    });
+    const ThreadPool::Timing b = ThreadPool::processTiming();
+    ThreadPool::setTiming(false);
+    const uint64_t trips = b.roundTrips - a.roundTrips, wall = b.wallNs - a.wallNs, busy = b.busyNs - a.busyNs;
+    CHECK_EQ(trips, uint64_t(6));
+    CHECK_EQ(b.threadNs - a.threadNs, wall * 3);
+    // Five jobs of 6 items of 200 us each: at least 6 ms of work.
+    CHECK_MSG(busy >= 5 * 1200000, std::to_string(busy) + " ns busy");
+    CHECK_MSG(busy <= wall * 3, std::to_string(busy) + " ns busy in " + std::to_string(wall * 3) + " ns of thread time");
+    CHECK_MSG(b.wakes - a.wakes >= 1 && b.wakes - a.wakes <= trips * 2,
+              std::to_string(b.wakes - a.wakes) + " wake-ups of two workers in 6 jobs");
+    CHECK_MSG(b.wakeNs - a.wakeNs <= wall * 2, "the workers waited longer than the round trips lasted");
+    CHECK_MSG(b.tailNs - a.tailNs <= wall, "the caller waited longer than its round trips lasted");
+}

@@ -1,0 +1,37 @@
+#include "app/cli/step_split_json.h"
+
+#include "app/cli/cli_json.h"
+
+namespace weir::cli {
+
+std::string stepSplitJson(const StepProfile& d, double wallSeconds, uint64_t steps) {
+    const double per = steps ? 1.0 / double(steps) : 0.0;
+    auto ms = [&](double ns) { return jsonNumber(ns * 1e-6 * per); };
+    double opsNs = 0;
+    std::string ops = "{";
+    for (int i = 0; i < kStepOps; ++i) {
+        opsNs += double(d.opNs[i]);
+        ops += std::string(i ? "," : "") + "\"" + stepOpName(StepOp(i)) + "\":" + ms(double(d.opNs[i]));
+    }
+    ops += "}";
+    const PoolTiming& p = d.pool;
+    auto ratio = [](double a, double b) { return jsonNumber(b > 0 ? a / b : 0.0); };
+    // Round trips happen inside ops: what the ops took beyond them ran on the
+    // driving thread alone (small ops, and each op's set-up).
+    const std::string pool =
+        "{\"round_trips_per_step\":" + jsonNumber(double(p.roundTrips) * per) +
+        ",\"in_round_trips_ms\":" + ms(double(p.wallNs)) +
+        ",\"driving_thread_alone_ms\":" + ms(opsNs - double(p.wallNs)) +
+        ",\"busy_fraction\":" + ratio(double(p.busyNs), double(p.threadNs)) +
+        ",\"idle_thread_ms\":" + ms(double(p.threadNs) - double(p.busyNs)) +
+        ",\"mean_round_trip_us\":" + ratio(double(p.wallNs) * 1e-3, double(p.roundTrips)) +
+        ",\"mean_wake_us\":" + ratio(double(p.wakeNs) * 1e-3, double(p.wakes)) +
+        ",\"mean_tail_us\":" + ratio(double(p.tailNs) * 1e-3, double(p.roundTrips)) + "}";
+    const double wallNs = wallSeconds * 1e9;
+    return "{\"steps\":" + std::to_string(steps) + ",\"forward_passes\":" + std::to_string(d.steps) +
+           ",\"step_ms\":" + ms(wallNs) + ",\"forward_ms\":" + ms(double(d.forwardNs)) +
+           ",\"outside_forward_ms\":" + ms(wallNs - double(d.forwardNs)) + ",\"ops_ms\":" + ops +
+           ",\"between_ops_ms\":" + ms(double(d.forwardNs) - opsNs) + ",\"pool\":" + pool + "}";
+}
+
+} // namespace weir::cli
