@@ -124,7 +124,8 @@ int run(const std::vector<std::string>& argv) {
         ",\"pool_round_trips_per_decode_step\":" + perStep(beforeDecode.roundTrips, afterDecode.roundTrips) +
         ",\"pool_inline_calls_per_decode_step\":" + perStep(beforeDecode.inlineCalls, afterDecode.inlineCalls) +
         ",\"pool_chunks_per_decode_step\":" + perStep(beforeDecode.chunks, afterDecode.chunks) +
-        ",\"pool_stolen_chunks_per_decode_step\":" + perStep(beforeDecode.stolenChunks, afterDecode.stolenChunks);
+        ",\"pool_stolen_chunks_per_decode_step\":" + perStep(beforeDecode.stolenChunks, afterDecode.stolenChunks) +
+        ",\"pool_left_out_workers_per_decode_step\":" + perStep(beforeDecode.leftOut, afterDecode.leftOut);
     const int32_t cores = EngineLimits::physicalCores();
 
     rusage ru{};

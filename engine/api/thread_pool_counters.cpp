@@ -11,6 +11,7 @@ ThreadPoolCounters threadPoolCounters() {
     out.inlineCalls = c.inlineCalls;
     out.chunks = c.chunks;
     out.stolenChunks = c.stolenChunks;
+    out.leftOut = c.leftOut;
     return out;
 }
 

@@ -12,6 +12,7 @@ struct ThreadPoolCounters {
     uint64_t inlineCalls = 0;   // jobs the calling thread ran alone (one item, or one thread)
     uint64_t chunks = 0;        // ranges the round trips handed out
     uint64_t stolenChunks = 0;  // of those, run by a thread outside whose share they were
+    uint64_t leftOut = 0;       // workers a round trip did not wait for: the others had taken every chunk
 };
 
 ThreadPoolCounters threadPoolCounters();

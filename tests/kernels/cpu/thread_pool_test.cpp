@@ -6,6 +6,9 @@
 // counters count round trips and chunks exactly.
 #include "tests/support/weir_test.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -241,4 +244,71 @@ WEIR_TEST(ThreadPool, timingSplitsRoundTripsIntoWorkAndWaiting) {
               std::to_string(b.wakes - a.wakes) + " wake-ups of two workers in 6 jobs");
     CHECK_MSG(b.wakeNs - a.wakeNs <= wall * 2, "the workers waited longer than the round trips lasted");
     CHECK_MSG(b.tailNs - a.tailNs <= wall, "the caller waited longer than its round trips lasted");
+}
+
+namespace {
+// A worker "the system does not run": a signal handler that holds the thread
+// until released (lock-free atomics are safe in a handler).
+std::atomic<bool> gHeld{false}, gRelease{false};
+void holdThread(int) {
+    gHeld.store(true);
+    while (!gRelease.load()) {
+    }
+}
+} // namespace
+
+// Before: the caller waited for every worker's done-flag, so a worker that
+// was not running (preempted on a loaded machine) held up each round trip
+// until the scheduler ran it, though the caller had claimed every chunk.
+// Now it is left out of the job; once it runs again it skips that job and
+// takes part in the next. (A generous way out fails instead of hanging.)
+WEIR_TEST(ThreadPool, aWorkerNotRunningIsLeftOutOnceEveryChunkIsTaken) {
+    ThreadPool pool(2);
+    std::atomic<pthread_t> worker{};
+    std::atomic<bool> sawWorker{false};
+    while (!sawWorker.load())  // the worker's thread, from a job it takes part in
+        pool.parallelFor(2, [&](int64_t, int64_t, int thread) {
+            if (thread == 0) {
+                for (int i = 0; i < 1000000 && !sawWorker.load(); ++i) std::this_thread::yield();
+            } else {
+                worker.store(pthread_self());
+                sawWorker.store(true);
+            }
+        });
+    struct sigaction sa {};
+    sa.sa_handler = holdThread;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old {};
+    REQUIRE_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+    REQUIRE_EQ(pthread_kill(worker.load(), SIGUSR1), 0);
+    while (!gHeld.load()) std::this_thread::yield();
+
+    const ThreadPool::Counters before = ThreadPool::processCounters();
+    std::atomic<bool> returned{false};
+    std::vector<std::atomic<int>> seen(64);
+    std::thread caller([&] {
+        pool.parallelFor(64, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) seen[size_t(i)].fetch_add(1);
+        });
+        returned.store(true);
+    });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!returned.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    const bool returnedWhileHeld = returned.load();
+    gRelease.store(true);
+    caller.join();
+    sigaction(SIGUSR1, &old, nullptr);
+    CHECK_MSG(returnedWhileHeld, "the job waited for a worker that was not running and had nothing left to do");
+    const ThreadPool::Counters after = ThreadPool::processCounters();
+    CHECK_EQ(after.leftOut - before.leftOut, uint64_t(1));
+    for (auto& s : seen) CHECK_EQ(s.load(), 1);
+    // Running again, it skips the job it was left out of and joins the next ones.
+    std::atomic<bool> workerRan{false};
+    pool.parallelFor(2, [&](int64_t, int64_t, int thread) {
+        if (thread != 0) workerRan.store(true);
+        else
+            while (!workerRan.load()) std::this_thread::yield();
+    });
+    CHECK(workerRan.load());
+    REQUIRE(coversOnce(pool, 1000));
 }
