@@ -10,9 +10,10 @@
 // (speculative_bench.h).
 // The thread pool's round trips (hand-off + join, one per parallel kernel
 // call) per decode step come from its counters: the synchronisation points
-// whose cost grows with the thread count. --step-split then decodes --tg
-// more steps with the step profile on (weir/step_profile.h: its clocks cost
-// a little, hence a pass of its own) and reports where a step's time went:
+// whose cost grows with the thread count. --step-split then runs the same
+// prompt and steps again as a new sequence with the step profile on
+// (weir/step_profile.h: its clocks cost a little, hence a run of its own)
+// and reports where the time of a prefill pass and of a decode step went:
 // per kind of op, outside the forward pass, and the pool's round trips
 // (computing, waking, waiting for the last thread).
 #include <sys/resource.h>
@@ -74,11 +75,8 @@ int run(const std::vector<std::string>& argv) {
     ModelRunner runner(ro);
     const double loadMs = secondsSince(t0) * 1000.0;
     const ModelConfig& cfg = runner.config();
-    const long long positions = pp + tg * (stepSplit ? 2 : 1);
-    if (positions > cfg.nCtxTrain)
-        throw Error(std::string(stepSplit ? "--pp + 2 x --tg (--step-split decodes twice)" : "--pp + --tg") +
-                    " exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
-    runner.setContext(int32_t(positions));
+    if (pp + tg > cfg.nCtxTrain) throw Error("--pp + --tg exceeds the model's context of " + std::to_string(cfg.nCtxTrain));
+    runner.setContext(int32_t(pp + tg));
 
     // Deterministic token ids spread over the vocabulary (like llama-bench's random prompt).
     uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -104,19 +102,29 @@ int run(const std::vector<std::string>& argv) {
     const double decodeS = secondsSince(td);
     const ThreadPoolCounters afterDecode = threadPoolCounters();
     std::string split;
-    if (stepSplit && tg > 0) {
+    if (stepSplit) {
+        // The same prompt and steps again, as a new sequence, profiled.
+        runner.restart(ro.sampling, {});
         setStepProfiling(true);
-        const StepProfile before = stepProfile();
-        const auto ts = Clock::now();
+        StepProfile before = stepProfile();
+        auto ts = Clock::now();
+        runner.feed(prompt, int32_t(std::min<long long>(batchSize, 1 << 30)));
+        const double splitPrefillS = secondsSince(ts);
+        const StepProfile prefillChange = stepProfile() - before;
+        split = ",\"prefill_pass_split\":" + stepSplitJson(prefillChange, splitPrefillS, prefillChange.steps) +
+                ",\"profiled_prefill_tokens_per_s\":" + jsonNumber(double(pp) / splitPrefillS);
+        before = stepProfile();
+        ts = Clock::now();
+        int32_t token = runner.sample();
         for (long long i = 0; i < tg; ++i) {
-            runner.feed({next});
-            next = runner.sample();
+            runner.feed({token});
+            token = runner.sample();
         }
-        const double splitS = secondsSince(ts);
-        const StepProfile change = stepProfile() - before;
+        const double splitDecodeS = secondsSince(ts);
         setStepProfiling(false);
-        split = ",\"decode_step_split\":" + stepSplitJson(change, splitS, uint64_t(tg)) +
-                ",\"profiled_decode_tokens_per_s\":" + jsonNumber(double(tg) / splitS);
+        if (tg > 0)
+            split += ",\"decode_step_split\":" + stepSplitJson(stepProfile() - before, splitDecodeS, uint64_t(tg)) +
+                     ",\"profiled_decode_tokens_per_s\":" + jsonNumber(double(tg) / splitDecodeS);
     }
     auto perStep = [&](uint64_t before, uint64_t after) { return jsonNumber(tg > 0 ? double(after - before) / double(tg) : 0.0); };
     const std::string poolCounts =
