@@ -4,7 +4,9 @@
 // with --speculative both, each prompt's replies with speculation off and on:
 // the same tokens, drafts kept no more than drafted, the rate their ratio;
 // the thread pool's round trips per decode step (none with one thread), and
-// one line on stderr when --threads is more than the physical cores.
+// one line on stderr when --threads is more than the physical cores; with
+// --step-split, where a prefill pass's and a decode step's time went, each
+// part inside the whole and the profiled steps making the same round trips.
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -112,6 +114,40 @@ private slots:
         QCOMPARE(trips, double(qRound(trips)));
         QVERIFY(over.json["pool_chunks_per_decode_step"].toDouble() >= 2 * trips);
         QVERIFY(over.json["pool_stolen_chunks_per_decode_step"].toDouble() <= over.json["pool_chunks_per_decode_step"].toDouble());
+    }
+
+    void stepSplit() {
+        const QString cli = qEnvironmentVariable("WEIR_BIN_DIR") + "/weir-cli";
+        const QString model = qEnvironmentVariable("WEIR_MODEL");
+        if (!QFileInfo(cli).isExecutable()) QSKIP("weir-cli not built (WEIR_BIN_DIR)");
+        if (!QFileInfo::exists(model)) QSKIP("SKIPPED: default model not present (WEIR_MODEL)");
+        QProcess p;
+        p.start(cli, {"bench", "-m", model, "--pp", "24", "--tg", "5", "--threads", "2", "--no-bandwidth", "--step-split"});
+        QVERIFY(p.waitForFinished(120000 * qEnvironmentVariableIntValue("WEIR_TEST_TIMEOUT_SCALE")));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput().trimmed().split('\n').last()).object();
+        QVERIFY(o["profiled_prefill_tokens_per_s"].toDouble() > 0 && o["profiled_decode_tokens_per_s"].toDouble() > 0);
+        const QJsonObject decode = o["decode_step_split"].toObject(), prefill = o["prefill_pass_split"].toObject();
+        QCOMPARE(decode["steps"].toInt(), 5);
+        QCOMPARE(decode["forward_passes"].toInt(), 5);
+        QCOMPARE(prefill["forward_passes"].toInt(), 1);  // 24 tokens: one pass
+        for (const QJsonObject& split : {decode, prefill}) {
+            const QJsonObject ops = split["ops_ms"].toObject();
+            for (const char* op : {"embed", "norms", "projections", "rope_and_store", "attention", "output_head", "gather"})
+                QVERIFY2(ops.contains(op) && ops[op].toDouble() >= 0, op);
+            double sum = 0;
+            for (const QJsonValue v : ops) sum += v.toDouble();
+            const double forward = split["forward_ms"].toDouble(), step = split["step_ms"].toDouble();
+            // Printed to 3 decimals: allow their rounding.
+            QVERIFY2(ops["projections"].toDouble() > 0 && ops["output_head"].toDouble() > 0, "the big matmuls took no time");
+            QVERIFY2(sum <= forward + 0.01 && forward <= step + 0.001, "a part is larger than its whole");
+            QVERIFY(qAbs(split["between_ops_ms"].toDouble() - (forward - sum)) < 0.01);
+            const QJsonObject pool = split["pool"].toObject();
+            QVERIFY(pool["busy_fraction"].toDouble() > 0 && pool["busy_fraction"].toDouble() <= 1.0);
+            QVERIFY(pool["in_round_trips_ms"].toDouble() <= sum + 0.01);
+        }
+        // The profiled steps are the same steps: the same round trips as the unprofiled ones.
+        QCOMPARE(decode["pool"].toObject()["round_trips_per_step"].toDouble(), o["pool_round_trips_per_decode_step"].toDouble());
     }
 };
 
