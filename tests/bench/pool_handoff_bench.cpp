@@ -1,22 +1,26 @@
 // What one synchronisation point of the thread pool costs, per thread count:
-//   round_trip_static:  one parallelFor of `threads` empty items (one per
-//                       thread): the wake-up of the workers plus the wait for
-//                       the last of them, the fixed cost every kernel call of
-//                       a decode step pays;
-//   round_trip_chunked: one parallelFor of 64 x threads empty items (the
-//                       claimed-chunk path of large kernels);
+//   round_trip_static:  one parallelFor of `threads` items (one per thread)
+//                       of --work-ns of spinning each: the wake-up of the
+//                       workers plus the wait for the last of them, the fixed
+//                       cost every kernel call of a decode step pays
+//                       (overhead_ns: the median less the work). The items
+//                       must take time: the caller runs empty ones alone
+//                       before a worker comes, and leaves the worker out;
+//   round_trip_chunked: one parallelFor of 64 x threads items of a 64th of
+//                       that work (the claimed-chunk path of large kernels);
 //   barrier:            one spinning barrier among `threads` threads (a
 //                       sense-reversing counter; waiters yield now and then):
 //                       about the least any hand-off costs, what a job that
 //                       ran several kernels between barriers would pay per
 //                       kernel.
 // Each call is timed on its own (steady_clock, on the calling thread, which
-// takes part); median, p90 and mean in ns over up to --seconds per figure.
-// Thread counts above the physical cores oversubscribe them: those figures
-// are marked ("oversubscribed": true) and mostly measure the scheduler.
+// takes part); median, p90 and mean in ns over up to --seconds per figure,
+// and the workers left out per round trip (they came after every chunk was
+// taken). Thread counts above the physical cores oversubscribe them: those
+// figures are marked ("oversubscribed": true) and mostly measure the scheduler.
 //
 //   build/bin/pool_handoff_bench [--threads 2,4,8,16] [--seconds 1]
-//                                [--figures static,chunked,barrier]
+//                                [--figures static,chunked,barrier] [--work-ns 2000]
 // prints one JSON object (a figure not asked for has 0 samples). One figure
 // at a time under `perf stat -e syscalls:sys_enter_futex,...` gives the
 // system calls per hand-off (divide by its samples).
@@ -46,6 +50,8 @@ namespace {
 struct Summary {
     double median = 0, p90 = 0, mean = 0;
     size_t samples = 0;
+    double workNs = -1;       // round trips: each thread's share of the work
+    double leftOutPerTrip = 0;
 };
 
 Summary summarise(std::vector<double> ns) {
@@ -62,29 +68,45 @@ Summary summarise(std::vector<double> ns) {
 }
 
 std::string json(const Summary& s) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "{\"median_ns\":%.0f,\"p90_ns\":%.0f,\"mean_ns\":%.0f,\"samples\":%zu}", s.median, s.p90,
-                  s.mean, s.samples);
+    char buf[320];
+    int n = std::snprintf(buf, sizeof buf, "{\"median_ns\":%.0f,\"p90_ns\":%.0f,\"mean_ns\":%.0f,\"samples\":%zu", s.median,
+                          s.p90, s.mean, s.samples);
+    if (s.workNs >= 0)
+        n += std::snprintf(buf + n, sizeof buf - size_t(n),
+                           ",\"work_ns\":%.0f,\"overhead_ns\":%.0f,\"left_out_workers_per_round_trip\":%.3f", s.workNs,
+                           s.median - s.workNs, s.leftOutPerTrip);
+    std::snprintf(buf + n, sizeof buf - size_t(n), "}");
     return buf;
 }
 
 constexpr size_t kMaxSamples = 200000;
 
-// Times parallelFor(items, nothing) call by call for about `seconds`.
-Summary roundTrips(ThreadPool& pool, int64_t items, double seconds) {
-    auto nothing = [](int64_t, int64_t, int) {};
-    for (int i = 0; i < 200; ++i) pool.parallelFor(items, nothing);  // workers up and spinning
+void spinFor(double ns) {
+    const auto until = Clock::now() + std::chrono::nanoseconds(int64_t(ns));
+    while (Clock::now() < until) {
+    }
+}
+
+// Times parallelFor(items of itemNs each) call by call for about `seconds`.
+Summary roundTrips(ThreadPool& pool, int64_t items, double itemNs, double seconds) {
+    auto work = [itemNs](int64_t b, int64_t e, int) { spinFor(double(e - b) * itemNs); };
+    for (int i = 0; i < 200; ++i) pool.parallelFor(items, work);  // workers up and spinning
     std::vector<double> ns;
     ns.reserve(kMaxSamples);
+    const uint64_t leftOut = ThreadPool::processCounters().leftOut;
     const auto until = Clock::now() + std::chrono::duration<double>(seconds);
     while (ns.size() < kMaxSamples) {
         const auto t0 = Clock::now();
-        pool.parallelFor(items, nothing);
+        pool.parallelFor(items, work);
         const auto t1 = Clock::now();
         ns.push_back(double(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
         if (t1 >= until) break;
     }
-    return summarise(std::move(ns));
+    const double trips = double(ns.size());
+    Summary s = summarise(std::move(ns));
+    s.workNs = itemNs * double(items) / double(pool.size());
+    s.leftOutPerTrip = double(ThreadPool::processCounters().leftOut - leftOut) / trips;
+    return s;
 }
 
 inline void cpuRelax() {
@@ -171,6 +193,7 @@ int main(int argc, char** argv) {
     std::vector<int> threadCounts{2, 4, 8, 16};
     double seconds = 1.0;
     std::string figures = "static,chunked,barrier";
+    double workNs = 2000;  // per thread and round trip: a small decode kernel's share
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
             threadCounts = parseList(argv[++i]);
@@ -182,8 +205,14 @@ int main(int argc, char** argv) {
             }
         } else if (!std::strcmp(argv[i], "--figures") && i + 1 < argc) {
             figures = argv[++i];
+        } else if (!std::strcmp(argv[i], "--work-ns") && i + 1 < argc) {
+            workNs = std::atof(argv[++i]);
+            if (!(workNs >= 0 && workNs <= 1e7)) {
+                std::fprintf(stderr, "pool_handoff_bench: --work-ns must be from 0 to 10000000\n");
+                return 2;
+            }
         } else {
-            std::fprintf(stderr, "usage: pool_handoff_bench [--threads 2,4,8,16] [--seconds 1] [--figures static,chunked,barrier]\n");
+            std::fprintf(stderr, "usage: pool_handoff_bench [--threads 2,4,8,16] [--seconds 1] [--figures static,chunked,barrier] [--work-ns 2000]\n");
             return 2;
         }
     }
@@ -194,8 +223,8 @@ int main(int argc, char** argv) {
         const int t = threadCounts[k];
         ThreadPool pool(t);
         auto wanted = [&](const char* name) { return figures.find(name) != std::string::npos; };
-        const Summary stat = wanted("static") ? roundTrips(pool, t, seconds) : Summary{};
-        const Summary chunked = wanted("chunked") ? roundTrips(pool, 64 * int64_t(t), seconds) : Summary{};
+        const Summary stat = wanted("static") ? roundTrips(pool, t, workNs, seconds) : Summary{};
+        const Summary chunked = wanted("chunked") ? roundTrips(pool, 64 * int64_t(t), workNs / 64, seconds) : Summary{};
         const Summary bar = t > 1 && wanted("barrier") ? barriers(t, seconds) : Summary{};
         std::printf("%s\n{\"threads\":%d,\"oversubscribed\":%s,\"round_trip_static\":%s,\"round_trip_chunked\":%s,\"barrier\":%s}",
                     k ? "," : "", t, t > cores ? "true" : "false", json(stat).c_str(), json(chunked).c_str(),

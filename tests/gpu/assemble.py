@@ -226,7 +226,8 @@ def cpu_section(raw):
                 "weir_16_conversations_step_split": get(c, "steady_step_split"),
             })
         table[label] = rows
-    return {"table": table, "weir": weir, "llamacpp": llama}
+    return {"table": table, "weir": weir, "llamacpp": llama,
+            "pool_handoff": load_json(os.path.join(raw, "cpu-handoff.json"))}
 
 
 def split_line(sp):
@@ -334,6 +335,12 @@ def main():
                 print(f"    {k:34} {fmt(v['weir'])} {fmt(v['llamacpp'])} {fmt(v['weir_over_llamacpp'], 8)}")
             else:
                 print(f"    {k:34} {fmt(v['weir'])}")
+    handoff = cpu.get("pool_handoff") or {}
+    for r in handoff.get("results", []):
+        st, ch, ba = r.get("round_trip_static", {}), r.get("round_trip_chunked", {}), r.get("barrier", {})
+        print(f"  CPU pool hand-off t{r.get('threads')}: round trip overhead {st.get('overhead_ns')} ns"
+              f" (chunked {ch.get('overhead_ns')}), left out {st.get('left_out_workers_per_round_trip')},"
+              f" bare barrier {ba.get('median_ns')} ns")
     for label, rows in cpu["table"].items():
         print(f"  CPU {label}: threads  pp(weir/llama)  tg(weir/llama)  16conv(weir/llama)  bw-fraction")
         for r in rows:

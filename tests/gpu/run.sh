@@ -21,9 +21,9 @@
 #      conversations; TTFT with a shared 7.7k-token prompt) on the Gemma 3 and
 #      Llama 3 8B presets, and llama.cpp's llama-bench / llama-batched-bench on
 #      the same files
-#   5. CPU (issue 23): bench and 16 conversations at --threads 2 4 8 16 on
-#      the Gemma 3 preset (each with its step split) and at 16 on the 8B,
-#      and llama.cpp's CPU numbers
+#   5. CPU (issue 23): the pool's hand-off cost (pool_handoff_bench), bench
+#      and 16 conversations at --threads 2 4 8 16 on the Gemma 3 preset (each
+#      with its step split) and at 16 on the 8B, and llama.cpp's CPU numbers
 #   6. writes at most 8 files to $OUT (./gpu-out when unset): summary.json,
 #      compare.json, soak.json, gpu_bench.json, cpu_bench.json (with
 #      llama.cpp ratios), run.log, build.log; prints the summary last.
@@ -161,7 +161,7 @@ if [ "$REHEARSAL" = 1 ]; then cmake_args+=(-DWEIR_CUDA=OFF); else cmake_args+=(-
 
 say ">>> Weir configure + weir-cli (background, -j$JOBS, at $(elapsed)s)"
 t=$SECONDS
-( cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" && ninja -C "$BUILD" -j"$JOBS" weir-cli ) >>"$BUILD_LOG" 2>&1 &
+( cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" && ninja -C "$BUILD" -j"$JOBS" weir-cli pool_handoff_bench ) >>"$BUILD_LOG" 2>&1 &
 WEIR_PID=$!
 wait "$WEIR_PID"; rc=$?
 if [ $rc = 0 ]; then record "build weir-cli" ok $((SECONDS - t)) ""
@@ -172,7 +172,7 @@ else
     say ">>> Weir configure + weir-cli with WEIR_CUDA=OFF (fallback, at $(elapsed)s)"
     BUILD="$BUILD-nocuda" CLI="$BUILD-nocuda/bin/weir-cli" t=$SECONDS
     cmake_args=("${cmake_args[@]/-DWEIR_CUDA=ON/-DWEIR_CUDA=OFF}")
-    ( cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" && ninja -C "$BUILD" -j"$JOBS" weir-cli ) >>"$BUILD_LOG" 2>&1 &
+    ( cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}" && ninja -C "$BUILD" -j"$JOBS" weir-cli pool_handoff_bench ) >>"$BUILD_LOG" 2>&1 &
     WEIR_PID=$!
     wait "$WEIR_PID"; rc=$?
     if [ $rc = 0 ]; then record "build weir-cli without CUDA (fallback)" ok $((SECONDS - t)) ""
@@ -382,6 +382,10 @@ assemble
 if [ "$REHEARSAL" = 1 ]; then THREADS="1 2"; elif [ "$QUICK" = 1 ]; then THREADS="2 16"; else THREADS="2 4 8 16"; fi
 cpu_pp=512 cpu_tg=128 conv_gen=64
 [ "$REHEARSAL" = 1 ] && cpu_pp=32 cpu_tg=8 conv_gen=8
+# What one hand-off of the pool costs at each thread count (a round trip with
+# 2 us of work per thread, and a bare spinning barrier for comparison).
+run_step "cpu pool hand-off" 60 "$RAW/cpu-handoff.json" "$(dirname "$CLI")/pool_handoff_bench" \
+  --threads "$(echo $THREADS | tr ' ' ',')" --seconds 0.5
 for t_ in $THREADS; do
   # --step-split: a second, profiled pass says where a step's time went.
   engine_step "cpu bench gemma3 t$t_" 120 "$RAW/cpu-bench-gemma3-t$t_.json" cpu bench -m "$G3" --pp $cpu_pp --tg $cpu_tg \
