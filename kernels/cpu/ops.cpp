@@ -30,22 +30,26 @@ void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps) {
 }
 
 void rmsNormRows(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps) {
+    rmsNormRowsStrided(x, w, y, rows, n, n, eps);
+}
+
+void rmsNormRowsStrided(const float* x, const float* w, float* y, int64_t rows, int64_t n, int64_t stride, float eps) {
     int64_t done = 0;
     if (opsHaveAvx2() && rows > 1) {
         double sums[ops_avx2::kSquareSumRows];
         for (; rows - done >= ops_avx2::kSquareSumRows; done += ops_avx2::kSquareSumRows) {
-            const float* xr = x + done * n;
-            float* yr = y + done * n;
-            ops_avx2::squareSums(xr, n, sums);
+            const float* xr = x + done * stride;
+            float* yr = y + done * stride;
+            ops_avx2::squareSums(xr, n, stride, sums);
             for (int r = 0; r < ops_avx2::kSquareSumRows; ++r) {
                 // rmsNorm's steps from its sum on.
                 const float mean = float(sums[r] / double(n));
                 const float s = 1.0f / std::sqrt(mean + eps);
-                ops_avx2::scaleRow(xr + r * n, w, yr + r * n, n, s);
+                ops_avx2::scaleRow(xr + r * stride, w, yr + r * stride, n, s);
             }
         }
     }
-    for (; done < rows; ++done) rmsNorm(x + done * n, w, y + done * n, n, eps);
+    for (; done < rows; ++done) rmsNorm(x + done * stride, w, y + done * stride, n, eps);
 }
 
 void ropeAngles(const RopeParams& p, int32_t pos, float* cs) {

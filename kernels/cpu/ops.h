@@ -19,6 +19,9 @@ void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps);
 // chain of double additions (llama.cpp's order), which is slow alone; here
 // several rows' chains run side by side in vector lanes.
 void rmsNormRows(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps);
+// The same over rows `stride` floats apart (x and y alike): one head of
+// consecutive tokens, whose rows are a token's width apart.
+void rmsNormRowsStrided(const float* x, const float* w, float* y, int64_t rows, int64_t n, int64_t stride, float eps);
 
 // Rotary position embedding.
 struct RopeParams {

@@ -232,11 +232,11 @@ void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, cons
     }
 }
 
-void squareSums(const float* x, int64_t n, double* sums) {
+void squareSums(const float* x, int64_t n, int64_t stride, double* sums) {
     // Lane r of `lo` is row r's chain, of `hi` row 4 + r's: one gathered
     // column of 4 rows at a time, squared in float, widened, added in order.
-    const __m128i rows = _mm_setr_epi32(0, int(n), int(2 * n), int(3 * n));
-    const float* x4 = x + 4 * n;
+    const __m128i rows = _mm_setr_epi32(0, int(stride), int(2 * stride), int(3 * stride));
+    const float* x4 = x + 4 * stride;
     __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
     for (int64_t i = 0; i < n; ++i) {
         const __m128 a = _mm_i32gather_ps(x + i, rows, 4), b = _mm_i32gather_ps(x4 + i, rows, 4);

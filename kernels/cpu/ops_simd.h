@@ -34,10 +34,10 @@ int64_t swiglu(const float* gate, const float* up, float* y, int64_t n);
 int64_t swiglu512(const float* gate, const float* up, float* y, int64_t n);
 void ropeApply(float* x, int64_t nHeads, int64_t headDim, int32_t nRot, bool neox, const float* cs);
 void gegluF16Table(const float* gate, const float* up, float* y, int64_t n, const uint16_t* table);
-// sums[r] = the sum over i of double(x[r n + i]^2), in order of i, for rows
-// r < kSquareSumRows (rmsNorm's sum, several rows side by side).
+// sums[r] = the sum over i < n of double(x[r stride + i]^2), in order of i,
+// for rows r < kSquareSumRows (rmsNorm's sum, several rows side by side).
 constexpr int kSquareSumRows = 8;
-void squareSums(const float* x, int64_t n, double* sums);
+void squareSums(const float* x, int64_t n, int64_t stride, double* sums);
 // y = (x * s) * w, or x * s without w (two roundings, as rmsNorm).
 void scaleRow(const float* x, const float* w, float* y, int64_t n, float s);
 // The largest value among x[0, n), NaN skipped (-inf if none).

@@ -93,13 +93,36 @@ WEIR_TEST(Ops, rmsNormRowsEqualsRmsNormPerRow) {
                 // check the sums themselves against rmsNorm's sequential chain.
                 if (path == KernelPath::Avx2 && rows >= ops_avx2::kSquareSumRows) {
                     double sums[ops_avx2::kSquareSumRows];
-                    ops_avx2::squareSums(x.data(), n, sums);
+                    ops_avx2::squareSums(x.data(), n, n, sums);
                     for (int r = 0; r < ops_avx2::kSquareSumRows; ++r) {
                         double chain = 0.0;
                         for (int64_t i = 0; i < n; ++i) chain += double(x[size_t(r * n + i)] * x[size_t(r * n + i)]);
                         REQUIRE_MSG(std::memcmp(&chain, &sums[r], sizeof chain) == 0, weirtest::str("sum of row ", r, " of ", n));
                     }
                 }
+            }
+        }
+    }
+}
+
+// Rows a stride apart (one head of consecutive tokens) get each row's own
+// rmsNorm bits too, and the values between them are left alone.
+WEIR_TEST(Ops, rmsNormRowsStridedEqualsRmsNormPerRow) {
+    const ResetKernelPathOnExit restore;
+    for (KernelPath path : {KernelPath::Avx2, KernelPath::Scalar}) {
+        if (!forceKernelPath(path)) continue;
+        const int64_t n = 256, stride = 4 * n + 32;
+        for (int64_t rows : {1, 3, 8, 11, 17}) {
+            std::vector<float> x = randomVec(size_t(rows * stride), uint32_t(rows), 1.0f), w = randomVec(size_t(n), 9);
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t i = 0; i < n; ++i) x[size_t(r * stride + i)] *= std::ldexp(1.0f, int((r * 5 + i) % 37) - 18);
+            for (const float* weights : {static_cast<const float*>(w.data()), static_cast<const float*>(nullptr)}) {
+                std::vector<float> want = x, got = x;
+                for (int64_t r = 0; r < rows; ++r)
+                    rmsNorm(x.data() + r * stride, weights, want.data() + r * stride, n, 1e-6f);
+                rmsNormRowsStrided(got.data(), weights, got.data(), rows, n, stride, 1e-6f);  // in place
+                REQUIRE_MSG(std::memcmp(got.data(), want.data(), got.size() * 4) == 0,
+                            weirtest::str("rows ", rows, " at stride ", stride, weights ? " with" : " without", " weights"));
             }
         }
     }
