@@ -145,6 +145,7 @@ public:
     void prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
                  const RowGroups* groups, Scratch& scratch, std::span<const RowsProduct> converted);
     int64_t items() const { return nTiles_ * mTiles_; }
+    int64_t weightTiles() const { return nTiles_; }
     void run(int64_t begin, int64_t end) const;
     // The activation rows [m0, m1) and weight rows [n0, n1) an item covers.
     struct Span {
@@ -201,6 +202,73 @@ void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x,
     pool.parallelFor(product.items(), [&](int64_t begin, int64_t end, int) { product.run(begin, end); });
 }
 
+// matmul()'s refusal of a weight it cannot multiply.
+void requireSupported(const WeightView& w) {
+    if (matmulSupports(w.type, w.cols)) return;
+    const TypeTraits* t = typeTraits(w.type);
+    throw Error("matmul: cannot multiply " + std::string(t ? t->name : "unknown type") + " weights with rows of " +
+                std::to_string(w.cols) + " elements");
+}
+
+void requireMany(std::span<const MatmulOutput> outs) {
+    for (const MatmulOutput& o : outs) {
+        requireSupported(o.w);
+        if (o.w.cols != outs[0].w.cols)
+            throw Error("matmulMany: weights of one input must have rows of the same length (" + std::to_string(o.w.cols) +
+                        " and " + std::to_string(outs[0].w.cols) + " elements)");
+    }
+}
+
+// The products of a matmulMany that take the row kernels, prepared for one
+// job, their items numbered product after product. A job reads its caller's
+// set: a thread_local name inside it would mean each worker's own.
+struct ManyProducts {
+    std::vector<RowsProduct::Scratch> scratch;
+    std::vector<RowsProduct> products;
+    std::vector<int64_t> firstItem;   // per product, then the total
+    std::vector<int64_t> firstValue;  // per product: where its values start in a row of all outputs laid end to end
+
+    // Runs the products that do not take the row kernels (a prompt's tile
+    // GEMMs, a repacked head: large enough to go alone) as matmul() at once
+    // and prepares the others.
+    void prepare(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
+        if (scratch.size() < outs.size()) scratch.resize(outs.size());
+        products.clear();
+        firstItem.assign(1, 0);
+        firstValue.clear();
+        int64_t value = 0;
+        for (const MatmulOutput& o : outs) {
+            if (o.w.rows <= 0) continue;
+            value += o.w.rows;
+            if (!takesRowKernels(o.w, M)) {
+                matmul(o.w, x, M, o.y, pool, groups);
+                continue;
+            }
+            RowsProduct p;
+            p.prepare(o.w, *detail::typeOps(o.w.type), x, M, o.y, pool, groups, scratch[products.size()], products);
+            products.push_back(p);
+            firstItem.push_back(firstItem.back() + p.items());
+            firstValue.push_back(value - o.w.rows);
+        }
+    }
+    int64_t items() const { return firstItem.back(); }
+    // The product item `item` of the job belongs to.
+    size_t productOf(int64_t item) const {
+        return size_t(std::upper_bound(firstItem.begin(), firstItem.end(), item) - firstItem.begin()) - 1;
+    }
+    // Items [begin, end) of the job: the part of each product they cover.
+    void run(int64_t begin, int64_t end) const {
+        for (size_t i = productOf(begin); i < products.size() && firstItem[i] < end; ++i)
+            products[i].run(std::max(begin, firstItem[i]) - firstItem[i], std::min(end, firstItem[i + 1]) - firstItem[i]);
+    }
+};
+
+// The parts [ends[p - 1], ends[p]) of a row's values that overlap [v0, v1), in order.
+template <class Fn>
+void forPartsOverlapping(const int64_t* ends, int64_t parts, int64_t v0, int64_t v1, Fn&& fn) {
+    for (int64_t p = std::upper_bound(ends, ends + parts, v0) - ends; p < parts && (p ? ends[p - 1] : 0) < v1; ++p) fn(p);
+}
+
 } // namespace
 
 bool matmulSupports(GgmlType type, int64_t cols) {
@@ -209,11 +277,7 @@ bool matmulSupports(GgmlType type, int64_t cols) {
 }
 
 void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool, const RowGroups* groups) {
-    if (!matmulSupports(w.type, w.cols)) {
-        const TypeTraits* t = typeTraits(w.type);
-        throw Error("matmul: cannot multiply " + std::string(t ? t->name : "unknown type") + " weights with rows of " +
-                    std::to_string(w.cols) + " elements");
-    }
+    requireSupported(w);
     if (M <= 0 || w.rows <= 0) return;
     const detail::TypeOps& ops = *detail::typeOps(w.type);
     if (w.tiles) return matmulTiles(w, ops, x, M, y, pool);
@@ -241,43 +305,78 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
 
 void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
     if (outs.empty() || M <= 0) return;
-    for (const MatmulOutput& o : outs) {
-        if (!matmulSupports(o.w.type, o.w.cols)) return matmul(o.w, x, M, o.y, pool, groups);  // throws, naming the type
-        if (o.w.cols != outs[0].w.cols)
-            throw Error("matmulMany: weights of one input must have rows of the same length (" + std::to_string(o.w.cols) +
-                        " and " + std::to_string(outs[0].w.cols) + " elements)");
+    requireMany(outs);
+    // The products that take the row kernels share one job.
+    thread_local ManyProducts many;
+    many.prepare(outs, x, M, pool, groups);
+    if (many.products.empty()) return;
+    const ManyProducts* job = &many;
+    pool.parallelFor(job->items(), [job](int64_t begin, int64_t end, int) { job->run(begin, end); });
+}
+
+void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t> partEnds, const MatmulPartFn& after,
+                    const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
+    int64_t total = 0;
+    for (const MatmulOutput& o : outs) total += std::max<int64_t>(o.w.rows, 0);
+    bool cut = !partEnds.empty() && partEnds.back() == total;
+    for (size_t p = 0; p < partEnds.size(); ++p) cut = cut && partEnds[p] > (p ? partEnds[p - 1] : 0);
+    if (!cut)
+        throw Error("matmulManyThen: the part ends must increase to a row's " + std::to_string(total) + " output values");
+    if (M <= 0) return;
+    requireMany(outs);
+    const int64_t* ends = partEnds.data();
+    const int64_t parts = int64_t(partEnds.size()), mTiles = (M + kTileActs - 1) / kTileActs;
+    bool oneJob = true;
+    for (const MatmulOutput& o : outs) oneJob = oneJob && (o.w.rows <= 0 || takesRowKernels(o.w, M));
+    if (!oneJob) {
+        matmulMany(outs, x, M, pool, groups);
+        pool.parallelFor(parts * mTiles, [&](int64_t begin, int64_t end, int) {
+            for (int64_t j = begin; j < end; ++j) {
+                const int64_t m0 = (j % mTiles) * kTileActs;
+                after(j / mTiles, m0, std::min(M, m0 + kTileActs));
+            }
+        });
+        return;
     }
-    // The products that take the row kernels share one job; the others (a
-    // prompt's tile GEMMs, a repacked head) are large enough to go alone.
-    thread_local std::vector<RowsProduct::Scratch> scratch;
-    thread_local std::vector<RowsProduct> products;
-    thread_local std::vector<int64_t> firstItem;
-    if (scratch.size() < outs.size()) scratch.resize(outs.size());
-    products.clear();
-    firstItem.assign(1, 0);
-    for (const MatmulOutput& o : outs) {
-        if (o.w.rows <= 0) continue;
-        if (!takesRowKernels(o.w, M)) {
-            matmul(o.w, x, M, o.y, pool, groups);
-            continue;
+    thread_local ManyProducts many;
+    many.prepare(outs, x, M, pool, groups);  // all take the row kernels: none runs here
+    // Per part and activation tile, the weight tiles of its values still to
+    // run; the thread that runs the last one sees the others' values
+    // (acquire-release) and runs the part's step there.
+    thread_local std::vector<int32_t> tilesOfPart;
+    tilesOfPart.assign(size_t(parts), 0);
+    for (size_t i = 0; i < many.products.size(); ++i) {
+        const RowsProduct& p = many.products[i];
+        for (int64_t t = 0; t < p.weightTiles(); ++t) {
+            const RowsProduct::Span s = p.span(t);  // activation tile 0 of weight tile t
+            forPartsOverlapping(ends, parts, many.firstValue[i] + s.n0, many.firstValue[i] + s.n1,
+                                [](int64_t part) { ++tilesOfPart[size_t(part)]; });
         }
-        RowsProduct p;
-        p.prepare(o.w, *detail::typeOps(o.w.type), x, M, o.y, pool, groups, scratch[products.size()], products);
-        products.push_back(p);
-        firstItem.push_back(firstItem.back() + p.items());
     }
-    if (products.empty()) return;
-    // Items numbered product after product: a range runs the part of each
-    // product it covers.
-    // (The job reads the caller's vectors: the thread_local names would mean
-    // each worker's own.)
-    const RowsProduct* job = products.data();
-    const int64_t* first = firstItem.data();
-    const size_t count = products.size();
-    pool.parallelFor(first[count], [job, first, count](int64_t begin, int64_t end, int) {
-        size_t i = size_t(std::upper_bound(first, first + count + 1, begin) - first) - 1;
-        for (; i < count && first[i] < end; ++i)
-            job[i].run(std::max(begin, first[i]) - first[i], std::min(end, first[i + 1]) - first[i]);
+    thread_local std::unique_ptr<std::atomic<int32_t>[]> pending;
+    thread_local int64_t pendingSize = 0;
+    if (pendingSize < parts * mTiles) {
+        pending = std::make_unique<std::atomic<int32_t>[]>(size_t(parts * mTiles));
+        pendingSize = parts * mTiles;
+    }
+    std::atomic<int32_t>* left = pending.get();  // the caller's: the job runs on other threads
+    for (int64_t part = 0; part < parts; ++part)
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+            left[part * mTiles + mt].store(tilesOfPart[size_t(part)], std::memory_order_relaxed);
+    const ManyProducts* job = &many;
+    pool.parallelFor(job->items(), [job, ends, parts, mTiles, left, &after](int64_t begin, int64_t end, int) {
+        size_t i = job->productOf(begin);
+        for (int64_t j = begin; j < end; ++j) {
+            while (job->firstItem[i + 1] <= j) ++i;
+            const int64_t item = j - job->firstItem[i];
+            const RowsProduct& product = job->products[i];
+            product.run(item, item + 1);
+            const RowsProduct::Span s = product.span(item);
+            const int64_t tile = s.m0 / kTileActs, first = job->firstValue[i];
+            forPartsOverlapping(ends, parts, first + s.n0, first + s.n1, [&](int64_t part) {
+                if (left[part * mTiles + tile].fetch_sub(1, std::memory_order_acq_rel) == 1) after(part, s.m0, s.m1);
+            });
+        }
     });
 }
 

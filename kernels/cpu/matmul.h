@@ -1,6 +1,7 @@
 #pragma once
 // The fast path for every weight multiply in a forward pass.
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "kernels/cpu/ggml_types.h"
@@ -76,6 +77,27 @@ using GluRowFn = void (*)(const float* gate, const float* up, float* y, int64_t 
 // differ in shape.
 void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, float* act, const float* x, int64_t M,
                ThreadPool& pool, const RowGroups* groups = nullptr);
+
+// A step over some of matmulManyThen's values: part `part` of activation
+// rows [m0, m1).
+using MatmulPartFn = std::function<void(int64_t part, int64_t m0, int64_t m1)>;
+
+// matmulMany, then after(part, m0, m1) for every part of the outputs and
+// every tile of activation rows [m0, m1) (the kernels' tiles, covering
+// [0, M)). The parts cut a row's values laid end to end (outs[0]'s, then
+// outs[1]'s, ...): part p is [partEnds[p - 1], partEnds[p]) (from 0 for p = 0)
+// and the last end is the row's total. Where matmulMany runs one job (the
+// row kernels: decode steps, drafts) the steps run inside it: a part's on
+// the thread that finishes the last tile of its values, so a decode step
+// saves the steps' own round trip (q/k/v: a query head's norm and RoPE need
+// the whole head; a token's cache store its k and v rows). Otherwise (a
+// prompt's tile GEMMs) they run as a job of their own after the products.
+// after sees every value of its part in its rows, must touch no other
+// part's, and must give the same results however the rows are tiled; the
+// y values get matmulMany's bits. Throws weir::Error when partEnds does not
+// increase to the total.
+void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t> partEnds, const MatmulPartFn& after,
+                    const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups = nullptr);
 
 // Row `r` of w as f32 (embedding lookup).
 void getRow(const WeightView& w, int64_t r, float* dst);
