@@ -168,6 +168,18 @@ public:
         if (norms.k) rmsNorm(k, norms.k, k, tokens * a.nHeadKv, a.headDimK, norms.eps);
         ropeAndStore(a, q, k, v);
     }
+    // matmulMany of q, k and v from x over all `tokens` step rows, then
+    // normRopeAndStore of them (ropeAndStore where norms has neither).
+    // The CPU runs the per-token steps inside the projections' job, a round
+    // trip less per layer where they would have been a job of their own;
+    // others run the ops in turn.
+    virtual void projectNormRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, const Projection& q,
+                                         const Projection& k, const Projection& v, const float* x, int64_t tokens) {
+        const Projection qkv[] = {q, k, v};
+        matmulMany(qkv, x, tokens, StepRows::All);
+        if (norms.q || norms.k) normRopeAndStore(a, norms, tokens, q.y, k.y, v.y);
+        else ropeAndStore(a, q.y, k.y, v.y);
+    }
     // out (nHead * headDimV per token) = causal attention of every step token
     // over its sequence's cached positions (the last `window` when slides).
     virtual void attend(const AttentionLayer& a, const float* q, float* out) = 0;

@@ -291,44 +291,119 @@ void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q, float* k, const
     normRopeAndStore(a, {}, int64_t(batch_->tokens.size()), q, k, v);
 }
 
-void CpuBackend::normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t /*tokens: the step's*/, float* q_,
-                                  float* k_, const float* v_) {
+// What a step does to a token's q, k and v before attention, in pieces any
+// thread may run at once on distinct tokens or heads: the query heads'
+// norms, RoPE and scaling, and the keys' norms and RoPE with the K and V
+// rows into the cache. Each value goes through the same kernels in the same
+// order however the pieces are cut (rmsNormRows gives each row rmsNorm's
+// bits, RoPE and the scaling work value by value), so every cut gives the
+// same bits.
+struct CpuBackend::TokenSteps {
+    const AttentionLayer& a;
+    HeadNorms norms;
+    float* q;
+    float* k;
+    const float* v;
+    const Batch& batch;
+    const KvAccess& kv;
+    const kernels::RopeParams& rope;
+    const float* angles;  // per token, angleStride apart
+    int64_t angleStride;
+    GgmlType kvType;
+    int64_t qDim, kDim, vDim;
+
+    // Query heads [h0, h1) of tokens [i0, i1).
+    void queries(int64_t i0, int64_t i1, int64_t h0, int64_t h1) const {
+        const int64_t hd = a.headDimK;
+        if (norms.q) {
+            if (h1 - h0 == a.nHead) {  // the tokens' rows are consecutive
+                float* rows = q + i0 * qDim;
+                kernels::rmsNormRows(rows, norms.q, rows, (i1 - i0) * a.nHead, hd, norms.eps);
+            } else {
+                for (int64_t h = h0; h < h1; ++h) {
+                    float* rows = q + i0 * qDim + h * hd;
+                    kernels::rmsNormRowsStrided(rows, norms.q, rows, i1 - i0, hd, qDim, norms.eps);
+                }
+            }
+        }
+        for (int64_t i = i0; i < i1; ++i) {
+            float* heads = q + i * qDim + h0 * hd;
+            kernels::ropeApply(heads, h1 - h0, hd, rope.nRot, rope.neox, angles + i * angleStride);
+            if (a.queryScale != 0.0f) kernels::scaleInPlace(heads, a.queryScale, (h1 - h0) * hd);
+        }
+    }
+
+    // Keys and values of tokens [i0, i1), into the cache at their positions.
+    void keysAndValues(int64_t i0, int64_t i1) const {
+        const int64_t hd = a.headDimK;
+        if (norms.k) kernels::rmsNormRows(k + i0 * kDim, norms.k, k + i0 * kDim, (i1 - i0) * a.nHeadKv, hd, norms.eps);
+        const KvLayerStorage& st = a.kv;
+        const int32_t ps = kv.pageSize();
+        for (int64_t i = i0; i < i1; ++i) {
+            float* key = k + i * kDim;
+            kernels::ropeApply(key, a.nHeadKv, hd, rope.nRot, rope.neox, angles + i * angleStride);
+            const BatchToken& t = batch.tokens[size_t(i)];
+            const auto table = kv.pageTable(a.layer, t.seq);
+            const int64_t row = int64_t(table[size_t(t.pos / ps)]) * ps + t.pos % ps;
+            kernels::storeKvRow(kvType, key, st.k + row * int64_t(st.rowBytes), kDim);
+            kernels::storeKvRow(kvType, v + i * vDim, st.v + row * int64_t(st.rowBytes), vDim);
+        }
+    }
+};
+
+CpuBackend::TokenSteps CpuBackend::tokenSteps(const AttentionLayer& a, const HeadNorms& norms, float* q, float* k,
+                                              const float* v) const {
+    const size_t n = batch_->tokens.size();
+    return TokenSteps{a,
+                      norms,
+                      q,
+                      k,
+                      v,
+                      *batch_,
+                      *kv_,
+                      ropeKinds_[size_t(a.ropeKind)],
+                      ropeCs_.data() + size_t(a.ropeKind) * n * size_t(ropeStride_),
+                      ropeStride_,
+                      kvRowType(a.kv.dtype),
+                      a.nHead * a.headDimK,
+                      a.nHeadKv * a.headDimK,
+                      a.nHeadKv * a.headDimV};
+}
+
+void CpuBackend::normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t /*tokens: the step's*/, float* q,
+                                  float* k, const float* v) {
     OpClock clock(StepOp::RopeAndStore);
-    const Batch& batch = *batch_;
-    const int64_t n = int64_t(batch.tokens.size());
-    const int64_t hd = a.headDimK, hdv = a.headDimV;
-    const int64_t qDim = a.nHead * hd, kDim = a.nHeadKv * hd, vDim = a.nHeadKv * hdv;
-    const kernels::RopeParams& rope = ropeKinds_[size_t(a.ropeKind)];
-    const int32_t nRot = rope.nRot;
-    const float* cs = ropeCs_.data() + size_t(a.ropeKind) * size_t(n) * size_t(ropeStride_);
-    const KvLayerStorage& st = a.kv;
-    const GgmlType kvType = kvRowType(st.dtype);
-    const int32_t ps = kv_->pageSize();
-    // Per group of tokens: the head norms (the group's heads side by side,
-    // kernels::rmsNormRows), then per token RoPE, query scaling and K/V into
-    // the cache. As many groups as threads where the tokens allow, of at most
-    // 8 tokens (rmsNormRows' 8 lanes fill with 8 key heads).
+    const TokenSteps steps = tokenSteps(a, norms, q, k, v);
+    const int64_t n = int64_t(batch_->tokens.size());
+    // Per group of tokens: the query heads, then the keys and values. As
+    // many groups as threads where the tokens allow, of at most 8 tokens
+    // (rmsNormRows' 8 lanes fill with 8 key heads).
     constexpr int64_t kMaxGroupTokens = 8;
     const int64_t group = std::clamp<int64_t>(n / pool_->size(), 1, kMaxGroupTokens);
-    forRows(*pool_, (n + group - 1) / group, group * (qDim + kDim + vDim), [&](int64_t g) {
+    forRows(*pool_, (n + group - 1) / group, group * (steps.qDim + steps.kDim + steps.vDim), [&](int64_t g) {
         const int64_t i0 = g * group, i1 = std::min(n, i0 + group);
-        if (norms.q) kernels::rmsNormRows(q_ + i0 * qDim, norms.q, q_ + i0 * qDim, (i1 - i0) * a.nHead, hd, norms.eps);
-        if (norms.k) kernels::rmsNormRows(k_ + i0 * kDim, norms.k, k_ + i0 * kDim, (i1 - i0) * a.nHeadKv, hd, norms.eps);
-        for (int64_t i = i0; i < i1; ++i) {
-            float* q = q_ + i * qDim;
-            float* k = k_ + i * kDim;
-            const float* v = v_ + i * vDim;
-            const float* angles = cs + i * ropeStride_;
-            kernels::ropeApply(q, a.nHead, hd, nRot, rope.neox, angles);
-            kernels::ropeApply(k, a.nHeadKv, hd, nRot, rope.neox, angles);
-            if (a.queryScale != 0.0f) kernels::scaleInPlace(q, a.queryScale, qDim);
-            const BatchToken& t = batch.tokens[size_t(i)];
-            const auto table = kv_->pageTable(a.layer, t.seq);
-            const int64_t row = int64_t(table[size_t(t.pos / ps)]) * ps + t.pos % ps;
-            kernels::storeKvRow(kvType, k, st.k + row * int64_t(st.rowBytes), kDim);
-            kernels::storeKvRow(kvType, v, st.v + row * int64_t(st.rowBytes), vDim);
-        }
+        steps.queries(i0, i1, 0, a.nHead);
+        steps.keysAndValues(i0, i1);
     });
+}
+
+void CpuBackend::projectNormRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, const Projection& q,
+                                         const Projection& k, const Projection& v, const float* x, int64_t tokens) {
+    OpClock clock(StepOp::Projections);  // with the per-token steps, as matmulGlu with its activation
+    const TokenSteps steps = tokenSteps(a, norms, q.y, k.y, v.y);
+    manyOuts_.assign({{q.w, q.y}, {k.w, k.y}, {v.w, v.y}});
+    // A part per query head (its norm needs all of its values), then one for
+    // k and v together (a token's cache rows need all of both).
+    qkvPartEnds_.clear();
+    for (int64_t h = 1; h <= a.nHead; ++h) qkvPartEnds_.push_back(h * a.headDimK);
+    qkvPartEnds_.push_back(steps.qDim + steps.kDim + steps.vDim);
+    kernels::matmulManyThen(
+        manyOuts_, qkvPartEnds_,
+        [&steps, heads = a.nHead](int64_t part, int64_t m0, int64_t m1) {
+            if (part < heads) steps.queries(m0, m1, part, part + 1);
+            else steps.keysAndValues(m0, m1);
+        },
+        x, tokens, *pool_, &groups_);
 }
 
 int64_t CpuBackend::attentionParts(int64_t heads, int64_t threads, int64_t keys) {

@@ -72,6 +72,8 @@ public:
     void ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) override;
     void normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t tokens, float* q, float* k,
                           const float* v) override;
+    void projectNormRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, const Projection& q, const Projection& k,
+                                 const Projection& v, const float* x, int64_t tokens) override;
     void attend(const AttentionLayer& a, const float* q, float* out) override;
     void gatherOutputs(float* rows, int64_t width) override;
     void readRows(const float* src, float* hostDst, size_t count) override;
@@ -79,7 +81,10 @@ public:
     void synchronize() override {}
 
 private:
+    struct TokenSteps;
     void computeRowGroups();
+    // normRopeAndStore's work on q, k and v of this step, in pieces for any thread.
+    TokenSteps tokenSteps(const AttentionLayer& a, const HeadNorms& norms, float* q, float* k, const float* v) const;
 
     std::unique_ptr<kernels::ThreadPool> pool_;
     bool repack_;
@@ -88,6 +93,7 @@ private:
     std::vector<const void*> heads_;   // output heads' rows (one per model): their matmuls are timed on their own
     std::vector<kernels::RopeParams> ropeKinds_;
     std::vector<kernels::MatmulOutput> manyOuts_;  // matmulMany's, kept for their capacity
+    std::vector<int64_t> qkvPartEnds_;             // projectNormRopeAndStore's: each query head, then k and v
 
     // The current step.
     int64_t stepStartNs_ = 0;          // steady clock at beginStep while profiling (weir/step_profile.h)

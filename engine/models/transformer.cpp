@@ -150,7 +150,7 @@ void Transformer::checkBatch(const Batch& batch, const KvAccess& kv) const {
     }
 }
 
-void Transformer::attentionLayer(int32_t il, int64_t n, KvAccess& kv) {
+void Transformer::attentionLayer(int32_t il, const float* h, int64_t n, KvAccess& kv) {
     const ModelConfig& c = config_;
     const LayerWeights& L = w_.layers[size_t(il)];
     const int64_t hd = c.headDimK;
@@ -168,12 +168,21 @@ void Transformer::attentionLayer(int32_t il, int64_t n, KvAccess& kv) {
     a.scoreScale = opt_.scaleQueryFirst ? 1.0f : c.attnScale;
 
     float *q = q_.floats(), *k = k_.floats(), *v = v_.floats();
-    if (L.bq) backend_.addBias(q, L.bq, n, c.nHead * hd);
-    if (L.bk) backend_.addBias(k, L.bk, n, c.nHeadKv * hd);
-    if (L.bv) backend_.addBias(v, L.bv, n, c.nHeadKv * c.headDimV);
-    // Head norms (every head of every token is a row), RoPE, the cache rows.
-    if (L.qNorm || L.kNorm) backend_.normRopeAndStore(a, {L.qNorm, L.kNorm, c.normEps}, n, q, k, v);
-    else backend_.ropeAndStore(a, q, k, v);
+    const Projection pq{L.wq, q}, pk{L.wk, k}, pv{L.wv, v};
+    // q, k and v from h, then the head norms (every head of every token is a
+    // row), RoPE and the cache rows: one op unless biases come in between.
+    const HeadNorms norms{L.qNorm, L.kNorm, c.normEps};
+    if (!L.bq && !L.bk && !L.bv) {
+        backend_.projectNormRopeAndStore(a, norms, pq, pk, pv, h, n);
+    } else {
+        const Projection qkv[] = {pq, pk, pv};
+        backend_.matmulMany(qkv, h, n, StepRows::All);
+        if (L.bq) backend_.addBias(q, L.bq, n, c.nHead * hd);
+        if (L.bk) backend_.addBias(k, L.bk, n, c.nHeadKv * hd);
+        if (L.bv) backend_.addBias(v, L.bv, n, c.nHeadKv * c.headDimV);
+        if (L.qNorm || L.kNorm) backend_.normRopeAndStore(a, norms, n, q, k, v);
+        else backend_.ropeAndStore(a, q, k, v);
+    }
     backend_.attend(a, q, attn_.floats());
 }
 
@@ -215,9 +224,7 @@ void Transformer::forward(const Batch& batch, KvAccess& kv, std::vector<float>& 
     if (c.nLayer > 0) b.rmsNorm(x, w_.layers[0].attnNorm, h, n, E, c.normEps);
     for (int32_t il = 0; il < c.nLayer; ++il) {
         const LayerWeights& L = w_.layers[size_t(il)];
-        const Projection qkv[] = {{L.wq, q_.floats()}, {L.wk, k_.floats()}, {L.wv, v_.floats()}};
-        b.matmulMany(qkv, h, n, rows);
-        attentionLayer(il, n, kv);
+        attentionLayer(il, h, n, kv);
 
         if (il == c.nLayer - 1 && nOut < n) {
             // Only rows that produce logits matter past the last attention.

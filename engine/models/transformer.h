@@ -63,7 +63,8 @@ private:
     void adoptWeights(const LoadProgress& progress);
     void checkBatch(const Batch& batch, const KvAccess& kv) const;
     void reserve(int64_t nTokens);
-    void attentionLayer(int32_t il, int64_t n, KvAccess& kv);
+    // Layer il's attention of the step's n rows from their normed inputs h into attn_.
+    void attentionLayer(int32_t il, const float* h, int64_t n, KvAccess& kv);
 
     std::shared_ptr<const gguf::GgufFile> file_;
     ModelConfig config_;
