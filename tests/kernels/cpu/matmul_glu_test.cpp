@@ -16,6 +16,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tests/kernels/cpu/kernel_paths.h"
 #include "tests/kernels/cpu/quant_test_util.h"
 #include "weir/base/error.h"
 
@@ -95,34 +96,11 @@ const std::vector<Case>& cases() {
     return table;
 }
 
-void eachPath(const std::function<void(const std::string&)>& fn) {
-    const bool tiles = tileGemmActive();
-    fn(kernelPathName(activeKernelPath()));
-    if (bestKernelPath() == KernelPath::Avx2) {
-        const bool vnni = vnniActive();
-        forceVnni(!vnni);
-        fn(vnni ? "AVX2 without VNNI" : "AVX2 with VNNI");
-        forceVnni(vnni);
-        forceTileGemm(!tiles);
-        fn(tiles ? "without tile GEMMs" : "with tile GEMMs");
-        forceTileGemm(tiles);
-    }
-    forceKernelPath(KernelPath::Scalar);
-    fn("scalar");
-    resetKernelPath();
-}
-
-uint64_t roundTripsOf(const std::function<void()>& fn) {
-    const uint64_t before = ThreadPool::processCounters().roundTrips;
-    fn();
-    return ThreadPool::processCounters().roundTrips - before;
-}
-
 } // namespace
 
 WEIR_TEST(MatmulGlu, gateUpAndActivationAreTheSeparateStepsBitForBit) {
     ThreadPool pool(3);
-    eachPath([&](const std::string& path) {
+    weirtest::forEachKernelPath([&](const std::string& path) {
         weirtest::eachRow(cases(), [&](const Case& c) { checkSameAsSeparateSteps(path, c, pool); });
     });
 }
@@ -134,7 +112,7 @@ WEIR_TEST(MatmulGlu, decodeRowsAreOneRoundTrip) {
     const Matrix gate = randomMatrix(GgmlType::Q4_K, K, N, rng), up = randomMatrix(GgmlType::Q4_K, K, N, rng);
     for (const int64_t M : {1, 16}) {
         std::vector<float> x(size_t(M * K), 0.5f), yg(size_t(M * N)), yu(size_t(M * N)), act(size_t(M * N));
-        const uint64_t trips = roundTripsOf([&] {
+        const uint64_t trips = weirtest::poolRoundTripsOf([&] {
             matmulGlu({gate.view, yg.data()}, {up.view, yu.data()}, gegluF16Table, act.data(), x.data(), M, pool);
         });
         CHECK_MSG(trips == 1, std::to_string(trips) + " round trips for " + std::to_string(M) + " rows");

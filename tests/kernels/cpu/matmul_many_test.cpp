@@ -15,6 +15,7 @@
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tests/kernels/cpu/kernel_paths.h"
 #include "tests/kernels/cpu/quant_test_util.h"
 #include "weir/base/error.h"
 
@@ -88,28 +89,11 @@ const std::vector<Case>& cases() {
     return table;
 }
 
-void eachPath(const std::function<void(const char*)>& fn) {
-    const bool tiles = tileGemmActive();
-    fn(kernelPathName(activeKernelPath()));
-    if (bestKernelPath() == KernelPath::Avx2) {
-        const bool vnni = vnniActive();
-        forceVnni(!vnni);
-        fn(vnni ? "AVX2 without VNNI" : "AVX2 with VNNI");
-        forceVnni(vnni);
-        forceTileGemm(!tiles);
-        fn(tiles ? "without tile GEMMs" : "with tile GEMMs");
-        forceTileGemm(tiles);
-    }
-    forceKernelPath(KernelPath::Scalar);
-    fn("scalar");
-    resetKernelPath();
-}
-
 } // namespace
 
 WEIR_TEST(MatmulMany, everyResultIsMatmulsBitForBit) {
     ThreadPool pool(3);
-    eachPath([&](const char* path) {
+    weirtest::forEachKernelPath([&](const std::string& path) {
         weirtest::eachRow(cases(), [&](const Case& c) {
             const std::string name = std::string(path) + ", " + c.name;
             checkSameAsMatmul({name.c_str(), c.types, c.rows}, pool);

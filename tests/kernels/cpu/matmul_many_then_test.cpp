@@ -19,6 +19,7 @@
 #include "kernels/cpu/ggml_types.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tests/kernels/cpu/kernel_paths.h"
 #include "tests/kernels/cpu/quant_test_util.h"
 #include "weir/base/error.h"
 
@@ -108,31 +109,12 @@ void checkSteps(const std::string& path, const Case& c, ThreadPool& pool) {
     }
 }
 
-void eachPath(const std::function<void(const std::string&)>& fn) {
-    const bool tiles = tileGemmActive();
-    fn(kernelPathName(activeKernelPath()));
-    if (bestKernelPath() == KernelPath::Avx2) {
-        forceTileGemm(!tiles);
-        fn(tiles ? "without tile GEMMs" : "with tile GEMMs");
-        forceTileGemm(tiles);
-    }
-    forceKernelPath(KernelPath::Scalar);
-    fn("scalar");
-    resetKernelPath();
-}
-
-uint64_t roundTripsOf(const std::function<void()>& fn) {
-    const uint64_t before = ThreadPool::processCounters().roundTrips;
-    fn();
-    return ThreadPool::processCounters().roundTrips - before;
-}
-
 } // namespace
 
 WEIR_TEST(MatmulManyThen, eachPartsStepRunsOnceOnItsFinalValues) {
     for (const int threads : {1, 3, 4}) {
         ThreadPool pool(threads);
-        eachPath([&](const std::string& path) {
+        weirtest::forEachKernelPath([&](const std::string& path) {
             weirtest::eachRow(cases(), [&](const Case& c) {
                 checkSteps(path + ", " + std::to_string(threads) + " threads", c, pool);
             });
@@ -151,7 +133,7 @@ WEIR_TEST(MatmulManyThen, decodeRowsAreOneRoundTrip) {
         std::vector<float> x(size_t(M * K), 0.5f), yq(size_t(M * 1024)), yk(size_t(M * 256)), yv(size_t(M * 256));
         const MatmulOutput outs[] = {{q.view, yq.data()}, {k.view, yk.data()}, {v.view, yv.data()}};
         std::atomic<int> steps{0};
-        const uint64_t trips = roundTripsOf([&] {
+        const uint64_t trips = weirtest::poolRoundTripsOf([&] {
             matmulManyThen(outs, ends, [&](int64_t, int64_t, int64_t) { steps.fetch_add(1); }, x.data(), M, pool);
         });
         CHECK_MSG(trips == 1, std::to_string(trips) + " round trips for " + std::to_string(M) + " rows");
