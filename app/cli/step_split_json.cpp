@@ -16,6 +16,15 @@ std::string stepSplitJson(const StepProfile& d, double wallSeconds, uint64_t ste
     ops += "}";
     const PoolTiming& p = d.pool;
     auto ratio = [](double a, double b) { return jsonNumber(b > 0 ? a / b : 0.0); };
+    // Per op kind: the time its driving thread ran alone, and how busy its
+    // round trips kept the threads (what scales with threads and what not).
+    std::string opsPool = "{";
+    for (int i = 0; i < kStepOps; ++i)
+        opsPool += std::string(i ? "," : "") + "\"" + stepOpName(StepOp(i)) + "\":{\"alone_ms\":" +
+                   ms(double(d.opNs[i]) - double(d.opPoolWallNs[i])) + ",\"in_round_trips_ms\":" +
+                   ms(double(d.opPoolWallNs[i])) + ",\"busy_fraction\":" +
+                   ratio(double(d.opPoolBusyNs[i]), double(d.opPoolThreadNs[i])) + "}";
+    opsPool += "}";
     // Round trips happen inside ops: what the ops took beyond them ran on the
     // driving thread alone (small ops, and each op's set-up).
     const std::string pool =
@@ -31,6 +40,7 @@ std::string stepSplitJson(const StepProfile& d, double wallSeconds, uint64_t ste
     return "{\"steps\":" + std::to_string(steps) + ",\"forward_passes\":" + std::to_string(d.steps) +
            ",\"step_ms\":" + ms(wallNs) + ",\"forward_ms\":" + ms(double(d.forwardNs)) +
            ",\"outside_forward_ms\":" + ms(wallNs - double(d.forwardNs)) + ",\"ops_ms\":" + ops +
+           ",\"ops_pool\":" + opsPool +
            ",\"between_ops_ms\":" + ms(double(d.forwardNs) - opsNs) + ",\"pool\":" + pool + "}";
 }
 

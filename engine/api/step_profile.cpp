@@ -31,6 +31,9 @@ StepProfile operator-(const StepProfile& a, const StepProfile& b) {
     for (int i = 0; i < kStepOps; ++i) {
         d.opNs[i] = a.opNs[i] - b.opNs[i];
         d.opCalls[i] = a.opCalls[i] - b.opCalls[i];
+        d.opPoolWallNs[i] = a.opPoolWallNs[i] - b.opPoolWallNs[i];
+        d.opPoolThreadNs[i] = a.opPoolThreadNs[i] - b.opPoolThreadNs[i];
+        d.opPoolBusyNs[i] = a.opPoolBusyNs[i] - b.opPoolBusyNs[i];
     }
     d.pool.roundTrips = a.pool.roundTrips - b.pool.roundTrips;
     d.pool.wallNs = a.pool.wallNs - b.pool.wallNs;
@@ -55,6 +58,9 @@ StepProfile stepProfile() {
     for (int i = 0; i < kStepOps; ++i) {
         p.opNs[i] = s.opNs[i].load(std::memory_order_relaxed);
         p.opCalls[i] = s.opCalls[i].load(std::memory_order_relaxed);
+        p.opPoolWallNs[i] = s.opPoolWallNs[i].load(std::memory_order_relaxed);
+        p.opPoolThreadNs[i] = s.opPoolThreadNs[i].load(std::memory_order_relaxed);
+        p.opPoolBusyNs[i] = s.opPoolBusyNs[i].load(std::memory_order_relaxed);
     }
     const kernels::ThreadPool::Timing t = kernels::ThreadPool::processTiming();
     p.pool = {t.roundTrips, t.wallNs, t.threadNs, t.busyNs, t.wakeNs, t.wakes, t.tailNs};

@@ -145,6 +145,15 @@ private slots:
             const QJsonObject pool = split["pool"].toObject();
             QVERIFY(pool["busy_fraction"].toDouble() > 0 && pool["busy_fraction"].toDouble() <= 1.0);
             QVERIFY(pool["in_round_trips_ms"].toDouble() <= sum + 0.01);
+            // Per op kind: alone + in round trips = its time (to the printed decimals).
+            const QJsonObject opsPool = split["ops_pool"].toObject();
+            for (auto it = ops.begin(); it != ops.end(); ++it) {
+                const QJsonObject op = opsPool[it.key()].toObject();
+                QVERIFY2(qAbs(op["alone_ms"].toDouble() + op["in_round_trips_ms"].toDouble() - it.value().toDouble()) < 0.01,
+                         qPrintable(it.key()));
+                QVERIFY2(op["busy_fraction"].toDouble() >= 0 && op["busy_fraction"].toDouble() <= 1.0, qPrintable(it.key()));
+            }
+            QVERIFY(opsPool["output_head"].toObject()["in_round_trips_ms"].toDouble() > 0);
         }
         // The profiled steps are the same steps: the same round trips as the unprofiled ones.
         QCOMPARE(decode["pool"].toObject()["round_trips_per_step"].toDouble(), o["pool_round_trips_per_decode_step"].toDouble());

@@ -242,6 +242,15 @@ def split_line(sp):
     parts.append(f"| pool busy {fmt(pool.get('busy_fraction'), 0)}, {fmt(pool.get('round_trips_per_step'), 0)} trips"
                  f" of {fmt(pool.get('mean_round_trip_us'), 0)} us (wake {fmt(pool.get('mean_wake_us'), 0)},"
                  f" tail {fmt(pool.get('mean_tail_us'), 0)}), alone {fmt(pool.get('driving_thread_alone_ms'), 0)} ms")
+    per_op = sp.get("ops_pool") or {}
+    busy = [f"{k} {fmt(v.get('busy_fraction'), 0)}" for k, v in per_op.items()
+            if isinstance(v, dict) and (v.get("in_round_trips_ms") or 0) >= 0.005]
+    alone = [f"{k} {fmt(v.get('alone_ms'), 0)}" for k, v in per_op.items()
+             if isinstance(v, dict) and (v.get("alone_ms") or 0) >= 0.05]
+    if busy:
+        parts.append("| busy by op: " + ", ".join(busy))
+    if alone:
+        parts.append("| alone by op (ms): " + ", ".join(alone))
     return " ".join(parts)
 
 

@@ -34,6 +34,12 @@ struct StepProfile {
     uint64_t forwardNs = 0;  // their wall time
     uint64_t opNs[kStepOps] = {};
     uint64_t opCalls[kStepOps] = {};
+    // Of each op kind's time, its round trips (published -> every thread
+    // done), the thread time they held and the part of it spent computing:
+    // the rest of opNs ran on the driving thread alone.
+    uint64_t opPoolWallNs[kStepOps] = {};
+    uint64_t opPoolThreadNs[kStepOps] = {};
+    uint64_t opPoolBusyNs[kStepOps] = {};
     PoolTiming pool;
 };
 

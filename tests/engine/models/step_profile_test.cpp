@@ -117,5 +117,22 @@ WEIR_TEST(StepProfile, thePoolsRoundTripsAreAccountedFor) {
         // caller took every chunk first), each inside its round trip.
         CHECK_MSG(t.wakes <= t.roundTrips, at + std::to_string(t.wakes) + " wake-ups");
         CHECK_MSG(t.wakeNs <= t.wallNs && t.tailNs <= t.wallNs, at + "a wait outlasted its round trips");
+        // Per op kind: its round trips lie inside it, and together they are all of them.
+        const StepProfile& d = p.change;
+        uint64_t wall = 0, thread = 0, busy = 0;
+        for (int i = 0; i < kStepOps; ++i) {
+            const std::string op = at + stepOpName(StepOp(i)) + ": ";
+            CHECK_MSG(d.opPoolWallNs[i] <= d.opNs[i], op + "its round trips outlasted it");
+            CHECK_MSG(d.opPoolThreadNs[i] == 2 * d.opPoolWallNs[i], op + "two threads held for each round trip");
+            CHECK_MSG(d.opPoolBusyNs[i] <= d.opPoolThreadNs[i], op + "busier than its thread time");
+            wall += d.opPoolWallNs[i];
+            thread += d.opPoolThreadNs[i];
+            busy += d.opPoolBusyNs[i];
+        }
+        CHECK_EQ(wall, t.wallNs);
+        CHECK_EQ(thread, t.threadNs);
+        CHECK_EQ(busy, t.busyNs);
+        CHECK_MSG(d.opPoolWallNs[int(StepOp::Projections)] > 0 && d.opPoolWallNs[int(StepOp::OutputHead)] > 0,
+                  at + "the matmuls made no round trip");
     }
 }
