@@ -88,9 +88,19 @@ CpuBackend::~CpuBackend() = default;
 
 void* CpuBackend::allocate(size_t bytes, std::string_view what) { return hostMemory().allocate(bytes, what); }
 void CpuBackend::release(void* p) { hostMemory().release(p); }
-void CpuBackend::copyIn(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::copyOut(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::copyWithin(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+// Copies see every op before them: a held residual norm runs first.
+void CpuBackend::copyIn(void* dst, const void* src, size_t bytes) {
+    settleNorm();
+    std::memcpy(dst, src, bytes);
+}
+void CpuBackend::copyOut(void* dst, const void* src, size_t bytes) {
+    settleNorm();
+    std::memcpy(dst, src, bytes);
+}
+void CpuBackend::copyWithin(void* dst, const void* src, size_t bytes) {
+    settleNorm();
+    std::memmove(dst, src, bytes);
+}
 
 DeviceInfo CpuBackend::device() const {
     DeviceInfo d = hostDevice();
@@ -163,6 +173,7 @@ void CpuBackend::setRopeKinds(std::span<const RopeKind> kinds) {
 }
 
 void CpuBackend::beginStep(const StepInfo& step) {
+    settleNorm();
     stepStartNs_ = opClockSums().on.load(std::memory_order_relaxed) ? opClockNow() : 0;
     batch_ = step.batch;
     kv_ = step.kv;
@@ -213,6 +224,7 @@ void CpuBackend::computeRowGroups() {
 }
 
 void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t width) {
+    settleNorm();
     OpClock clock(StepOp::Embed);
     const Batch& batch = *batch_;
     forRows(*pool_, int64_t(batch.tokens.size()), width, [&](int64_t i) {
@@ -222,6 +234,7 @@ void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t w
 }
 
 void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, int64_t width, float eps) {
+    settleNorm();
     OpClock clock(StepOp::Norms);
     constexpr int64_t kGroup = kNormGroupRows;  // rows side by side in rmsNormRows
     forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
@@ -232,6 +245,11 @@ void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, in
 
 void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t n,
                               int64_t width, float eps) {
+    settleNorm();
+    if (n >= 2 && pool_->size() > 1) {  // one row has no rows to share: it runs now, as before
+        pendingNorm_ = {x, o, postNorm, nextNorm, y, n, width, eps};
+        return;
+    }
     OpClock clock(StepOp::Norms);
     constexpr int64_t kGroup = kNormGroupRows;
     forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
@@ -243,30 +261,62 @@ void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const f
     });
 }
 
+void CpuBackend::residualNormRow(const PendingNorm& p, int64_t r) {
+    float *xr = p.x + r * p.width, *orow = p.o + r * p.width;
+    if (p.postNorm) kernels::rmsNormRows(orow, p.postNorm, orow, 1, p.width, p.eps);
+    kernels::addInPlace(xr, orow, p.width);
+    kernels::rmsNormRows(xr, p.nextNorm, p.y + r * p.width, 1, p.width, p.eps);
+}
+
+void CpuBackend::settleNorm() {
+    if (pendingNorm_.rows == 0) return;
+    const PendingNorm p = pendingNorm_;
+    pendingNorm_.rows = 0;
+    OpClock clock(StepOp::Norms);
+    forRows(*pool_, p.rows, p.width, [&p](int64_t r) { residualNormRow(p, r); });
+}
+
+const kernels::RowPrologue* CpuBackend::takeNormFor(const float* x, int64_t rows) {
+    if (pendingNorm_.rows == 0) return nullptr;
+    if (pendingNorm_.y != x || pendingNorm_.rows != rows) {
+        settleNorm();
+        return nullptr;
+    }
+    takenNorm_ = pendingNorm_;
+    pendingNorm_.rows = 0;
+    if (!takenRow_) takenRow_ = [this](int64_t r) { residualNormRow(takenNorm_, r); };
+    return &takenRow_;
+}
+
 void CpuBackend::matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) {
+    const kernels::RowPrologue* before = takeNormFor(x, rows);
     const bool head = std::find(heads_.begin(), heads_.end(), w.data) != heads_.end();
     OpClock clock(head ? StepOp::OutputHead : StepOp::Projections);
-    kernels::matmul(w, x, rows, y, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
+    kernels::matmul(w, x, rows, y, *pool_, set == StepRows::All ? &groups_ : &outGroups_, before);
 }
 
 void CpuBackend::matmulMany(std::span<const Projection> outs, const float* x, int64_t rows, StepRows set) {
+    const kernels::RowPrologue* before = takeNormFor(x, rows);
     OpClock clock(StepOp::Projections);
     manyOuts_.clear();
     for (const Projection& p : outs) manyOuts_.push_back({p.w, p.y});
-    kernels::matmulMany(manyOuts_, x, rows, *pool_, set == StepRows::All ? &groups_ : &outGroups_);
+    kernels::matmulMany(manyOuts_, x, rows, *pool_, set == StepRows::All ? &groups_ : &outGroups_, before);
 }
 
 void CpuBackend::addBias(float* y, const float* bias, int64_t rows, int64_t width) {
+    settleNorm();
     OpClock clock(StepOp::Norms);
     for (int64_t r = 0; r < rows; ++r) kernels::addInPlace(y + r * width, bias, width);
 }
 
 void CpuBackend::add(float* y, const float* x, int64_t n) {
+    settleNorm();
     OpClock clock(StepOp::Norms);
     kernels::addInPlace(y, x, n);
 }
 
 void CpuBackend::endStep() {
+    settleNorm();
     if (!stepStartNs_) return;
     OpClockSums& sums = opClockSums();
     sums.forwardNs.fetch_add(uint64_t(opClockNow() - stepStartNs_), std::memory_order_relaxed);
@@ -275,6 +325,7 @@ void CpuBackend::endStep() {
 }
 
 void CpuBackend::glu(GluActivation act, const float* gate, const float* up, float* y, int64_t rows, int64_t F) {
+    settleNorm();
     OpClock clock(StepOp::Norms);
     const kernels::GluRowFn fn = gluRow(act);
     forRows(*pool_, rows, F, [&](int64_t r) { fn(gate + r * F, up + r * F, y + r * F, F); });
@@ -282,9 +333,10 @@ void CpuBackend::glu(GluActivation act, const float* gate, const float* up, floa
 
 void CpuBackend::matmulGlu(GluActivation act, const Projection& gate, const Projection& up, const float* x, float* y,
                            int64_t rows, StepRows set) {
+    const kernels::RowPrologue* before = takeNormFor(x, rows);
     OpClock clock(StepOp::Projections);
     kernels::matmulGlu({gate.w, gate.y}, {up.w, up.y}, gluRow(act), y, x, rows, *pool_,
-                       set == StepRows::All ? &groups_ : &outGroups_);
+                       set == StepRows::All ? &groups_ : &outGroups_, before);
 }
 
 void CpuBackend::ropeAndStore(const AttentionLayer& a, float* q, float* k, const float* v) {
@@ -372,6 +424,7 @@ CpuBackend::TokenSteps CpuBackend::tokenSteps(const AttentionLayer& a, const Hea
 
 void CpuBackend::normRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, int64_t /*tokens: the step's*/, float* q,
                                   float* k, const float* v) {
+    settleNorm();
     OpClock clock(StepOp::RopeAndStore);
     const TokenSteps steps = tokenSteps(a, norms, q, k, v);
     const int64_t n = int64_t(batch_->tokens.size());
@@ -389,6 +442,7 @@ void CpuBackend::normRopeAndStore(const AttentionLayer& a, const HeadNorms& norm
 
 void CpuBackend::projectNormRopeAndStore(const AttentionLayer& a, const HeadNorms& norms, const Projection& q,
                                          const Projection& k, const Projection& v, const float* x, int64_t tokens) {
+    const kernels::RowPrologue* before = takeNormFor(x, tokens);
     OpClock clock(StepOp::Projections);  // with the per-token steps, as matmulGlu with its activation
     const TokenSteps steps = tokenSteps(a, norms, q.y, k.y, v.y);
     manyOuts_.assign({{q.w, q.y}, {k.w, k.y}, {v.w, v.y}});
@@ -403,7 +457,7 @@ void CpuBackend::projectNormRopeAndStore(const AttentionLayer& a, const HeadNorm
             if (part < heads) steps.queries(m0, m1, part, part + 1);
             else steps.keysAndValues(m0, m1);
         },
-        x, tokens, *pool_, &groups_);
+        x, tokens, *pool_, &groups_, before);
 }
 
 int64_t CpuBackend::attentionParts(int64_t heads, int64_t threads, int64_t keys) {
@@ -412,6 +466,7 @@ int64_t CpuBackend::attentionParts(int64_t heads, int64_t threads, int64_t keys)
 }
 
 void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
+    settleNorm();
     OpClock clock(StepOp::Attention);
     const Batch& batch = *batch_;
     const int64_t n = int64_t(batch.tokens.size());
@@ -577,6 +632,7 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
 }
 
 void CpuBackend::gatherOutputs(float* rows, int64_t width) {
+    settleNorm();
     OpClock clock(StepOp::Gather);
     for (size_t r = 0; r < outRows_.size(); ++r) {
         const int64_t src = outRows_[r];
@@ -586,6 +642,7 @@ void CpuBackend::gatherOutputs(float* rows, int64_t width) {
 }
 
 void CpuBackend::readRows(const float* src, float* hostDst, size_t count) {
+    settleNorm();
     if (src != hostDst) std::memcpy(hostDst, src, count * sizeof(float));
 }
 

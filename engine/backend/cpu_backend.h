@@ -78,10 +78,30 @@ public:
     void gatherOutputs(float* rows, int64_t width) override;
     void readRows(const float* src, float* hostDst, size_t count) override;
     void endStep() override;
-    void synchronize() override {}
+    void synchronize() override { settleNorm(); }
 
 private:
     struct TokenSteps;
+    // A residualNorm of several rows is held until the next op (backend.h
+    // allows it: its results are first read by the next op). A matmul whose
+    // input is its y runs it row by row inside its own job (kernels::RowPrologue),
+    // so a decode step of many sequences spends no time norming on the driving
+    // thread alone and no round trip on it; any other op runs it first.
+    struct PendingNorm {
+        float* x = nullptr;
+        float* o = nullptr;
+        const float* postNorm = nullptr;
+        const float* nextNorm = nullptr;
+        float* y = nullptr;
+        int64_t rows = 0, width = 0;
+        float eps = 0.0f;
+    };
+    // Runs the held norm now, if any.
+    void settleNorm();
+    // The held norm as the row prologue of a matmul reading `rows` rows of x,
+    // or nullptr after running it (another input) or when none is held.
+    const kernels::RowPrologue* takeNormFor(const float* x, int64_t rows);
+    static void residualNormRow(const PendingNorm& p, int64_t r);
     void computeRowGroups();
     // normRopeAndStore's work on q, k and v of this step, in pieces for any thread.
     TokenSteps tokenSteps(const AttentionLayer& a, const HeadNorms& norms, float* q, float* k, const float* v) const;
@@ -94,6 +114,9 @@ private:
     std::vector<kernels::RopeParams> ropeKinds_;
     std::vector<kernels::MatmulOutput> manyOuts_;  // matmulMany's, kept for their capacity
     std::vector<int64_t> qkvPartEnds_;             // projectNormRopeAndStore's: each query head, then k and v
+    PendingNorm pendingNorm_;                      // rows 0: none held
+    PendingNorm takenNorm_;                        // the one a matmul is running as its prologue
+    kernels::RowPrologue takenRow_;                // reads takenNorm_
 
     // The current step.
     int64_t stepStartNs_ = 0;          // steady clock at beginStep while profiling (weir/step_profile.h)

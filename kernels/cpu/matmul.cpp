@@ -14,6 +14,7 @@
 #include "weir/base/error.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/rows_first.h"
 #include "kernels/cpu/weight_tiles.h"
 
 namespace weir::kernels {
@@ -27,10 +28,6 @@ namespace {
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileActs = 64;
 
-// Below this many activation elements (~0.1 ms of AVX2 conversion) the
-// conversion is not worth a pool round trip.
-constexpr int64_t kParallelConvertElems = int64_t(1) << 18;
-
 // Packing weight pairs for the two-row VNNI kernel pays from this many
 // activation rows, and is skipped for matrices whose packed copy would
 // exceed the bound (e.g. a vocabulary-sized output head).
@@ -43,11 +40,67 @@ constexpr size_t kPackMaxBytes = size_t(32) << 20;
 constexpr int64_t kTileMinActs = 32;
 constexpr int64_t kTileItemActs = 256;
 
+// The activation conversions of one pool job's products and the work their
+// rows need first (RowPrologue), run row by row inside the job (RowsFirst)
+// when the pool has threads to share them: a decode step of 16 conversations
+// then converts (and norms) one row per thread instead of 16 on the caller.
+struct JobConversions {
+    struct Conversion {
+        const float* x = nullptr;
+        uint8_t* rows = nullptr;
+        size_t stride = 0;
+        detail::ConvertRowFn convert = nullptr;
+        bool biased = false;             // avx512BiasActivations after converting
+        GgmlType pairCorrections = GgmlType::F32;  // the weight type whose corrections follow (F32: none)
+        int64_t K = 0;
+    };
+    std::vector<Conversion> list;
+    const RowPrologue* before = nullptr;
+
+    void clear(const RowPrologue* prologue) {
+        list.clear();
+        before = prologue;
+    }
+    void row(int64_t m) const {
+        if (before) (*before)(m);
+        for (const Conversion& c : list) convertOne(c, m);
+    }
+    static void convertOne(const Conversion& c, int64_t m) {
+        uint8_t* row = c.rows + size_t(m) * c.stride;
+        c.convert(c.x + m * c.K, row, c.K);
+        if (c.biased) detail::avx512BiasActivations(row, c.K);
+        else if (c.pairCorrections != GgmlType::F32)
+            detail::avx512PairCorrections(c.pairCorrections, row, c.K, row + detail::pairCorrectionsOffset(c.K));
+    }
+    // Hands the rows to `first` for the job about to be published.
+    void arm(RowsFirst& first, int64_t M) const {
+        first.reset(before || !list.empty() ? M : 0, [this](int64_t m) { row(m); });
+    }
+};
+
+// Whether a job of M activation rows converts (and runs the prologue) inside
+// itself: when there is more than one row to share among more than one thread.
+bool convertsInJob(int64_t M, const ThreadPool& pool) { return M >= 2 && pool.size() > 1; }
+
+// The prologue of every row, before a product that does not run it itself
+// (a prompt's tile GEMMs, several kernels for one call): as its own job.
+void runPrologue(const RowPrologue* before, int64_t M, ThreadPool& pool) {
+    if (!before || M <= 0) return;
+    if (M == 1 || pool.size() == 1) {
+        for (int64_t m = 0; m < M; ++m) (*before)(m);
+        return;
+    }
+    pool.parallelFor(M, [before](int64_t b, int64_t e, int) {
+        for (int64_t m = b; m < e; ++m) (*before)(m);
+    });
+}
+
 // matmul() in tiles, AMX or VNNI (kernel_table.h: TileGemmOps): activations
 // converted into rows padded to a multiple of 32, the weights packed into
 // tiles once per call (an even number, the last ones padded with zero rows),
 // then (activation chunk x weight tile pair) items on the pool.
-void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool) {
+void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
+                    const RowPrologue* before) {
     constexpr int64_t P = 2 * detail::kAmxTileRows;
     const int64_t K = w.cols, N = w.rows;
     const int64_t mPadded = (M + P - 1) / P * P, nPairs = (N + P - 1) / P;
@@ -56,15 +109,21 @@ void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const f
     if (actScratch.size() < size_t(mPadded) * actStride) actScratch.resize(size_t(mPadded) * actStride);
     uint8_t* act = actScratch.data();
     std::memset(act + size_t(M) * actStride, 0, size_t(mPadded - M) * actStride);
-    auto convertRows = [&](int64_t b, int64_t e, int) {
-        for (int64_t m = b; m < e; ++m) ops.convertAct(x + m * K, act + size_t(m) * actStride, K);
-    };
-    if (M * K >= kParallelConvertElems && pool.size() > 1) pool.parallelFor(M, convertRows);
-    else convertRows(0, M, 0);
+    // The rows are converted (after their prologue) inside the job that packs
+    // the weight tiles, which needs none of them: one round trip for both.
+    thread_local JobConversions conversions;
+    thread_local RowsFirst first;
+    conversions.clear(before);
+    conversions.list.push_back({x, act, actStride, ops.convertAct, false, GgmlType::F32, K});
+    conversions.arm(first, M);
+    RowsFirst* rows = &first;  // the caller's: a thread_local named in the job would be each thread's own
     const size_t tileBytes = ops.packedTileBytes(K);
     if (packScratch.size() < size_t(2 * nPairs) * tileBytes) packScratch.resize(size_t(2 * nPairs) * tileBytes);
     uint8_t* packed = packScratch.data();
-    pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) { ops.packTiles(w.data, w.rowStride, N, K, b, e, packed); });
+    pool.parallelFor(2 * nPairs, [&](int64_t b, int64_t e, int) {
+        rows->ready();
+        ops.packTiles(w.data, w.rowStride, N, K, b, e, packed);
+    });
     const int64_t chunks = (mPadded + kTileItemActs - 1) / kTileItemActs;
     const auto gemm = amxActive() ? ops.gemmTilePair : ops.gemmTilePairVnni;
     pool.parallelFor(nPairs * chunks, [&](int64_t begin, int64_t end, int) {
@@ -79,28 +138,36 @@ void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const f
 // matmul() over weights packed at load (weight_tiles.h): activations as
 // biased Q8_0 rows, then (weight tile chunk) items, each tile against all
 // rows, up to kMaxTileDotRows at a time.
-void matmulTiles(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool) {
+void matmulTiles(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
+                 const RowPrologue* before) {
     const int64_t K = w.cols, N = w.rows, nTiles = (N + kWeightTileRows - 1) / kWeightTileRows;
     const size_t actStride = detail::actRowBytes(ops.actType, K), tileBytes = detail::avx512TileBytes(K);
     thread_local std::vector<uint8_t> scratch;
     if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
     uint8_t* act = scratch.data();
-    auto convertRows = [&](int64_t b, int64_t e, int) {
-        for (int64_t m = b; m < e; ++m) {
-            ops.convert(x + m * K, act + size_t(m) * actStride, K);
-            detail::avx512BiasActivations(act + size_t(m) * actStride, K);
-        }
-    };
-    if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1) pool.parallelFor(M, convertRows);
-    else convertRows(0, M, 0);
+    const JobConversions::Conversion c{x, act, actStride, ops.convert, true, GgmlType::F32, K};
+    thread_local JobConversions conversions;
+    thread_local RowsFirst first;
+    if (convertsInJob(M, pool)) {
+        conversions.clear(before);
+        conversions.list.push_back(c);
+        conversions.arm(first, M);
+    } else {
+        first.reset(0, {});
+        runPrologue(before, M, pool);
+        for (int64_t m = 0; m < M; ++m) JobConversions::convertOne(c, m);
+    }
+    RowsFirst* rows = &first;  // the caller's (see matmulTileGemm)
     if (M >= 2 && M <= detail::kMaxTileDotRows && amxActive()) {
         // A few decode rows: one tdpbusd per block for all of them.
         pool.parallelFor(nTiles, [&](int64_t begin, int64_t end, int) {
+            rows->ready();
             detail::amxTileDotRange(w.tiles, begin, end, N, act, actStride, int(M), K, y);
         });
         return;
     }
     pool.parallelFor(nTiles, [&](int64_t begin, int64_t end, int) {
+        rows->ready();
         for (int64_t t = begin; t < end; ++t) {
             const int cols = int(std::min(kWeightTileRows, N - t * kWeightTileRows));
             for (int64_t m = 0; m < M; m += detail::kMaxTileDotRows) {
@@ -142,8 +209,11 @@ public:
     struct Scratch {
         std::vector<uint8_t> act, pack;
     };
+    // later: the job's conversions, to which this product's is added instead
+    // of converting now (nullptr: converted here, by the caller).
     void prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
-                 const RowGroups* groups, Scratch& scratch, std::span<const RowsProduct> converted);
+                 const RowGroups* groups, Scratch& scratch, std::span<const RowsProduct> converted,
+                 JobConversions* later = nullptr);
     int64_t items() const { return nTiles_ * mTiles_; }
     int64_t weightTiles() const { return nTiles_; }
     void run(int64_t begin, int64_t end) const;
@@ -195,11 +265,25 @@ bool takesRowKernels(const WeightView& w, int64_t M) {
 }
 
 void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
-                const RowGroups* groups) {
+                const RowGroups* groups, const RowPrologue* before) {
     thread_local RowsProduct::Scratch scratch;
+    thread_local JobConversions conversions;
+    thread_local RowsFirst first;
     RowsProduct product;
-    product.prepare(w, ops, x, M, y, pool, groups, scratch, {});
-    pool.parallelFor(product.items(), [&](int64_t begin, int64_t end, int) { product.run(begin, end); });
+    if (convertsInJob(M, pool)) {
+        conversions.clear(before);
+        product.prepare(w, ops, x, M, y, pool, groups, scratch, {}, &conversions);
+        conversions.arm(first, M);
+    } else {
+        first.reset(0, {});
+        runPrologue(before, M, pool);
+        product.prepare(w, ops, x, M, y, pool, groups, scratch, {});
+    }
+    RowsFirst* rows = &first;  // the caller's (see matmulTileGemm)
+    pool.parallelFor(product.items(), [&](int64_t begin, int64_t end, int) {
+        rows->ready();
+        product.run(begin, end);
+    });
 }
 
 // matmul()'s refusal of a weight it cannot multiply.
@@ -231,7 +315,9 @@ struct ManyProducts {
     // Runs the products that do not take the row kernels (a prompt's tile
     // GEMMs, a repacked head: large enough to go alone) as matmul() at once
     // and prepares the others.
-    void prepare(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
+    // later: as RowsProduct::prepare's.
+    void prepare(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups,
+                 JobConversions* later) {
         if (scratch.size() < outs.size()) scratch.resize(outs.size());
         products.clear();
         firstItem.assign(1, 0);
@@ -245,7 +331,7 @@ struct ManyProducts {
                 continue;
             }
             RowsProduct p;
-            p.prepare(o.w, *detail::typeOps(o.w.type), x, M, o.y, pool, groups, scratch[products.size()], products);
+            p.prepare(o.w, *detail::typeOps(o.w.type), x, M, o.y, pool, groups, scratch[products.size()], products, later);
             products.push_back(p);
             firstItem.push_back(firstItem.back() + p.items());
             firstValue.push_back(value - o.w.rows);
@@ -276,46 +362,88 @@ bool matmulSupports(GgmlType type, int64_t cols) {
     return detail::typeOps(type) && t && cols > 0 && cols % t->blockElems == 0;
 }
 
-void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool, const RowGroups* groups) {
+void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool, const RowGroups* groups,
+            const RowPrologue* before) {
     requireSupported(w);
-    if (M <= 0 || w.rows <= 0) return;
+    if (M <= 0) return;
+    if (w.rows <= 0) return runPrologue(before, M, pool);
     const detail::TypeOps& ops = *detail::typeOps(w.type);
-    if (w.tiles) return matmulTiles(w, ops, x, M, y, pool);
+    if (w.tiles) return matmulTiles(w, ops, x, M, y, pool, before);
     const detail::TileGemmOps* tiles = M >= kTileMinActs && tileGemmActive() ? detail::tileGemmOps(w.type) : nullptr;
     if (tiles) {
         // Rows of batches of 32+ (prompts) in tiles; rows of smaller ones
         // (decode steps, drafts) keep the kernels they would get alone, so
         // their results do not depend on what shares their step.
         auto onTiles = [&](int64_t m) { return !groups || !groups->size || groups->size[m] >= kTileMinActs; };
+        // One kernel for all rows takes the prologue in its job; several
+        // (a step with a prompt chunk and decode rows) run it first.
+        int64_t firstRun = 1;
+        while (firstRun < M && onTiles(firstRun) == onTiles(0)) ++firstRun;
+        if (firstRun < M) {
+            runPrologue(before, M, pool);
+            before = nullptr;
+        }
         for (int64_t m0 = 0; m0 < M;) {
             int64_t m1 = m0 + 1;
             while (m1 < M && onTiles(m1) == onTiles(m0)) ++m1;
             if (onTiles(m0) && m1 - m0 >= kTileMinActs) {
-                matmulTileGemm(w, *tiles, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool);
+                matmulTileGemm(w, *tiles, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool, before);
             } else {
                 const RowGroups rest{groups ? groups->size + m0 : nullptr, groups ? groups->index + m0 : nullptr};
-                matmulRows(w, ops, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool, groups ? &rest : nullptr);
+                matmulRows(w, ops, x + m0 * w.cols, m1 - m0, y + m0 * w.rows, pool, groups ? &rest : nullptr, before);
             }
             m0 = m1;
         }
         return;
     }
-    matmulRows(w, ops, x, M, y, pool, groups);
+    matmulRows(w, ops, x, M, y, pool, groups, before);
 }
 
-void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
-    if (outs.empty() || M <= 0) return;
+// Where matmulMany's (and matmulManyThen's) prologue runs: inside the job of
+// the row-kernel products when every product is one and the rows are shared
+// (returns the conversions to prepare them into), else first, as its own job
+// (returns nullptr; the products convert on the caller).
+JobConversions* manyConversions(std::span<const MatmulOutput> outs, int64_t M, ThreadPool& pool,
+                                const RowPrologue* before, JobConversions& conversions) {
+    bool allRows = true, any = false;
+    for (const MatmulOutput& o : outs)
+        if (o.w.rows > 0) {
+            any = true;
+            allRows = allRows && takesRowKernels(o.w, M);
+        }
+    if (!any || !allRows || !convertsInJob(M, pool)) {
+        runPrologue(before, M, pool);
+        before = nullptr;
+    }
+    if (!convertsInJob(M, pool)) return nullptr;
+    conversions.clear(before);
+    return &conversions;
+}
+
+void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups,
+                const RowPrologue* before) {
+    if (M <= 0) return;
+    if (outs.empty()) return runPrologue(before, M, pool);
     requireMany(outs);
     // The products that take the row kernels share one job.
     thread_local ManyProducts many;
-    many.prepare(outs, x, M, pool, groups);
+    thread_local JobConversions conversions;
+    thread_local RowsFirst first;
+    JobConversions* later = manyConversions(outs, M, pool, before, conversions);
+    many.prepare(outs, x, M, pool, groups, later);
+    if (later) later->arm(first, M);
+    else first.reset(0, {});
     if (many.products.empty()) return;
     const ManyProducts* job = &many;
-    pool.parallelFor(job->items(), [job](int64_t begin, int64_t end, int) { job->run(begin, end); });
+    RowsFirst* rows = &first;
+    pool.parallelFor(job->items(), [job, rows](int64_t begin, int64_t end, int) {
+        rows->ready();
+        job->run(begin, end);
+    });
 }
 
 void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t> partEnds, const MatmulPartFn& after,
-                    const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups) {
+                    const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups, const RowPrologue* before) {
     int64_t total = 0;
     for (const MatmulOutput& o : outs) total += std::max<int64_t>(o.w.rows, 0);
     bool cut = !partEnds.empty() && partEnds.back() == total;
@@ -329,7 +457,7 @@ void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t>
     bool oneJob = true;
     for (const MatmulOutput& o : outs) oneJob = oneJob && (o.w.rows <= 0 || takesRowKernels(o.w, M));
     if (!oneJob) {
-        matmulMany(outs, x, M, pool, groups);
+        matmulMany(outs, x, M, pool, groups, before);
         pool.parallelFor(parts * mTiles, [&](int64_t begin, int64_t end, int) {
             for (int64_t j = begin; j < end; ++j) {
                 const int64_t m0 = (j % mTiles) * kTileActs;
@@ -339,7 +467,13 @@ void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t>
         return;
     }
     thread_local ManyProducts many;
-    many.prepare(outs, x, M, pool, groups);  // all take the row kernels: none runs here
+    thread_local JobConversions conversions;
+    thread_local RowsFirst first;
+    JobConversions* later = manyConversions(outs, M, pool, before, conversions);
+    many.prepare(outs, x, M, pool, groups, later);  // all take the row kernels: none runs here
+    if (later) later->arm(first, M);
+    else first.reset(0, {});
+    RowsFirst* rows = &first;
     // Per part and activation tile, the weight tiles of its values still to
     // run; the thread that runs the last one sees the others' values
     // (acquire-release) and runs the part's step there.
@@ -364,7 +498,8 @@ void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t>
         for (int64_t mt = 0; mt < mTiles; ++mt)
             left[part * mTiles + mt].store(tilesOfPart[size_t(part)], std::memory_order_relaxed);
     const ManyProducts* job = &many;
-    pool.parallelFor(job->items(), [job, ends, parts, mTiles, left, &after](int64_t begin, int64_t end, int) {
+    pool.parallelFor(job->items(), [job, ends, parts, mTiles, left, rows, &after](int64_t begin, int64_t end, int) {
+        rows->ready();
         size_t i = job->productOf(begin);
         for (int64_t j = begin; j < end; ++j) {
             while (job->firstItem[i + 1] <= j) ++i;
@@ -381,27 +516,40 @@ void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t>
 }
 
 void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, float* act, const float* x, int64_t M,
-               ThreadPool& pool, const RowGroups* groups) {
+               ThreadPool& pool, const RowGroups* groups, const RowPrologue* before) {
     if (gate.w.rows != up.w.rows || gate.w.cols != up.w.cols)
         throw Error("matmulGlu: gate and up weights differ in shape (" + std::to_string(gate.w.rows) + "x" +
                     std::to_string(gate.w.cols) + " and " + std::to_string(up.w.rows) + "x" + std::to_string(up.w.cols) + ")");
     const int64_t N = gate.w.rows;
-    if (M <= 0 || N <= 0) return;
+    if (M <= 0) return;
+    if (N <= 0) return runPrologue(before, M, pool);
     const MatmulOutput both[] = {gate, up};
     if (!matmulSupports(gate.w.type, gate.w.cols) || !matmulSupports(up.w.type, up.w.cols) || !takesRowKernels(gate.w, M) ||
         !takesRowKernels(up.w, M)) {
         // A prompt's tile GEMMs (or an unsupported type: matmulMany throws):
         // large enough that the activation's own job hardly shows.
-        matmulMany(both, x, M, pool, groups);
+        matmulMany(both, x, M, pool, groups, before);
         pool.parallelFor(M, [&](int64_t b, int64_t e, int) {
             for (int64_t m = b; m < e; ++m) glu(gate.y + m * N, up.y + m * N, act + m * N, N);
         });
         return;
     }
     thread_local RowsProduct::Scratch scratch[2];
+    thread_local JobConversions conversions;
+    thread_local RowsFirst first;
     RowsProduct products[2];
-    products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {});
-    products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1});
+    JobConversions* later = nullptr;
+    if (convertsInJob(M, pool)) {
+        conversions.clear(before);
+        later = &conversions;
+    } else {
+        runPrologue(before, M, pool);
+    }
+    products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {}, later);
+    products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1}, later);
+    if (later) later->arm(first, M);
+    else first.reset(0, {});
+    RowsFirst* rows = &first;
     // Same shape, same tiling: item i of each covers the same values. Per
     // item, how many of its two products are still to run; the thread that
     // runs the last one sees the other's values (acquire-release) and
@@ -417,7 +565,8 @@ void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, f
     for (int64_t i = 0; i < items; ++i) left[i].store(2, std::memory_order_relaxed);
     // Job items alternate between the products, so a thread's chunk holds
     // both halves of most of its tiles and finishes them while they are in cache.
-    pool.parallelFor(2 * items, [&products, left, glu, act, gate, up, N](int64_t begin, int64_t end, int) {
+    pool.parallelFor(2 * items, [&products, left, rows, glu, act, gate, up, N](int64_t begin, int64_t end, int) {
+        rows->ready();
         for (int64_t j = begin; j < end; ++j) {
             const int64_t item = j / 2;
             products[j % 2].run(item, item + 1);
@@ -433,7 +582,7 @@ namespace {
 
 void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y,
                           ThreadPool& pool, const RowGroups* groups, Scratch& scratch,
-                          std::span<const RowsProduct> converted) {
+                          std::span<const RowsProduct> converted, JobConversions* later) {
     w_ = w;
     groups_ = groups;
     M_ = M;
@@ -473,22 +622,14 @@ void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const
         if (!act_) {
             std::vector<uint8_t>& buffer = scratch.act;
             if (buffer.size() < size_t(M) * actStride_) buffer.resize(size_t(M) * actStride_);
-            uint8_t* buf = buffer.data();
-            const size_t stride = actStride_;
-            const bool biased = biasedActs_;
-            auto convertRows = [&](int64_t b, int64_t e, int) {
-                for (int64_t m = b; m < e; ++m) {
-                    uint8_t* row = buf + size_t(m) * stride;
-                    ops.convert(x + m * K, row, K);
-                    if (biased) detail::avx512BiasActivations(row, K);
-                    else if (pair_) detail::avx512PairCorrections(w.type, row, K, row + detail::pairCorrectionsOffset(K));
-                }
-            };
-            if (M > 1 && M * K >= kParallelConvertElems && pool.size() > 1)
-                pool.parallelFor(M, convertRows);
-            else
-                convertRows(0, M, 0);
-            act_ = buf;
+            const JobConversions::Conversion c{x, buffer.data(), actStride_, ops.convert, biasedActs_, pairCorrections_, K};
+            if (later) {
+                later->list.push_back(c);
+            } else {
+                // One row, or one thread (convertsInJob): nothing to share.
+                for (int64_t m = 0; m < M; ++m) JobConversions::convertOne(c, m);
+            }
+            act_ = c.rows;
         }
     }
 

@@ -44,8 +44,18 @@ struct RowGroups {
     const int32_t* size = nullptr;   // per row: rows of its batch (e.g. of its sequence) in this call
     const int32_t* index = nullptr;  // per row: its position among them
 };
+
+// before (optional, every multiply below): work that writes activation row
+// m of x (e.g. the residual norm that produces it), called exactly once per
+// row before the row is read. Where the products run as one pool job of row
+// kernels (decode steps, drafts) and the pool has threads to share the rows,
+// it runs inside that job together with the rows' conversion, a row per
+// claim (rows_first.h); otherwise as a job of its own first. It must give
+// the same bits on any thread and touch nothing but its row's data.
+using RowPrologue = std::function<void(int64_t row)>;
+
 void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool,
-            const RowGroups* groups = nullptr);
+            const RowGroups* groups = nullptr, const RowPrologue* before = nullptr);
 
 // One product of matmulMany: y = W x, y laid out as matmul's.
 struct MatmulOutput {
@@ -60,7 +70,7 @@ struct MatmulOutput {
 // kernels take the same conversion (Q4_K and Q6_K both read Q8_K rows).
 // Weights may differ in type but not in row length; no y may overlap x.
 void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool,
-                const RowGroups* groups = nullptr);
+                const RowGroups* groups = nullptr, const RowPrologue* before = nullptr);
 
 // A gated activation over n values of one row: y = act(gate) * up
 // (gegluF16Table, swiglu).
@@ -76,7 +86,7 @@ using GluRowFn = void (*)(const float* gate, const float* up, float* y, int64_t 
 // vector blocks are 8 and 16 values). Throws weir::Error when the weights
 // differ in shape.
 void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, float* act, const float* x, int64_t M,
-               ThreadPool& pool, const RowGroups* groups = nullptr);
+               ThreadPool& pool, const RowGroups* groups = nullptr, const RowPrologue* before = nullptr);
 
 // A step over some of matmulManyThen's values: part `part` of activation
 // rows [m0, m1).
@@ -97,7 +107,8 @@ using MatmulPartFn = std::function<void(int64_t part, int64_t m0, int64_t m1)>;
 // y values get matmulMany's bits. Throws weir::Error when partEnds does not
 // increase to the total.
 void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t> partEnds, const MatmulPartFn& after,
-                    const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups = nullptr);
+                    const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups = nullptr,
+                    const RowPrologue* before = nullptr);
 
 // Row `r` of w as f32 (embedding lookup).
 void getRow(const WeightView& w, int64_t r, float* dst);

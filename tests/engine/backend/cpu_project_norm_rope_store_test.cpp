@@ -191,7 +191,7 @@ void checkFusedIsSeparate(const Case& c, int threads, int64_t tokens) {
         CHECK_MSG(kvFused.v(layer) == kvSeparate.v(layer), what + ": cached V of layer " + std::to_string(layer) + " differs");
     }
     CHECK_MSG(storedEveryToken(kvFused, batch, a.layer), what + ": a token's K row was not stored");
-    // One job: the products' (their activation conversion stays on the caller at these sizes).
+    // One job: the products', their activation rows converted inside it.
     CHECK_MSG(trips == (threads > 1 ? 1u : 0u), what + ": " + std::to_string(trips) + " round trips");
 }
 
