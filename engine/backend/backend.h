@@ -135,8 +135,11 @@ public:
     virtual void add(float* y, const float* x, int64_t n) = 0;  // y += x
     // A sublayer's output o into the residual stream x, and the next norm:
     // o = rmsNorm(o) * postNorm where postNorm is given (Gemma's post norms),
-    // x += o, y = rmsNorm(x) * nextNorm. The CPU runs it as one pass over the
-    // rows (one round trip instead of two or three where the rows are many);
+    // x += o, y = rmsNorm(x) * nextNorm. Its results are first read by the
+    // backend's next op (callers must not read x, o or y before it), so a
+    // backend may run it inside that op: the CPU holds it until the matmul
+    // whose input is y and runs it row by row in that matmul's job, with the
+    // rows' conversion (one row at a time: one pass over the rows otherwise);
     // others run the ops in turn.
     virtual void residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t rows,
                               int64_t width, float eps) {

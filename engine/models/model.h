@@ -28,9 +28,10 @@ public:
     // The backend the weights live in and the forward pass runs on.
     virtual Backend& backend() = 0;
 
-    // Runs the batch. For every token with wantLogits, in batch order, appends
-    // nVocab floats to `logits` (cleared first). K/V of every batch token is
-    // written to the cache at its position.
+    // Runs the batch. `logits` ends as nVocab floats for every token with
+    // wantLogits, in batch order (what it held before is overwritten, not
+    // cleared first). K/V of every batch token is written to the cache at its
+    // position.
     virtual void forward(const Batch& batch, KvAccess& kv, std::vector<float>& logits) = 0;
     // After forward(): for every wantLogits token, in batch order, its final
     // hidden state after the output norm (nEmbd floats each; what the logits
