@@ -122,7 +122,8 @@ public:
     virtual void beginStep(const StepInfo& step) = 0;
     // x[i] = row tokens[i] of `table` (times `scale` unless 0), width floats per row.
     virtual void embed(const WeightView& table, float scale, float* x, int64_t width) = 0;
-    // y = rmsNorm(x) * w per row of `width` (x and y may alias; w may be null: no scaling).
+    // y = rmsNorm(x) * w per row of `width` (x and y may alias; w may be null:
+    // no scaling). Its results are first read by the next op, as residualNorm's.
     virtual void rmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps) = 0;
     // y[r] = W x[r] for `rows` rows; `set` says which step rows they are.
     virtual void matmul(const WeightView& w, const float* x, int64_t rows, float* y, StepRows set) = 0;

@@ -235,6 +235,10 @@ void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t w
 
 void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, int64_t width, float eps) {
     settleNorm();
+    if (n >= 2 && pool_->size() > 1) {  // held as residualNorm's: the first layer's input norm
+        pendingNorm_ = {const_cast<float*>(x), nullptr, nullptr, w, y, n, width, eps};
+        return;
+    }
     OpClock clock(StepOp::Norms);
     constexpr int64_t kGroup = kNormGroupRows;  // rows side by side in rmsNormRows
     forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
@@ -262,9 +266,12 @@ void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const f
 }
 
 void CpuBackend::residualNormRow(const PendingNorm& p, int64_t r) {
-    float *xr = p.x + r * p.width, *orow = p.o + r * p.width;
-    if (p.postNorm) kernels::rmsNormRows(orow, p.postNorm, orow, 1, p.width, p.eps);
-    kernels::addInPlace(xr, orow, p.width);
+    float* xr = p.x + r * p.width;
+    if (p.o) {  // else a plain rmsNorm: x is only read
+        float* orow = p.o + r * p.width;
+        if (p.postNorm) kernels::rmsNormRows(orow, p.postNorm, orow, 1, p.width, p.eps);
+        kernels::addInPlace(xr, orow, p.width);
+    }
     kernels::rmsNormRows(xr, p.nextNorm, p.y + r * p.width, 1, p.width, p.eps);
 }
 

@@ -82,14 +82,14 @@ public:
 
 private:
     struct TokenSteps;
-    // A residualNorm of several rows is held until the next op (backend.h
-    // allows it: its results are first read by the next op). A matmul whose
+    // A residualNorm (or rmsNorm) of several rows is held until the next op
+    // (backend.h allows it: its results are first read by the next op). A matmul whose
     // input is its y runs it row by row inside its own job (kernels::RowPrologue),
     // so a decode step of many sequences spends no time norming on the driving
     // thread alone and no round trip on it; any other op runs it first.
     struct PendingNorm {
         float* x = nullptr;
-        float* o = nullptr;
+        float* o = nullptr;  // nullptr: an rmsNorm of x into y (x is not written)
         const float* postNorm = nullptr;
         const float* nextNorm = nullptr;
         float* y = nullptr;

@@ -1,4 +1,4 @@
-// CpuBackend holds a residual norm of several rows until the next op
+// CpuBackend holds a residual norm (or an rmsNorm) of several rows until the next op
 // (backend.h: its results are first read by the next op): a matmul whose
 // input is its y runs it row by row inside its own job; any other op, a
 // matmul of another input, a copy or the end of the step runs it first.
@@ -57,9 +57,9 @@ Batch decodeStep(int64_t rows) {
     return b;
 }
 
-// Runs residualNorm then `next` on a backend of `threads` threads; returns
+// Runs residualNorm (or rmsNorm) then `next` on a backend of `threads` threads; returns
 // every buffer and (through trips) the round trips of the two ops.
-Step run(int threads, Next next, int64_t rows, int64_t E, const Weights& w, uint64_t& trips) {
+Step run(int threads, bool residual, Next next, int64_t rows, int64_t E, const Weights& w, uint64_t& trips) {
     CpuBackend backend({threads, false});
     std::mt19937 rng(uint32_t(rows * 31 + E));
     std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -85,7 +85,8 @@ Step run(int threads, Next next, int64_t rows, int64_t E, const Weights& w, uint
     step.outputRows = outputRows;
     backend.beginStep(step);
     const uint64_t before = kernels::ThreadPool::processCounters().roundTrips;
-    backend.residualNorm(s.x.data(), s.o.data(), postNorm.data(), nextNorm.data(), s.y.data(), rows, E, 1e-6f);
+    if (residual) backend.residualNorm(s.x.data(), s.o.data(), postNorm.data(), nextNorm.data(), s.y.data(), rows, E, 1e-6f);
+    else backend.rmsNorm(s.x.data(), nextNorm.data(), s.y.data(), rows, E, 1e-6f);
     switch (next) {
     case Next::Glu:
         backend.matmulGlu(GluActivation::GeluTanh, {w.gate.view, s.out1.data()}, {w.up.view, s.out2.data()}, s.y.data(),
@@ -120,13 +121,15 @@ WEIR_TEST(CpuHeldResidualNorm, whateverFollowsGetsTheBitsOfTheNormRunAtOnce) {
         const Weights w(E, rng);
         for (const int64_t rows : {1, 2, 16, 40}) {
             for (const Next next : {Next::Glu, Next::Many, Next::Matmul, Next::MatmulOfAnotherInput, Next::RmsNorm,
-                                    Next::ReadRows, Next::CopyOut, Next::EndStep}) {
+                                    Next::ReadRows, Next::CopyOut, Next::EndStep})
+            for (const bool residual : {true, false}) {
                 uint64_t trips = 0;
-                const Step want = run(1, next, rows, E, w, trips);
+                const Step want = run(1, residual, next, rows, E, w, trips);
                 for (const int threads : {2, 4}) {
-                    const Step got = run(threads, next, rows, E, w, trips);
-                    const std::string where = std::string(nameOf(next)) + ", " + std::to_string(threads) + " threads, " +
-                                              std::to_string(rows) + " rows of " + std::to_string(E);
+                    const Step got = run(threads, residual, next, rows, E, w, trips);
+                    const std::string where = std::string(residual ? "residualNorm, " : "rmsNorm, ") + nameOf(next) + ", " +
+                                              std::to_string(threads) + " threads, " + std::to_string(rows) + " rows of " +
+                                              std::to_string(E);
                     CHECK_MSG(same(got.x, want.x), where + ": x differs");
                     CHECK_MSG(same(got.o, want.o), where + ": o differs");
                     CHECK_MSG(same(got.y, want.y), where + ": y differs");
@@ -145,11 +148,12 @@ WEIR_TEST(CpuHeldResidualNorm, theNormAndItsMatmulAreOneRoundTrip) {
     std::mt19937 rng(4);
     for (const int64_t E : {256, 1024}) {
         const Weights w(E, rng);
-        for (const Next next : {Next::Glu, Next::Many, Next::Matmul}) {
-            uint64_t trips = 0;
-            run(4, next, 16, E, w, trips);
-            CHECK_MSG(trips == 1, std::string(nameOf(next)) + ", rows of " + std::to_string(E) + ": " +
-                                      std::to_string(trips) + " round trips, want 1");
-        }
+        for (const Next next : {Next::Glu, Next::Many, Next::Matmul})
+            for (const bool residual : {true, false}) {
+                uint64_t trips = 0;
+                run(4, residual, next, 16, E, w, trips);
+                CHECK_MSG(trips == 1, std::string(residual ? "residualNorm, " : "rmsNorm, ") + nameOf(next) + ", rows of " +
+                                          std::to_string(E) + ": " + std::to_string(trips) + " round trips, want 1");
+            }
     }
 }

@@ -101,6 +101,17 @@ WEIR_TEST(StepProfile, aDecodeStepIsSplitByOpKind) {
     CHECK_MSG(opNs(d) <= d.forwardNs, std::to_string(opNs(d)) + " ns in ops, " + std::to_string(d.forwardNs) + " in the pass");
 }
 
+// Several sequences: every norm is held until the matmul that reads its rows
+// and runs inside that matmul's job (CpuBackend), so none is an op of its own.
+WEIR_TEST(StepProfile, manySequencesNormInsideTheirMatmuls) {
+    const Pass p = profiledDecodeStep(16, true);
+    const StepProfile& d = p.change;
+    REQUIRE_EQ(d.steps, uint64_t(1));
+    CHECK_EQ(d.opCalls[int(StepOp::Norms)], uint64_t(0));
+    CHECK_EQ(d.opCalls[int(StepOp::Projections)], uint64_t(4 * kLayers));
+    CHECK_EQ(d.opCalls[int(StepOp::OutputHead)], uint64_t(1));
+}
+
 WEIR_TEST(StepProfile, thePoolsRoundTripsAreAccountedFor) {
     for (int32_t sequences : {1, 16}) {
         const Pass p = profiledDecodeStep(sequences, true);
