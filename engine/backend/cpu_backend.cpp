@@ -235,52 +235,47 @@ void CpuBackend::embed(const WeightView& table, float scale, float* x, int64_t w
 
 void CpuBackend::rmsNorm(const float* x, const float* w, float* y, int64_t n, int64_t width, float eps) {
     settleNorm();
-    if (n >= 2 && pool_->size() > 1) {  // held as residualNorm's: the first layer's input norm
-        pendingNorm_ = {const_cast<float*>(x), nullptr, nullptr, w, y, n, width, eps};
-        return;
-    }
-    OpClock clock(StepOp::Norms);
-    constexpr int64_t kGroup = kNormGroupRows;  // rows side by side in rmsNormRows
-    forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
-        const int64_t r0 = g * kGroup;
-        kernels::rmsNormRows(x + r0 * width, w, y + r0 * width, std::min(kGroup, n - r0), width, eps);
-    });
+    const PendingNorm p{const_cast<float*>(x), nullptr, nullptr, w, y, n, width, eps};  // x is only read
+    if (holdsNorm(n)) pendingNorm_ = p;
+    else runNorm(p);
 }
 
 void CpuBackend::residualNorm(float* x, float* o, const float* postNorm, const float* nextNorm, float* y, int64_t n,
                               int64_t width, float eps) {
     settleNorm();
-    if (n >= 2 && pool_->size() > 1) {  // one row has no rows to share: it runs now, as before
-        pendingNorm_ = {x, o, postNorm, nextNorm, y, n, width, eps};
-        return;
-    }
-    OpClock clock(StepOp::Norms);
-    constexpr int64_t kGroup = kNormGroupRows;
-    forRows(*pool_, (n + kGroup - 1) / kGroup, kGroup * width, [&](int64_t g) {
-        const int64_t r0 = g * kGroup, rows = std::min(kGroup, n - r0);
-        float *xr = x + r0 * width, *orow = o + r0 * width;
-        if (postNorm) kernels::rmsNormRows(orow, postNorm, orow, rows, width, eps);
-        kernels::addInPlace(xr, orow, rows * width);
-        kernels::rmsNormRows(xr, nextNorm, y + r0 * width, rows, width, eps);
-    });
+    const PendingNorm p{x, o, postNorm, nextNorm, y, n, width, eps};
+    if (holdsNorm(n)) pendingNorm_ = p;
+    else runNorm(p);
 }
 
-void CpuBackend::residualNormRow(const PendingNorm& p, int64_t r) {
-    float* xr = p.x + r * p.width;
-    if (p.o) {  // else a plain rmsNorm: x is only read
-        float* orow = p.o + r * p.width;
-        if (p.postNorm) kernels::rmsNormRows(orow, p.postNorm, orow, 1, p.width, p.eps);
-        kernels::addInPlace(xr, orow, p.width);
+// One row has no rows to share: it runs at once, as does every norm on one thread.
+bool CpuBackend::holdsNorm(int64_t rows) const { return rows >= 2 && pool_->size() > 1; }
+
+void CpuBackend::normRows(const PendingNorm& p, int64_t r0, int64_t r1) {
+    for (int64_t g = r0; g < r1; g += kNormGroupRows) {  // rows side by side in rmsNormRows
+        const int64_t rows = std::min(kNormGroupRows, r1 - g);
+        float* xr = p.x + g * p.width;
+        if (p.o) {
+            float* orow = p.o + g * p.width;
+            if (p.postNorm) kernels::rmsNormRows(orow, p.postNorm, orow, rows, p.width, p.eps);
+            kernels::addInPlace(xr, orow, rows * p.width);
+        }
+        kernels::rmsNormRows(xr, p.nextNorm, p.y + g * p.width, rows, p.width, p.eps);
     }
-    kernels::rmsNormRows(xr, p.nextNorm, p.y + r * p.width, 1, p.width, p.eps);
+}
+
+void CpuBackend::runNorm(const PendingNorm& p) {
+    OpClock clock(StepOp::Norms);
+    constexpr int64_t kGroup = kNormGroupRows;
+    forRows(*pool_, (p.rows + kGroup - 1) / kGroup, kGroup * p.width,
+            [&](int64_t g) { normRows(p, g * kGroup, std::min(p.rows, (g + 1) * kGroup)); });
 }
 
 void CpuBackend::settleNorm() {
     if (pendingNorm_.rows == 0) return;
     const PendingNorm p = pendingNorm_;
     pendingNorm_.rows = 0;
-    OpClock clock(StepOp::Norms);
-    forRows(*pool_, p.rows, p.width, [&p](int64_t r) { residualNormRow(p, r); });
+    runNorm(p);
 }
 
 const kernels::RowPrologue* CpuBackend::takeNormFor(const float* x, int64_t rows) {
@@ -291,7 +286,7 @@ const kernels::RowPrologue* CpuBackend::takeNormFor(const float* x, int64_t rows
     }
     takenNorm_ = pendingNorm_;
     pendingNorm_.rows = 0;
-    if (!takenRow_) takenRow_ = [this](int64_t r) { residualNormRow(takenNorm_, r); };
+    if (!takenRow_) takenRow_ = [this](int64_t r0, int64_t r1) { normRows(takenNorm_, r0, r1); };
     return &takenRow_;
 }
 

@@ -96,12 +96,15 @@ private:
         int64_t rows = 0, width = 0;
         float eps = 0.0f;
     };
+    bool holdsNorm(int64_t rows) const;
+    // Rows [r0, r1) of a norm; all of it now, on the pool where the rows are many.
+    static void normRows(const PendingNorm& p, int64_t r0, int64_t r1);
+    void runNorm(const PendingNorm& p);
     // Runs the held norm now, if any.
     void settleNorm();
     // The held norm as the row prologue of a matmul reading `rows` rows of x,
     // or nullptr after running it (another input) or when none is held.
     const kernels::RowPrologue* takeNormFor(const float* x, int64_t rows);
-    static void residualNormRow(const PendingNorm& p, int64_t r);
     void computeRowGroups();
     // normRopeAndStore's work on q, k and v of this step, in pieces for any thread.
     TokenSteps tokenSteps(const AttentionLayer& a, const HeadNorms& norms, float* q, float* k, const float* v) const;

@@ -62,7 +62,7 @@ struct JobConversions {
         before = prologue;
     }
     void row(int64_t m) const {
-        if (before) (*before)(m);
+        if (before) (*before)(m, m + 1);
         for (const Conversion& c : list) convertOne(c, m);
     }
     static void convertOne(const Conversion& c, int64_t m) {
@@ -86,13 +86,8 @@ bool convertsInJob(int64_t M, const ThreadPool& pool) { return M >= 2 && pool.si
 // (a prompt's tile GEMMs, several kernels for one call): as its own job.
 void runPrologue(const RowPrologue* before, int64_t M, ThreadPool& pool) {
     if (!before || M <= 0) return;
-    if (M == 1 || pool.size() == 1) {
-        for (int64_t m = 0; m < M; ++m) (*before)(m);
-        return;
-    }
-    pool.parallelFor(M, [before](int64_t b, int64_t e, int) {
-        for (int64_t m = b; m < e; ++m) (*before)(m);
-    });
+    if (M == 1 || pool.size() == 1) return (*before)(0, M);
+    pool.parallelFor(M, [before](int64_t b, int64_t e, int) { (*before)(b, e); });
 }
 
 // matmul() in tiles, AMX or VNNI (kernel_table.h: TileGemmOps): activations

@@ -45,14 +45,15 @@ struct RowGroups {
     const int32_t* index = nullptr;  // per row: its position among them
 };
 
-// before (optional, every multiply below): work that writes activation row
-// m of x (e.g. the residual norm that produces it), called exactly once per
-// row before the row is read. Where the products run as one pool job of row
-// kernels (decode steps, drafts) and the pool has threads to share the rows,
-// it runs inside that job together with the rows' conversion, a row per
-// claim (rows_first.h); otherwise as a job of its own first. It must give
-// the same bits on any thread and touch nothing but its row's data.
-using RowPrologue = std::function<void(int64_t row)>;
+// before (optional, every multiply below): work that writes activation rows
+// [begin, end) of x (e.g. the residual norm that produces them), called for
+// disjoint ranges covering every row once, each before its rows are read.
+// Where the products run as one pool job of row kernels (decode steps,
+// drafts) and the pool has threads to share the rows, it runs inside that
+// job with the rows' conversion, a row per claim (rows_first.h); otherwise
+// as a job of its own first, in ranges of several rows. It must give the
+// same bits however the rows are cut and touch nothing but its rows' data.
+using RowPrologue = std::function<void(int64_t begin, int64_t end)>;
 
 void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool& pool,
             const RowGroups* groups = nullptr, const RowPrologue* before = nullptr);
