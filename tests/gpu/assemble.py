@@ -226,7 +226,16 @@ def cpu_section(raw):
                 "weir_16_conversations_step_split": get(c, "steady_step_split"),
             })
         table[label] = rows
-    return {"table": table, "weir": weir, "llamacpp": llama,
+    # The same runs at the most threads with the pool spinning 1 ms before it yields.
+    spin = {}
+    for path in sorted(glob.glob(os.path.join(raw, "cpu-spin-*-gemma3-t*.json"))):
+        kind, t = re.search(r"cpu-spin-(bench|conc)-gemma3-t(\d+)\.json$", path).groups()
+        d = load_json(path)
+        spin[f"t{t}"] = dict(spin.get(f"t{t}", {}), **({"decode_tok_s": get(d, "decode_tokens_per_s"),
+                                                         "prefill_tok_s": get(d, "prefill_tokens_per_s")}
+                                                        if kind == "bench" else
+                                                        {"conversations16_tok_s": get(d, "aggregate_decode_tps")}))
+    return {"table": table, "weir": weir, "llamacpp": llama, "spin_first_1ms": spin,
             "pool_handoff": load_json(os.path.join(raw, "cpu-handoff.json"))}
 
 
@@ -360,6 +369,9 @@ def main():
         for r in rows:
             for what, key in (("decode", "weir_decode_step_split"), ("16conv", "weir_16_conversations_step_split")):
                 print(f"    t{r['threads']:<3} {what} step split: {split_line(r.get(key))}")
+    for t, v in (cpu.get("spin_first_1ms") or {}).items():
+        print(f"  CPU gemma3 {t} spinning 1 ms before yielding: pp {fmt(v.get('prefill_tok_s'), 0)},"
+              f" tg {fmt(v.get('decode_tok_s'), 0)}, 16conv {fmt(v.get('conversations16_tok_s'), 0)}")
     print(f"steps: {counts['ok']} ok, {counts['FAILED']} failed, {counts['TIMEOUT']} timed out, "
           f"{counts['SKIPPED']} skipped; files in {a.out}")
 

@@ -393,6 +393,18 @@ for t_ in $THREADS; do
   engine_step "cpu 16 conversations gemma3 t$t_" 150 "$RAW/cpu-conc-gemma3-t$t_.json" cpu bench-concurrency -m "$G3" \
     --threads "$t_" --concurrency 16 --prompt-tokens 64 --gen-tokens $conv_gen --no-prefix --load-requests 0 --step-split
 done
+# The pool's waiters yield from the first microsecond (best on a 2-core VM
+# shared with other programs); on an idle many-core machine a yield may cost
+# more than it gives: the same runs at the most threads with 1 ms of spinning
+# first (WEIR_POOL_YIELD_AFTER_US) say which.
+tmax_="${THREADS##* }"
+# shellcheck disable=SC2046
+run_step "cpu bench gemma3 t$tmax_ spin first" 120 "$RAW/cpu-spin-bench-gemma3-t$tmax_.json" \
+  env WEIR_POOL_YIELD_AFTER_US=1000 "$CLI" bench -m "$G3" --pp $cpu_pp --tg $cpu_tg --threads "$tmax_" $(dev_args bench cpu)
+# shellcheck disable=SC2046
+run_step "cpu 16 conversations gemma3 t$tmax_ spin first" 150 "$RAW/cpu-spin-conc-gemma3-t$tmax_.json" \
+  env WEIR_POOL_YIELD_AFTER_US=1000 "$CLI" bench-concurrency -m "$G3" --threads "$tmax_" --concurrency 16 \
+  --prompt-tokens 64 --gen-tokens $conv_gen --no-prefix --load-requests 0 $(dev_args bench-concurrency cpu)
 if [ "$REHEARSAL" = 0 ] && [ "$QUICK" = 0 ]; then
   engine_step "cpu bench llama3-8b t16" 150 "$RAW/cpu-bench-llama3-8b-t16.json" cpu bench -m "$L8" --pp 512 --tg 64 \
     --threads 16
