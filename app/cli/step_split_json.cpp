@@ -7,10 +7,11 @@ namespace weir::cli {
 std::string stepSplitJson(const StepProfile& d, double wallSeconds, uint64_t steps) {
     const double per = steps ? 1.0 / double(steps) : 0.0;
     auto ms = [&](double ns) { return jsonNumber(ns * 1e-6 * per); };
-    double opsNs = 0;
+    double opsNs = 0, opsPoolWallNs = 0;
     std::string ops = "{";
     for (int i = 0; i < kStepOps; ++i) {
         opsNs += double(d.opNs[i]);
+        opsPoolWallNs += double(d.opPoolWallNs[i]);
         ops += std::string(i ? "," : "") + "\"" + stepOpName(StepOp(i)) + "\":" + ms(double(d.opNs[i]));
     }
     ops += "}";
@@ -25,12 +26,13 @@ std::string stepSplitJson(const StepProfile& d, double wallSeconds, uint64_t ste
                    ms(double(d.opPoolWallNs[i])) + ",\"busy_fraction\":" +
                    ratio(double(d.opPoolBusyNs[i]), double(d.opPoolThreadNs[i])) + "}";
     opsPool += "}";
-    // Round trips happen inside ops: what the ops took beyond them ran on the
-    // driving thread alone (small ops, and each op's set-up).
+    // What the ops took beyond their round trips ran on the driving thread
+    // alone (small ops, and each op's set-up). The pool's other round trips
+    // (the scheduler sampling a step's rows) are outside the ops.
     const std::string pool =
         "{\"round_trips_per_step\":" + jsonNumber(double(p.roundTrips) * per) +
         ",\"in_round_trips_ms\":" + ms(double(p.wallNs)) +
-        ",\"driving_thread_alone_ms\":" + ms(opsNs - double(p.wallNs)) +
+        ",\"driving_thread_alone_ms\":" + ms(opsNs - opsPoolWallNs) +
         ",\"busy_fraction\":" + ratio(double(p.busyNs), double(p.threadNs)) +
         ",\"idle_thread_ms\":" + ms(double(p.threadNs) - double(p.busyNs)) +
         ",\"mean_round_trip_us\":" + ratio(double(p.wallNs) * 1e-3, double(p.roundTrips)) +

@@ -27,6 +27,10 @@
 #include "engine/models/kv_access.h"
 #include "weir/base/weight_view.h"
 
+namespace weir::kernels {
+class ThreadPool;
+}
+
 namespace weir {
 
 enum class DeviceKind { Cpu, Cuda };
@@ -101,6 +105,10 @@ public:
     virtual DeviceInfo device() const = 0;
     // Host threads the backend computes with (the CPU's pool; 1 for a GPU).
     virtual int32_t threads() const = 0;
+    // The pool behind threads(), for host work between steps (the
+    // scheduler samples a step's rows on it); null when the backend has none
+    // (a GPU). Only the thread driving the backend may use it.
+    virtual kernels::ThreadPool* hostPool() { return nullptr; }
     virtual bool supportsKv(KvDtype dtype) const = 0;
     virtual bool supportsWeight(GgmlType type, int64_t cols) const = 0;
 

@@ -49,6 +49,7 @@ public:
     // This computer's CPU and memory without a thread pool (device lists).
     static DeviceInfo hostDevice();
     int32_t threads() const override { return pool_->size(); }
+    kernels::ThreadPool* hostPool() override { return pool_.get(); }
     bool supportsKv(KvDtype dtype) const override;
     bool supportsWeight(GgmlType type, int64_t cols) const override;
 

@@ -12,7 +12,7 @@
 
 namespace weir {
 
-inline constexpr int32_t kCudaModuleAbi = 4;
+inline constexpr int32_t kCudaModuleAbi = 5;
 
 struct CudaBackendOptions {
     int32_t device = 0;        // CUDA ordinal

@@ -12,7 +12,6 @@
 #include "engine/kv/kv_sizing.h"
 #include "engine/models/model.h"
 #include "engine/scheduler/active_request.h"
-#include "engine/sampling/token_logprobs.h"
 #include "engine/scheduler/prefill_share.h"
 #include "engine/util/log.h"
 #include "weir/base/error.h"
@@ -602,7 +601,26 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
         return;
     }
     const int32_t nVocab = model_.config().nVocab;
+    // The plain rows (a request fed its last token, not verifying drafts),
+    // drawn before any is taken (scheduler_sampling.cpp).
+    draws_.clear();
     size_t row = 0;
+    for (const Planned& p : plan) {
+        ActiveRequest& r = *p.request;
+        if (!r.draft.empty()) {
+            row += r.draft.size() + 1;
+        } else if (r.remaining() == p.tokens) {
+            if (!r.embed) {
+                Draw& d = draws_.emplace_back();
+                d.request = &r;
+                d.logits = logits_.data() + row * size_t(nVocab);
+            }
+            ++row;
+        }
+    }
+    drawRows(draws_, nVocab);
+    size_t draw = 0;
+    row = 0;
     for (const Planned& p : plan) {
         ActiveRequest& r = *p.request;
         if (!r.draft.empty()) {
@@ -624,13 +642,12 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
         const bool prefill = r.remaining() > 1;
         r.computed += p.tokens;
         if (r.remaining() == 0) {
-            float* logits = logits_.data() + row * size_t(nVocab);
             ++row;
             if (r.embed) {
                 finishEmbedding(r, row - 1);
                 continue;
             }
-            sampleRow(r, logits, nVocab);
+            takeDraw(draws_[draw++]);
         }
         if (r.finished || r.seq < 0) continue;
         if (prefill && !r.embed) {
@@ -644,17 +661,6 @@ void Scheduler::runBatch(std::vector<Planned>& plan) {
             r.sinceRelease = 0;
         }
     }
-}
-
-bool Scheduler::sampleRow(ActiveRequest& r, float* logits, int32_t nVocab) {
-    // The row as the model produced it: the sampler rewrites it in place.
-    if (r.topLogprobs >= 0) rawLogits_.assign(logits, logits + nVocab);
-    if ((r.constraint || r.lazyConstraint) && !constrainLogits(r, logits, nVocab)) return false;
-    const int32_t token = r.sampler.sample(logits, nVocab, r.tokens);
-    if (r.topLogprobs >= 0)
-        r.pendingLogprobs = tokenLogprobs(rawLogits_.data(), nVocab, token, r.topLogprobs, tokenizer_);
-    afterToken(r, token);
-    return !r.finished;
 }
 
 void Scheduler::afterToken(ActiveRequest& r, int32_t token) {

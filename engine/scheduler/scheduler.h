@@ -31,9 +31,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -43,6 +45,7 @@
 #include "weir/types/cache_status.h"
 #include "weir/types/generate.h"
 #include "weir/types/maintenance_result.h"
+#include "weir/types/token_logprobs.h"
 
 namespace weir {
 
@@ -67,6 +70,10 @@ struct SchedulerOptions {
     int32_t draftStepRows = 1;
     int32_t draftNgramMax = 3;
     int32_t draftNgramMin = 1;
+    // Sample a step's rows on the backend's host threads when there are
+    // several (false: one after another on the engine thread, the reference
+    // the parallel draw must match token for token).
+    bool sampleInParallel = true;
 };
 
 struct ActiveRequest;
@@ -113,6 +120,13 @@ public:
     // One iteration (inbox, admission, one forward pass, events). Returns
     // false when there was nothing to do. For tests and run().
     bool step();
+    // The steps whose rows were sampled on the backend's host pool (one pool
+    // job each) and the rows sampled so. For tests and benchmarks.
+    struct ParallelSampling {
+        uint64_t jobs = 0;
+        uint64_t rows = 0;
+    };
+    ParallelSampling parallelSampling() const { return parallelSampling_; }
 
 private:
     struct Planned {
@@ -155,13 +169,33 @@ private:
     // probabilities, sampler) and takes it (afterToken). false when the
     // request ended on the way.
     bool sampleRow(ActiveRequest& r, float* logits, int32_t nVocab);
+    // A step's plain rows (scheduler_sampling.cpp) are drawn in three
+    // passes: masked by their constraints on the engine thread, in order;
+    // drawn (sampler, log probabilities), on the host pool when there are
+    // several; taken (afterToken, events, finishing) on the engine thread in
+    // plan order, exactly as sampleRow would have taken them one by one.
+    struct Draw {
+        ActiveRequest* request = nullptr;
+        float* logits = nullptr;        // its row: masked, then rewritten by the sampler
+        float* raw = nullptr;           // the row as the model produced it (log probabilities only)
+        bool masked = false;            // raw was copied before the constraint's mask
+        std::string refused;            // why the constraint ends the request ("" when it allows a token)
+        int32_t token = -1;
+        std::optional<TokenLogprobs> logprobs;
+        std::exception_ptr failure;     // what drawing threw, rethrown when the row is taken
+    };
+    void drawRows(std::vector<Draw>& draws, int32_t nVocab);
+    void maskRow(Draw& d, int32_t nVocab);
+    void drawRow(Draw& d, int32_t nVocab) const;
+    bool takeDraw(Draw& d);
     void afterToken(ActiveRequest& r, int32_t token);
     // Output constraints (scheduler_constraints.cpp): compiled when the
     // request is taken in ("" or why it is refused), applied to its logits
     // before each draw, advanced over each token drawn. false: the request
     // has been ended with an Error.
     std::string attachConstraint(ActiveRequest& r);
-    bool constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab);
+    // The mask's refusal ("" when some token is allowed); the caller ends the request.
+    std::string constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab);
     bool advanceConstraint(ActiveRequest& r, int32_t token);
     // An embed request whose prompt is computed: its hidden state (row `row` of
     // the model's final hidden rows), normalised, ends it.
@@ -203,7 +237,9 @@ private:
     std::deque<std::string> schedulerViolationDetails_;
     bool idleChecked_ = false;
     std::vector<float> logits_;
-    std::vector<float> rawLogits_;  // one row, kept for log probabilities
+    std::vector<float> rawLogits_;  // the raw rows of the draws in flight that want log probabilities
+    std::vector<Draw> draws_;       // this step's plain rows (kept for capacity)
+    ParallelSampling parallelSampling_;
     std::unique_ptr<grammar::ConstraintFactory> constraints_;  // first constrained request builds it
 
     mutable std::mutex statusMutex_;

@@ -30,18 +30,14 @@ std::string Scheduler::attachConstraint(ActiveRequest& r) {
     return {};
 }
 
-bool Scheduler::constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab) {
-    std::string why;
+std::string Scheduler::constrainLogits(ActiveRequest& r, float* logits, int32_t nVocab) {
     try {
         if (r.lazyConstraint ? r.lazyConstraint->maskLogits(logits, nVocab) : r.constraint->maskLogits(logits, nVocab))
-            return true;
-        why = "the output constraint allows no token of this vocabulary here";
+            return {};
+        return "the output constraint allows no token of this vocabulary here";
     } catch (const std::exception& e) {
-        why = std::string("the output constraint failed: ") + e.what();
+        return std::string("the output constraint failed: ") + e.what();
     }
-    r.error = ErrorCode::Internal;
-    finish(r, Event::Kind::Error, FinishReason::Stop, why);
-    return false;
 }
 
 bool Scheduler::advanceConstraint(ActiveRequest& r, int32_t token) {
