@@ -61,9 +61,10 @@ struct JobConversions {
         list.clear();
         before = prologue;
     }
-    void row(int64_t m) const {
-        if (before) (*before)(m, m + 1);
-        for (const Conversion& c : list) convertOne(c, m);
+    void rows(int64_t m0, int64_t m1) const {
+        if (before) (*before)(m0, m1);
+        for (const Conversion& c : list)
+            for (int64_t m = m0; m < m1; ++m) convertOne(c, m);
     }
     static void convertOne(const Conversion& c, int64_t m) {
         uint8_t* row = c.rows + size_t(m) * c.stride;
@@ -72,9 +73,9 @@ struct JobConversions {
         else if (c.pairCorrections != GgmlType::F32)
             detail::avx512PairCorrections(c.pairCorrections, row, c.K, row + detail::pairCorrectionsOffset(c.K));
     }
-    // Hands the rows to `first` for the job about to be published.
-    void arm(RowsFirst& first, int64_t M) const {
-        first.reset(before || !list.empty() ? M : 0, [this](int64_t m) { row(m); });
+    // Hands the rows to `first` for the job about to be published on `pool`.
+    void arm(RowsFirst& first, int64_t M, const ThreadPool& pool) const {
+        first.reset(before || !list.empty() ? M : 0, pool.size(), [this](int64_t m0, int64_t m1) { rows(m0, m1); });
     }
 };
 
@@ -110,7 +111,7 @@ void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const f
     thread_local RowsFirst first;
     conversions.clear(before);
     conversions.list.push_back({x, act, actStride, ops.convertAct, false, GgmlType::F32, K});
-    conversions.arm(first, M);
+    conversions.arm(first, M, pool);
     RowsFirst* rows = &first;  // the caller's: a thread_local named in the job would be each thread's own
     const size_t tileBytes = ops.packedTileBytes(K);
     if (packScratch.size() < size_t(2 * nPairs) * tileBytes) packScratch.resize(size_t(2 * nPairs) * tileBytes);
@@ -146,9 +147,9 @@ void matmulTiles(const WeightView& w, const detail::TypeOps& ops, const float* x
     if (convertsInJob(M, pool)) {
         conversions.clear(before);
         conversions.list.push_back(c);
-        conversions.arm(first, M);
+        conversions.arm(first, M, pool);
     } else {
-        first.reset(0, {});
+        first.reset(0, 1, {});
         runPrologue(before, M, pool);
         for (int64_t m = 0; m < M; ++m) JobConversions::convertOne(c, m);
     }
@@ -268,9 +269,9 @@ void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x,
     if (convertsInJob(M, pool)) {
         conversions.clear(before);
         product.prepare(w, ops, x, M, y, pool, groups, scratch, {}, &conversions);
-        conversions.arm(first, M);
+        conversions.arm(first, M, pool);
     } else {
-        first.reset(0, {});
+        first.reset(0, 1, {});
         runPrologue(before, M, pool);
         product.prepare(w, ops, x, M, y, pool, groups, scratch, {});
     }
@@ -426,8 +427,8 @@ void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, T
     thread_local RowsFirst first;
     JobConversions* later = manyConversions(outs, M, pool, before, conversions);
     many.prepare(outs, x, M, pool, groups, later);
-    if (later) later->arm(first, M);
-    else first.reset(0, {});
+    if (later) later->arm(first, M, pool);
+    else first.reset(0, 1, {});
     if (many.products.empty()) return;
     const ManyProducts* job = &many;
     RowsFirst* rows = &first;
@@ -466,8 +467,8 @@ void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t>
     thread_local RowsFirst first;
     JobConversions* later = manyConversions(outs, M, pool, before, conversions);
     many.prepare(outs, x, M, pool, groups, later);  // all take the row kernels: none runs here
-    if (later) later->arm(first, M);
-    else first.reset(0, {});
+    if (later) later->arm(first, M, pool);
+    else first.reset(0, 1, {});
     RowsFirst* rows = &first;
     // Per part and activation tile, the weight tiles of its values still to
     // run; the thread that runs the last one sees the others' values
@@ -542,8 +543,8 @@ void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, f
     }
     products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {}, later);
     products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1}, later);
-    if (later) later->arm(first, M);
-    else first.reset(0, {});
+    if (later) later->arm(first, M, pool);
+    else first.reset(0, 1, {});
     RowsFirst* rows = &first;
     // Same shape, same tiling: item i of each covers the same values. Per
     // item, how many of its two products are still to run; the thread that

@@ -2,8 +2,9 @@
 // Per-row work that every item of a pool job needs before it runs (a
 // matmul's activation conversion, the residual norm that feeds it), done
 // inside that job instead of by the caller before it: each thread that
-// enters the job claims rows until none is left, then waits until every
-// claimed row is done. With 16 rows of a 16-conversation decode step and 16
+// enters the job claims rows (one at a time for a decode step's few, a run
+// of them for a prompt's hundreds) until none is left, then waits until
+// every claimed row is done. With 16 rows of a 16-conversation decode step and 16
 // threads, the caller's serial conversion (and norm) becomes one row per
 // thread, and no extra round trip is paid for it.
 //
@@ -24,8 +25,10 @@ namespace weir::kernels {
 
 class RowsFirst {
 public:
-    // rows rows of fn(row) to run before the job's items; 0 leaves nothing to do.
-    void reset(int64_t rows, std::function<void(int64_t)> fn);
+    // fn(begin, end) over rows [0, rows) before the job's items, in runs of
+    // about rows / (8 x threads) rows (at least one) for a pool of `threads`;
+    // rows 0 leaves nothing to do.
+    void reset(int64_t rows, int threads, std::function<void(int64_t, int64_t)> fn);
     // Helps with the rows still unclaimed, then returns once every row is
     // done: at once after the first call on a thread that saw them done.
     // Rethrows a row's exception (on every thread that waited for it).
@@ -45,9 +48,9 @@ private:
     struct alignas(128) Counter {
         std::atomic<int64_t> value{0};
     };
-    int64_t rows_ = 0;
-    std::function<void(int64_t)> fn_;
-    Counter next_;  // the next row to claim
+    int64_t rows_ = 0, run_ = 1;  // rows, and rows per claim
+    std::function<void(int64_t, int64_t)> fn_;
+    Counter next_;  // the next run to claim
     Counter done_;  // rows finished (acq_rel: a waiter that sees them all sees their writes)
     std::atomic<bool> failed_{false};
     std::exception_ptr error_;  // written once, by the thread that set failed_

@@ -21,7 +21,9 @@ WEIR_TEST(RowsFirst, everyRowOnceAndAllBeforeAnyChunk) {
         for (const int64_t rows : {0, 1, 3, 16, 257}) {
             std::unique_ptr<std::atomic<int>[]> runs(new std::atomic<int>[size_t(rows) + 1]);
             for (int64_t r = 0; r < rows; ++r) runs[size_t(r)].store(0);
-            first.reset(rows, [&](int64_t r) { runs[size_t(r)].fetch_add(1, std::memory_order_relaxed); });
+            first.reset(rows, threads, [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) runs[size_t(r)].fetch_add(1, std::memory_order_relaxed);
+            });
             std::atomic<int> early{0};
             pool.parallelFor(64, [&](int64_t b, int64_t e, int) {
                 first.ready();
@@ -42,9 +44,11 @@ WEIR_TEST(RowsFirst, aFailingRowReachesTheCallerAndThePoolGoesOn) {
     ThreadPool pool(4);
     RowsFirst first;
     std::atomic<int> ran{0};
-    first.reset(32, [&](int64_t r) {
-        ran.fetch_add(1);
-        if (r == 5) throw std::runtime_error("row 5 failed");
+    first.reset(32, 4, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            ran.fetch_add(1);
+            if (r == 5) throw std::runtime_error("row 5 failed");
+        }
     });
     bool threw = false;
     try {
@@ -53,10 +57,10 @@ WEIR_TEST(RowsFirst, aFailingRowReachesTheCallerAndThePoolGoesOn) {
         threw = std::string(e.what()) == "row 5 failed";
     }
     CHECK(threw);
-    CHECK_EQ(ran.load(), 32);  // the other rows still ran: nobody waits for a row that never ends
+    CHECK_EQ(ran.load(), 32);  // one row per claim (32 rows, 4 threads): the others still ran, nobody waits forever
     // The next job, with new rows, runs normally.
     std::atomic<int> second{0};
-    first.reset(8, [&](int64_t) { second.fetch_add(1); });
+    first.reset(8, 4, [&](int64_t b, int64_t e) { second.fetch_add(int(e - b)); });
     pool.parallelFor(16, [&](int64_t, int64_t, int) { first.ready(); });
     CHECK_EQ(second.load(), 8);
 }
