@@ -28,6 +28,17 @@ namespace {
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileActs = 64;
 
+// Weight rows per item of a product: kTileRows, or fewer (halved down to 4,
+// even for the pair kernels) while that leaves fewer than 4 items per thread:
+// a 640-row projection is 40 tiles of 16, so on 16 threads some took 3 and
+// most 2, and the job lasted a third longer than its share. Which rows an
+// item holds never changes a result (each weight row is its own dot).
+int64_t itemRows(int64_t N, int64_t mTiles, int threads) {
+    int64_t rows = kTileRows;
+    while (rows > 4 && ((N + rows - 1) / rows) * mTiles < 4 * int64_t(threads)) rows /= 2;
+    return rows;
+}
+
 // Packing weight pairs for the two-row VNNI kernel pays from this many
 // activation rows, and is skipped for matrices whose packed copy would
 // exceed the bound (e.g. a vocabulary-sized output head).
@@ -206,10 +217,12 @@ public:
         std::vector<uint8_t> act, pack;
     };
     // later: the job's conversions, to which this product's is added instead
-    // of converting now (nullptr: converted here, by the caller).
+    // of converting now (nullptr: converted here, by the caller). fullTiles:
+    // items of kTileRows weight rows whatever the pool (matmulGlu's
+    // activation wants spans that start at a multiple of 16).
     void prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
                  const RowGroups* groups, Scratch& scratch, std::span<const RowsProduct> converted,
-                 JobConversions* later = nullptr);
+                 JobConversions* later = nullptr, bool fullTiles = false);
     int64_t items() const { return nTiles_ * mTiles_; }
     int64_t weightTiles() const { return nTiles_; }
     void run(int64_t begin, int64_t end) const;
@@ -218,8 +231,8 @@ public:
         int64_t m0, m1, n0, n1;
     };
     Span span(int64_t item) const {
-        const int64_t m0 = (item / nTiles_) * kTileActs, n0 = (item % nTiles_) * kTileRows;
-        return {m0, std::min(M_, m0 + kTileActs), n0, std::min(w_.rows, n0 + kTileRows)};
+        const int64_t m0 = (item / nTiles_) * kTileActs, n0 = (item % nTiles_) * tileRows_;
+        return {m0, std::min(M_, m0 + kTileActs), n0, std::min(w_.rows, n0 + tileRows_)};
     }
 
 private:
@@ -253,6 +266,7 @@ private:
     GgmlType pairCorrections_ = GgmlType::F32;  // the weight type the rows carry corrections for (F32: none)
     int maxRows_ = 1;
     int64_t nTiles_ = 0, mTiles_ = 0;
+    int64_t tileRows_ = kTileRows;  // weight rows per item (itemRows)
 };
 
 // Whether matmul() takes the row kernels for all M rows of this product.
@@ -541,8 +555,8 @@ void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, f
     } else {
         runPrologue(before, M, pool);
     }
-    products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {}, later);
-    products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1}, later);
+    products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {}, later, true);
+    products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1}, later, true);
     if (later) later->arm(first, M, pool);
     else first.reset(0, 1, {});
     RowsFirst* rows = &first;
@@ -578,7 +592,7 @@ namespace {
 
 void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y,
                           ThreadPool& pool, const RowGroups* groups, Scratch& scratch,
-                          std::span<const RowsProduct> converted, JobConversions* later) {
+                          std::span<const RowsProduct> converted, JobConversions* later, bool fullTiles) {
     w_ = w;
     groups_ = groups;
     M_ = M;
@@ -646,8 +660,9 @@ void RowsProduct::prepare(const WeightView& w, const detail::TypeOps& ops, const
     }
 
     maxRows_ = activeKernelPath() == KernelPath::Avx2 ? detail::avx2MaxDotRows(w.type) : detail::kMaxDotRows;
-    nTiles_ = (N + kTileRows - 1) / kTileRows;
     mTiles_ = (M + kTileActs - 1) / kTileActs;
+    tileRows_ = fullTiles ? kTileRows : itemRows(N, mTiles_, pool.size());
+    nTiles_ = (N + tileRows_ - 1) / tileRows_;
 }
 
 // 2. Integer (or float) dot products over tiles.

@@ -1,0 +1,57 @@
+// A product's items hold 16 weight rows, or fewer where that would leave a
+// many-thread pool fewer than 4 items per thread (a 640-row projection on 16
+// threads: 80 items of 8 rows instead of 40 of 16, of which some threads took
+// 3 and most 2). How the rows are cut must never change a result: every
+// kernel path gives a 16-thread pool's products the bits of one thread's.
+#include "tests/support/weir_test.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/ggml_types.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tests/kernels/cpu/kernel_paths.h"
+#include "tests/kernels/cpu/quant_test_util.h"
+
+using namespace weir::kernels;
+
+WEIR_TEST(MatmulItemRows, manyThreadsGetOneThreadsBits) {
+    constexpr int64_t K = 256;
+    std::mt19937 rng(9);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    ThreadPool one(1), many(16);
+    for (const GgmlType t : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+        for (const int64_t N : {640, 256, 40, 1002}) {
+            const weirtest::RandomMatrix w = weirtest::randomMatrix(t, K, N, rng);
+            for (const int64_t M : {1, 4, 16}) {
+                std::vector<float> x(size_t(M * K));
+                for (float& v : x) v = nd(rng);
+                weirtest::forEachKernelPath([&](const std::string& path) {
+                    std::vector<float> a(size_t(M * N), -1.0f), b(size_t(M * N), -2.0f);
+                    matmul(w.view, x.data(), M, a.data(), one);
+                    matmul(w.view, x.data(), M, b.data(), many);
+                    CHECK_MSG(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
+                              path + ", " + weirtest::typeName(t) + ", N = " + std::to_string(N) + ", M = " +
+                                  std::to_string(M) + ": 16 threads differ from 1");
+                });
+            }
+        }
+    }
+}
+
+WEIR_TEST(MatmulItemRows, aSmallProjectionIsCutFinerOnlyForManyThreads) {
+    std::mt19937 rng(10);
+    const weirtest::RandomMatrix w = weirtest::randomMatrix(GgmlType::Q4_K, 1024, 640, rng);
+    std::vector<float> x(1024, 0.5f), y(640);
+    auto chunksOf = [&](ThreadPool& pool) {
+        const uint64_t before = ThreadPool::processCounters().chunks;
+        matmul(w.view, x.data(), 1, y.data(), pool);
+        return ThreadPool::processCounters().chunks - before;
+    };
+    ThreadPool two(2), sixteen(16);
+    CHECK_EQ(chunksOf(two), uint64_t(40 / 2));   // 40 items of 16 rows, in chunks of 2 (40 / (2 x 8))
+    CHECK_EQ(chunksOf(sixteen), uint64_t(80));   // 80 items of 8 rows, one per chunk
+}
