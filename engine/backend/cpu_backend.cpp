@@ -173,7 +173,9 @@ void CpuBackend::setRopeKinds(std::span<const RopeKind> kinds) {
 }
 
 void CpuBackend::beginStep(const StepInfo& step) {
-    settleNorm();
+    // A norm still held here is from a step that did not end (an op threw):
+    // its buffers may have been replaced since, so it is dropped, not run.
+    pendingNorm_.rows = 0;
     stepStartNs_ = opClockSums().on.load(std::memory_order_relaxed) ? opClockNow() : 0;
     batch_ = step.batch;
     kv_ = step.kv;

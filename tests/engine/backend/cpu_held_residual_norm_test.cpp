@@ -157,3 +157,30 @@ WEIR_TEST(CpuHeldResidualNorm, theNormAndItsMatmulAreOneRoundTrip) {
             }
     }
 }
+
+// A step that threw between a norm and its matmul leaves the norm held; the
+// next step must not run it (its buffers may be gone by then): x, o and y of
+// the failed step stay as they were.
+WEIR_TEST(CpuHeldResidualNorm, aNormLeftByAFailedStepIsDropped) {
+    CpuBackend backend({4, false});
+    constexpr int64_t rows = 16, E = 256;
+    const Batch batch = decodeStep(rows);
+    std::vector<int32_t> outputRows;
+    for (int64_t i = 0; i < rows; ++i) outputRows.push_back(int32_t(i));
+    StepInfo step;
+    step.batch = &batch;
+    step.outputRows = outputRows;
+    std::vector<float> x(size_t(rows * E), 1.5f), o(size_t(rows * E), 0.25f), y(size_t(rows * E), -7.0f);
+    std::vector<float> norm(size_t(E), 1.0f);
+    const std::vector<float> x0 = x, o0 = o, y0 = y;
+    backend.beginStep(step);
+    backend.residualNorm(x.data(), o.data(), norm.data(), norm.data(), y.data(), rows, E, 1e-6f);
+    // The step ends here without endStep (an op threw); the next one begins.
+    backend.beginStep(step);
+    std::vector<float> z(size_t(rows * E), 2.0f), out(size_t(rows * E));
+    backend.rmsNorm(z.data(), nullptr, out.data(), rows, E, 1e-6f);
+    backend.readRows(out.data(), out.data(), out.size());
+    backend.endStep();
+    CHECK_MSG(same(x, x0) && same(o, o0) && same(y, y0), "the failed step's norm ran in the next step");
+    CHECK_NEAR(out[0], 1.0f, 1e-5f);  // the new step's own norm ran
+}
