@@ -84,10 +84,6 @@ struct JobConversions {
         else if (c.pairCorrections != GgmlType::F32)
             detail::avx512PairCorrections(c.pairCorrections, row, c.K, row + detail::pairCorrectionsOffset(c.K));
     }
-    // Hands the rows to `first` for the job about to be published on `pool`.
-    void arm(RowsFirst& first, int64_t M, const ThreadPool& pool) const {
-        first.reset(before || !list.empty() ? M : 0, pool.size(), [this](int64_t m0, int64_t m1) { rows(m0, m1); });
-    }
 };
 
 // Whether a job of M activation rows converts (and runs the prologue) inside
@@ -101,6 +97,37 @@ void runPrologue(const RowPrologue* before, int64_t M, ThreadPool& pool) {
     if (M == 1 || pool.size() == 1) return (*before)(0, M);
     pool.parallelFor(M, [before](int64_t b, int64_t e, int) { (*before)(b, e); });
 }
+
+// One entry point's in-job rows on one calling thread (each entry point
+// keeps its own thread_local: a job reads its caller's, not each thread's).
+// open() before the products are prepared, close() before the job is
+// published; every chunk of the job calls ready() on what close() returns.
+struct JobRows {
+    JobConversions conversions;
+    RowsFirst first;
+    bool inJob = false;
+
+    // The conversions to prepare the products into, or nullptr after running
+    // the prologue here (the products then convert on the caller). always:
+    // inside the job even with one row or one thread.
+    JobConversions* open(int64_t M, ThreadPool& pool, const RowPrologue* before, bool always = false) {
+        inJob = always || convertsInJob(M, pool);
+        if (!inJob) {
+            runPrologue(before, M, pool);
+            return nullptr;
+        }
+        conversions.clear(before);
+        return &conversions;
+    }
+    RowsFirst* close(int64_t M, const ThreadPool& pool) {
+        const JobConversions* c = &conversions;
+        if (inJob && (c->before || !c->list.empty()))
+            first.reset(M, pool.size(), [c](int64_t m0, int64_t m1) { c->rows(m0, m1); });
+        else
+            first.reset(0, 1, {});
+        return &first;
+    }
+};
 
 // matmul() in tiles, AMX or VNNI (kernel_table.h: TileGemmOps): activations
 // converted into rows padded to a multiple of 32, the weights packed into
@@ -118,12 +145,9 @@ void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const f
     std::memset(act + size_t(M) * actStride, 0, size_t(mPadded - M) * actStride);
     // The rows are converted (after their prologue) inside the job that packs
     // the weight tiles, which needs none of them: one round trip for both.
-    thread_local JobConversions conversions;
-    thread_local RowsFirst first;
-    conversions.clear(before);
-    conversions.list.push_back({x, act, actStride, ops.convertAct, false, GgmlType::F32, K});
-    conversions.arm(first, M, pool);
-    RowsFirst* rows = &first;  // the caller's: a thread_local named in the job would be each thread's own
+    thread_local JobRows job;
+    job.open(M, pool, before, true)->list.push_back({x, act, actStride, ops.convertAct, false, GgmlType::F32, K});
+    RowsFirst* rows = job.close(M, pool);
     const size_t tileBytes = ops.packedTileBytes(K);
     if (packScratch.size() < size_t(2 * nPairs) * tileBytes) packScratch.resize(size_t(2 * nPairs) * tileBytes);
     uint8_t* packed = packScratch.data();
@@ -153,18 +177,11 @@ void matmulTiles(const WeightView& w, const detail::TypeOps& ops, const float* x
     if (scratch.size() < size_t(M) * actStride) scratch.resize(size_t(M) * actStride);
     uint8_t* act = scratch.data();
     const JobConversions::Conversion c{x, act, actStride, ops.convert, true, GgmlType::F32, K};
-    thread_local JobConversions conversions;
-    thread_local RowsFirst first;
-    if (convertsInJob(M, pool)) {
-        conversions.clear(before);
-        conversions.list.push_back(c);
-        conversions.arm(first, M, pool);
-    } else {
-        first.reset(0, 1, {});
-        runPrologue(before, M, pool);
+    thread_local JobRows job;
+    if (JobConversions* later = job.open(M, pool, before)) later->list.push_back(c);
+    else
         for (int64_t m = 0; m < M; ++m) JobConversions::convertOne(c, m);
-    }
-    RowsFirst* rows = &first;  // the caller's (see matmulTileGemm)
+    RowsFirst* rows = job.close(M, pool);
     if (M >= 2 && M <= detail::kMaxTileDotRows && amxActive()) {
         // A few decode rows: one tdpbusd per block for all of them.
         pool.parallelFor(nTiles, [&](int64_t begin, int64_t end, int) {
@@ -277,19 +294,10 @@ bool takesRowKernels(const WeightView& w, int64_t M) {
 void matmulRows(const WeightView& w, const detail::TypeOps& ops, const float* x, int64_t M, float* y, ThreadPool& pool,
                 const RowGroups* groups, const RowPrologue* before) {
     thread_local RowsProduct::Scratch scratch;
-    thread_local JobConversions conversions;
-    thread_local RowsFirst first;
+    thread_local JobRows job;
     RowsProduct product;
-    if (convertsInJob(M, pool)) {
-        conversions.clear(before);
-        product.prepare(w, ops, x, M, y, pool, groups, scratch, {}, &conversions);
-        conversions.arm(first, M, pool);
-    } else {
-        first.reset(0, 1, {});
-        runPrologue(before, M, pool);
-        product.prepare(w, ops, x, M, y, pool, groups, scratch, {});
-    }
-    RowsFirst* rows = &first;  // the caller's (see matmulTileGemm)
+    product.prepare(w, ops, x, M, y, pool, groups, scratch, {}, job.open(M, pool, before));
+    RowsFirst* rows = job.close(M, pool);
     pool.parallelFor(product.items(), [&](int64_t begin, int64_t end, int) {
         rows->ready();
         product.run(begin, end);
@@ -414,20 +422,18 @@ void matmul(const WeightView& w, const float* x, int64_t M, float* y, ThreadPool
 // (returns the conversions to prepare them into), else first, as its own job
 // (returns nullptr; the products convert on the caller).
 JobConversions* manyConversions(std::span<const MatmulOutput> outs, int64_t M, ThreadPool& pool,
-                                const RowPrologue* before, JobConversions& conversions) {
+                                const RowPrologue* before, JobRows& job) {
     bool allRows = true, any = false;
     for (const MatmulOutput& o : outs)
         if (o.w.rows > 0) {
             any = true;
             allRows = allRows && takesRowKernels(o.w, M);
         }
-    if (!any || !allRows || !convertsInJob(M, pool)) {
+    if (!any || !allRows) {
         runPrologue(before, M, pool);
         before = nullptr;
     }
-    if (!convertsInJob(M, pool)) return nullptr;
-    conversions.clear(before);
-    return &conversions;
+    return job.open(M, pool, before);
 }
 
 void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, ThreadPool& pool, const RowGroups* groups,
@@ -437,15 +443,11 @@ void matmulMany(std::span<const MatmulOutput> outs, const float* x, int64_t M, T
     requireMany(outs);
     // The products that take the row kernels share one job.
     thread_local ManyProducts many;
-    thread_local JobConversions conversions;
-    thread_local RowsFirst first;
-    JobConversions* later = manyConversions(outs, M, pool, before, conversions);
-    many.prepare(outs, x, M, pool, groups, later);
-    if (later) later->arm(first, M, pool);
-    else first.reset(0, 1, {});
+    thread_local JobRows jobRows;
+    many.prepare(outs, x, M, pool, groups, manyConversions(outs, M, pool, before, jobRows));
+    RowsFirst* rows = jobRows.close(M, pool);
     if (many.products.empty()) return;
     const ManyProducts* job = &many;
-    RowsFirst* rows = &first;
     pool.parallelFor(job->items(), [job, rows](int64_t begin, int64_t end, int) {
         rows->ready();
         job->run(begin, end);
@@ -477,13 +479,10 @@ void matmulManyThen(std::span<const MatmulOutput> outs, std::span<const int64_t>
         return;
     }
     thread_local ManyProducts many;
-    thread_local JobConversions conversions;
-    thread_local RowsFirst first;
-    JobConversions* later = manyConversions(outs, M, pool, before, conversions);
-    many.prepare(outs, x, M, pool, groups, later);  // all take the row kernels: none runs here
-    if (later) later->arm(first, M, pool);
-    else first.reset(0, 1, {});
-    RowsFirst* rows = &first;
+    thread_local JobRows jobRows;
+    // All take the row kernels: none runs here.
+    many.prepare(outs, x, M, pool, groups, manyConversions(outs, M, pool, before, jobRows));
+    RowsFirst* rows = jobRows.close(M, pool);
     // Per part and activation tile, the weight tiles of its values still to
     // run; the thread that runs the last one sees the others' values
     // (acquire-release) and runs the part's step there.
@@ -545,21 +544,12 @@ void matmulGlu(const MatmulOutput& gate, const MatmulOutput& up, GluRowFn glu, f
         return;
     }
     thread_local RowsProduct::Scratch scratch[2];
-    thread_local JobConversions conversions;
-    thread_local RowsFirst first;
+    thread_local JobRows job;
     RowsProduct products[2];
-    JobConversions* later = nullptr;
-    if (convertsInJob(M, pool)) {
-        conversions.clear(before);
-        later = &conversions;
-    } else {
-        runPrologue(before, M, pool);
-    }
+    JobConversions* later = job.open(M, pool, before);
     products[0].prepare(gate.w, *detail::typeOps(gate.w.type), x, M, gate.y, pool, groups, scratch[0], {}, later, true);
     products[1].prepare(up.w, *detail::typeOps(up.w.type), x, M, up.y, pool, groups, scratch[1], {products, 1}, later, true);
-    if (later) later->arm(first, M, pool);
-    else first.reset(0, 1, {});
-    RowsFirst* rows = &first;
+    RowsFirst* rows = job.close(M, pool);
     // Same shape, same tiling: item i of each covers the same values. Per
     // item, how many of its two products are still to run; the thread that
     // runs the last one sees the other's values (acquire-release) and

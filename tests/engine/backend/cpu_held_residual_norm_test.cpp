@@ -51,11 +51,20 @@ struct Weights {
           v(randomMatrix(GgmlType::Q8_0, E, 48, rng)) {}
 };
 
-Batch decodeStep(int64_t rows) {
-    Batch b;
-    for (int64_t i = 0; i < rows; ++i) b.add(int32_t(i), int32_t(i), 7 + int32_t(i), true);
-    return b;
-}
+// A decode step of `rows` sequences, every row wanting logits.
+struct DecodeStep {
+    Batch batch;
+    std::vector<int32_t> outputRows;
+    StepInfo info;
+    explicit DecodeStep(int64_t rows) {
+        for (int64_t i = 0; i < rows; ++i) {
+            batch.add(int32_t(i), int32_t(i), 7 + int32_t(i), true);
+            outputRows.push_back(int32_t(i));
+        }
+        info.batch = &batch;
+        info.outputRows = outputRows;
+    }
+};
 
 // Runs residualNorm (or rmsNorm) then `next` on a backend of `threads` threads; returns
 // every buffer and (through trips) the round trips of the two ops.
@@ -77,13 +86,8 @@ Step run(int threads, bool residual, Next next, int64_t rows, int64_t E, const W
     s.out2.assign(size_t(rows * 96), 0.0f);
     s.out3.assign(size_t(rows * 96), 0.0f);
 
-    const Batch batch = decodeStep(rows);
-    std::vector<int32_t> outputRows;
-    for (int64_t i = 0; i < rows; ++i) outputRows.push_back(int32_t(i));
-    StepInfo step;
-    step.batch = &batch;
-    step.outputRows = outputRows;
-    backend.beginStep(step);
+    const DecodeStep step(rows);
+    backend.beginStep(step.info);
     const uint64_t before = kernels::ThreadPool::processCounters().roundTrips;
     if (residual) backend.residualNorm(s.x.data(), s.o.data(), postNorm.data(), nextNorm.data(), s.y.data(), rows, E, 1e-6f);
     else backend.rmsNorm(s.x.data(), nextNorm.data(), s.y.data(), rows, E, 1e-6f);
@@ -164,19 +168,14 @@ WEIR_TEST(CpuHeldResidualNorm, theNormAndItsMatmulAreOneRoundTrip) {
 WEIR_TEST(CpuHeldResidualNorm, aNormLeftByAFailedStepIsDropped) {
     CpuBackend backend({4, false});
     constexpr int64_t rows = 16, E = 256;
-    const Batch batch = decodeStep(rows);
-    std::vector<int32_t> outputRows;
-    for (int64_t i = 0; i < rows; ++i) outputRows.push_back(int32_t(i));
-    StepInfo step;
-    step.batch = &batch;
-    step.outputRows = outputRows;
+    const DecodeStep step(rows);
     std::vector<float> x(size_t(rows * E), 1.5f), o(size_t(rows * E), 0.25f), y(size_t(rows * E), -7.0f);
     std::vector<float> norm(size_t(E), 1.0f);
     const std::vector<float> x0 = x, o0 = o, y0 = y;
-    backend.beginStep(step);
+    backend.beginStep(step.info);
     backend.residualNorm(x.data(), o.data(), norm.data(), norm.data(), y.data(), rows, E, 1e-6f);
     // The step ends here without endStep (an op threw); the next one begins.
-    backend.beginStep(step);
+    backend.beginStep(step.info);
     std::vector<float> z(size_t(rows * E), 2.0f), out(size_t(rows * E));
     backend.rmsNorm(z.data(), nullptr, out.data(), rows, E, 1e-6f);
     backend.readRows(out.data(), out.data(), out.size());
