@@ -504,13 +504,12 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     }
     const size_t scratchPer = std::max(kernels::attendTileScratchFloats(hd, hdv), kernels::attendScratchFloats(hd, hdv));
     grow(attnScratch_, size_t(threads) * scratchPer);
-    grow(attnCost_, size_t(n * a.nHead + 1));
     attnTiles_.reserve(size_t(n * a.nHead));
 
     // Attention in tiles: up to tileTokens consecutive batch tokens of one
     // sequence times query heads of one KV head, which read the same K/V rows
     // (kernels::attendTile). Prefill tokens see different numbers of keys, so
-    // threads get equal shares of keys rather than of tiles.
+    // the threads' jobs get equal shares of keys rather than of tiles.
     const int64_t group = a.nHead / a.nHeadKv;
     // Small batches (decode, short chunks) take fewer tokens per tile and, if
     // that leaves threads idle, fewer heads.
@@ -538,8 +537,7 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
         if (tilesPerThread * heads < busiest) busiest = tilesPerThread * heads, tileHeads = heads;
     }
     attnTiles_.clear();
-    int64_t* cost = attnCost_.data();
-    cost[0] = 0;
+    attnCost_.clear();
     for (int64_t i0 = 0; i0 < n;) {
         if (!whole(i0)) { ++i0; continue; }
         const int64_t i1 = runEnd(i0);
@@ -552,14 +550,17 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
             for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tileHeads) {
                 const int64_t heads = std::min(tileHeads, (kvh + 1) * group - h0);
                 attnTiles_.push_back({int32_t(i0), int32_t(i1 - i0), int32_t(h0), int32_t(heads)});
-                cost[attnTiles_.size()] = cost[attnTiles_.size() - 1] + keys * heads;
+                attnCost_.push_back(keys * heads);
             }
         }
         i0 = i1;
     }
+    // One job per thread (fewer when there are fewer tiles), the tiles dealt
+    // costliest first (kernels/cpu/longest_first.h): a prompt's late tokens
+    // see the most keys.
     const int64_t tiles = int64_t(attnTiles_.size());
     const int64_t tileJobs = std::min<int64_t>(threads, tiles);
-    const int64_t total = cost[tiles];
+    if (tileJobs > 1) attnDeal_.deal(attnCost_, tileJobs);
 
     // The parts of split tokens: their state per (query, part), and per
     // query the parts still running; the thread that finishes a query's last
@@ -608,11 +609,10 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
                                           int(parts), hdv, out_ + s.token * a.nHead * hdv + s.head * hdv);
                 continue;
             }
-            const int64_t lo = total * job / tileJobs, hi = total * (job + 1) / tileJobs;
-            // Tiles whose cost range starts in [lo, hi).
-            int64_t it = std::lower_bound(cost, cost + tiles, lo) - cost;
-            for (; it < tiles && cost[it] < hi; ++it) {
-                const AttnTile& tile = attnTiles_[size_t(it)];
+            // A lone job (a single tile, or one thread) is every tile.
+            const int64_t count = tileJobs > 1 ? int64_t(attnDeal_.items(job).size()) : tiles;
+            for (int64_t k = 0; k < count; ++k) {
+                const AttnTile& tile = attnTiles_[size_t(tileJobs > 1 ? attnDeal_.items(job)[size_t(k)] : k)];
                 kernels::PagedRows kr, vr;
                 rowsOf(batch.tokens[size_t(tile.firstToken)], tile.firstHead / group, kr, vr);
                 int nq = 0;

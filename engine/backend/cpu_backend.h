@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "kernels/cpu/longest_first.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/thread_pool.h"
@@ -140,7 +141,8 @@ private:
     // do not fit in L2; yet prefill still has many tiles to split.
     static constexpr int kAttnTileQueries = 32;
     std::vector<AttnTile> attnTiles_;
-    std::vector<int64_t> attnCost_;    // prefix sums of per-tile work
+    std::vector<int64_t> attnCost_;    // per tile: its work (keys x heads)
+    kernels::LongestFirst attnDeal_;   // the tiles of each job
     // Flash decoding (attend()): a split token's queries in parts of at
     // least kAttnMinPartKeys positions, one (token, head, part) per item.
     static constexpr int64_t kAttnMinPartKeys = 128;

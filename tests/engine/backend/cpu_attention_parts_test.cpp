@@ -167,3 +167,31 @@ WEIR_TEST(CpuAttentionParts, verifyRowsAndMixedStepsKeepTheDecodeStepsBits) {
         CHECK_MSG(sameBits(logits.data(), steps.data(), V), "the decode token differs next to a prompt chunk");
     }
 }
+
+// A prompt's attention tiles are dealt to the threads' jobs by their cost
+// (kernels/cpu/longest_first.h), and how many tokens and heads a tile holds
+// depends on the thread count; each query's bits must not. Two prompts in
+// one step (each token sees its own sequence's keys) at 1, 3 and 16 threads.
+WEIR_TEST(CpuAttentionParts, aPromptsBitsDoNotDependOnTheThreads) {
+    const std::string path = dir_.filePath("gemma3_parts_prompt.gguf");
+    writeSyntheticModel(smallGemma(), path);
+    constexpr int32_t kLong = 300, kShort = 130;
+    auto prompts = [&](Backend& backend) {
+        auto model = loadModel(gguf::GgufFile::open(path), backend);
+        SimpleKvCache kv(model->config(), 2, kLong + 1, 16);
+        Batch b;
+        for (int32_t i = 0; i < kLong; ++i) b.add(3 + (13 * i) % 250, 0, i, i % 23 == 0 || i + 1 == kLong);
+        for (int32_t i = 0; i < kShort; ++i) b.add(4 + (7 * i) % 250, 1, i, i % 17 == 0 || i + 1 == kShort);
+        std::vector<float> logits;
+        model->forward(b, kv, logits);
+        return logits;  // (a decode step after it would split at 16 threads: the test above)
+    };
+    const std::vector<float> one = prompts(weirtest::cpuBackend(1));
+    REQUIRE(!one.empty());
+    for (const int threads : {3, 16}) {
+        const std::vector<float> many = prompts(weirtest::cpuBackend(threads));
+        REQUIRE_EQ(many.size(), one.size());
+        CHECK_MSG(sameBits(many.data(), one.data(), one.size()),
+                  std::to_string(threads) + " threads changed a prompt's logits");
+    }
+}
