@@ -51,6 +51,18 @@ constexpr size_t kPackMaxBytes = size_t(32) << 20;
 constexpr int64_t kTileMinActs = 32;
 constexpr int64_t kTileItemActs = 256;
 
+// Activation rows per item of a tile GEMM: kTileItemActs, or fewer (halved
+// down to 64) while that leaves fewer than 4 items per thread: a 640-row
+// projection of a 512-token prompt is 20 weight-tile pairs x 2 = 40 items,
+// so on 16 threads some took 3 and most 2 (now 80 items of 128 rows). Which
+// activation rows an item holds never changes a result (each output is its
+// own dot over K).
+int64_t tileItemActs(int64_t nPairs, int64_t mPadded, int threads) {
+    int64_t acts = kTileItemActs;
+    while (acts > 64 && nPairs * ((mPadded + acts - 1) / acts) < 4 * int64_t(threads)) acts /= 2;
+    return acts;
+}
+
 // The activation conversions of one pool job's products and the work their
 // rows need first (RowPrologue), run row by row inside the job (RowsFirst)
 // when the pool has threads to share them: a decode step of 16 conversations
@@ -155,12 +167,12 @@ void matmulTileGemm(const WeightView& w, const detail::TileGemmOps& ops, const f
         rows->ready();
         ops.packTiles(w.data, w.rowStride, N, K, b, e, packed);
     });
-    const int64_t chunks = (mPadded + kTileItemActs - 1) / kTileItemActs;
+    const int64_t acts = tileItemActs(nPairs, mPadded, pool.size()), chunks = (mPadded + acts - 1) / acts;
     const auto gemm = amxActive() ? ops.gemmTilePair : ops.gemmTilePairVnni;
     pool.parallelFor(nPairs * chunks, [&](int64_t begin, int64_t end, int) {
         for (int64_t item = begin; item < end; ++item) {
-            const int64_t p = item % nPairs, m0 = (item / nPairs) * kTileItemActs;
-            gemm(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + kTileItemActs), M, K, y + p * P,
+            const int64_t p = item % nPairs, m0 = (item / nPairs) * acts;
+            gemm(packed + size_t(2 * p) * tileBytes, act, actStride, m0, std::min(mPadded, m0 + acts), M, K, y + p * P,
                  size_t(N), int(std::min(P, N - p * P)));
         }
     });
