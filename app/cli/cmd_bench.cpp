@@ -156,12 +156,12 @@ int run(const std::vector<std::string>& argv) {
                   runSpeculativeBench(modelPath, runner.threads(), int32_t(specTokens), int32_t(specReps),
                                       specMode == "on" ? SpeculativeBench::On : SpeculativeBench::Both);
     limits += ",\"device\":" + jsonString(ran.id) + ",\"device_name\":" + jsonString(ran.name) + split;
-    std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"physical_cores\":%d,\"oversubscribed\":%s,"
+    std::printf("{\"model\":%s,\"architecture\":%s,\"threads\":%d,\"physical_cores\":%d,\"numa_nodes\":%d,\"oversubscribed\":%s,"
                 "\"cpu_kernels\":\"%s\",\"pp\":%lld,\"tg\":%lld,\"batch\":%lld,"
                 "\"kv_cache_dtype\":\"%s\",\"repack_weights\":%s,\"load_ms\":%s,\"prefill_tokens_per_s\":%s,\"decode_tokens_per_s\":%s,"
                 "\"peak_rss_mb\":%s,\"decode_bytes_per_token\":%s,\"output_head_bytes\":%s%s%s}\n",
                 jsonString(modelPath).c_str(), jsonString(cfg.architecture).c_str(), runner.threads(), cores,
-                runner.threads() > cores ? "true" : "false", cpuKernelsInUse(), pp, tg, batchSize,
+                EngineLimits::numaNodes(), runner.threads() > cores ? "true" : "false", cpuKernelsInUse(), pp, tg, batchSize,
                 kvDtypeName(kvType), repack ? "true" : "false", jsonNumber(loadMs).c_str(), jsonNumber(double(pp) / prefillS).c_str(),
                 jsonNumber(decodeRate).c_str(), jsonNumber(double(ru.ru_maxrss) / 1024.0).c_str(),
                 jsonNumber(bytesPerToken).c_str(), jsonNumber(double(traffic.outputHeadBytes)).c_str(), poolCounts.c_str(), limits.c_str());

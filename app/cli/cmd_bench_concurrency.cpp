@@ -256,6 +256,7 @@ int run(const std::vector<std::string>& argv) {
     std::printf("  \"model\": \"%s\",\n", engine.modelConfig().name.c_str());
     std::printf("  \"threads\": %d,\n", eo.threads);
     std::printf("  \"physical_cores\": %d,\n", weir::EngineLimits::physicalCores());
+    std::printf("  \"numa_nodes\": %d,\n", weir::EngineLimits::numaNodes());
     std::printf("  \"concurrency\": %d,\n", n);
     std::printf("  \"prompt_tokens\": %d,\n  \"gen_tokens\": %d,\n", promptTokens, genTokens);
     std::printf("  \"single_decode_tps\": %.2f,\n", singleTps);

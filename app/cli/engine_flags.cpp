@@ -40,17 +40,25 @@ bool readOnOffFlag(Args& args, const char* name, bool def) {
 
 int32_t readThreadsFlag(Args& args) {
     const auto threads = int32_t(args.intValue("--threads", 0, 0, EngineLimits::maxThreads()));
-    noteThreadsBeyondCores(threads);
+    noteThreadPlacement(threads);
     return threads;
 }
 
-void noteThreadsBeyondCores(int32_t threads) {
+void noteThreadPlacement(int32_t threads) {
     const int32_t cores = EngineLimits::physicalCores();
     if (threads > cores)
         std::fprintf(stderr,
                      "weir-cli: --threads %d is more than the %d physical cores this process may run on; the threads "
                      "beyond them share cores, which rarely helps\n",
                      threads, cores);
+    // Weir does not place memory or threads by node: the weights sit on the
+    // node that first read them, and every decode step reads all of them.
+    if (const int32_t nodes = EngineLimits::numaNodes(); nodes > 1)
+        std::fprintf(stderr,
+                     "weir-cli: this process runs on CPUs of %d NUMA nodes; the model's weights sit on the node that "
+                     "loaded them, and threads on the others read them more slowly. `numactl --interleave=all` spreads "
+                     "them over every node; `numactl --cpunodebind=0 --membind=0` keeps to one\n",
+                     nodes);
 }
 
 namespace {
@@ -116,7 +124,7 @@ void readEngineFlags(Args& args, EngineOptions& o) {
     // Before the model is loaded: a bad flag is named at once, with its own
     // range. (What a subcommand derives later, Engine's constructor checks the same way.)
     if (const std::string bad = validateEngineOptions(o); !bad.empty()) throw Error(withGivenValue(bad, past));
-    noteThreadsBeyondCores(o.threads);
+    noteThreadPlacement(o.threads);
 }
 
 } // namespace weir::cli

@@ -37,10 +37,11 @@ std::string readDeviceFlag(Args& args, const std::string& def = "");
 bool readOnOffFlag(Args& args, const char* name, bool def);
 // --threads alone (for subcommands that use the model directly): 0 (one per
 // physical core, the default) up to EngineLimits::maxThreads(); more than the
-// physical cores is said on stderr (noteThreadsBeyondCores).
+// physical cores is said on stderr (noteThreadPlacement).
 int32_t readThreadsFlag(Args& args);
-// One line on stderr when `threads` is more than the physical cores this
-// process may run on (0 means one per core: never more).
-void noteThreadsBeyondCores(int32_t threads);
+// A line on stderr when `threads` is more than the physical cores this
+// process may run on (0 means one per core: never more), and one when those
+// cores span several NUMA nodes (where the weights sit matters there).
+void noteThreadPlacement(int32_t threads);
 
 } // namespace weir::cli

@@ -15,6 +15,7 @@ int32_t EngineLimits::maxThreads() {
 }
 
 int32_t EngineLimits::physicalCores() { return int32_t(kernels::physicalCores()); }
+int32_t EngineLimits::numaNodes() { return int32_t(kernels::numaNodes()); }
 
 namespace {
 

@@ -1,6 +1,8 @@
 #include "kernels/cpu/cpu_topology.h"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -52,6 +54,29 @@ int countPhysicalCores(const std::string& cpuDir, const std::vector<int>& cpus) 
         cores.insert(std::move(key));
     }
     return std::max<int>(1, int(cores.size()));
+}
+
+int countNumaNodes(const std::string& cpuDir, const std::vector<int>& cpus) {
+    std::set<std::string> nodes;
+    for (int cpu : cpus) {
+        std::error_code ec;
+        for (std::filesystem::directory_iterator it(cpuDir + "/cpu" + std::to_string(cpu), ec), end; !ec && it != end;
+             it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.size() > 4 && name.compare(0, 4, "node") == 0 &&
+                std::all_of(name.begin() + 4, name.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+                nodes.insert(name);
+        }
+    }
+    return std::max<int>(1, int(nodes.size()));
+}
+
+int numaNodes() {
+    static const int n = [] {
+        const std::vector<int> cpus = allowedCpus();
+        return cpus.empty() ? 1 : countNumaNodes("/sys/devices/system/cpu", cpus);
+    }();
+    return n;
 }
 
 int usableCpus() {

@@ -18,6 +18,16 @@ int physicalCores();
 // std::thread::hardware_concurrency(). Computed once; at least 1.
 int usableCpus();
 
+// NUMA nodes holding the CPUs this process may run on: 1 on most desktops;
+// 2 or more on dual-socket workstations and on some many-core parts split
+// into nodes, where memory first touched on one node is slower to read from
+// the others. 1 where Linux's sysfs does not say. Computed once.
+int numaNodes();
+
+// numaNodes()'s count for the CPU ids `cpus` under a sysfs CPU folder (each
+// cpuN folder holds a link nodeM to its node); 1 when none says. For tests.
+int countNumaNodes(const std::string& cpuDir, const std::vector<int>& cpus);
+
 // physicalCores()'s count for the CPU ids `cpus` under a sysfs CPU folder
 // (normally /sys/devices/system/cpu): cpus.size() when a CPU's topology is
 // missing. For tests.

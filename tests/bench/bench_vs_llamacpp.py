@@ -74,7 +74,24 @@ def cpu_info():
     except OSError:
         pass
     return {"model": model, "vendor": vendor, "logical_cpus": os.cpu_count(),
-            "physical_cores": physical_cores(), "features": [f for f in FEATURES if f in flags]}
+            "physical_cores": physical_cores(), "numa_nodes": numa_nodes(),
+            "features": [f for f in FEATURES if f in flags]}
+
+
+def numa_nodes():
+    """NUMA nodes of the CPUs this process may run on (as weir-cli counts them); 1 where unknown."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return 1
+    nodes = set()
+    for cpu in cpus:
+        try:
+            names = os.listdir(f"/sys/devices/system/cpu/cpu{cpu}")
+        except OSError:
+            continue
+        nodes.update(n for n in names if n.startswith("node") and n[4:].isdigit())
+    return max(1, len(nodes))
 
 
 def physical_cores():

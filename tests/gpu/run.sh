@@ -118,6 +118,7 @@ say "tests/gpu/run.sh: mode $MODE, llama.cpp $([ $WITH_LLAMA = 1 ] && echo on ||
   echo "git: $(git -C "$ROOT" log -1 --format='%h %s' 2>/dev/null || echo '?')"
   echo "nproc: $(nproc)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "numa nodes: $(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l); smt: $(cat /sys/devices/system/cpu/smt/active 2>/dev/null || echo '?'); cpu MHz now: $(grep -m1 'cpu MHz' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "memory: $(grep MemTotal /proc/meminfo | awk '{printf "%.0f GiB", $2/1048576}')"
   echo "cmake: $(cmake --version 2>/dev/null | head -1)"
   echo "ninja: $(ninja --version 2>/dev/null)"

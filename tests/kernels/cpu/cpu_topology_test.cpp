@@ -3,6 +3,7 @@
 // topology makes every CPU a core rather than guessing.
 #include "tests/support/weir_test.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -59,4 +60,43 @@ WEIR_TEST(CpuTopology, thisMachineAndTheDefaultPool) {
     REQUIRE(cores <= weir::kernels::usableCpus());
     weir::kernels::ThreadPool pool;  // threads = 0: one per physical core
     REQUIRE_EQ(pool.size(), cores);
+}
+
+namespace {
+
+// cpuDir/cpuN/nodeM, as sysfs links each CPU to its node (a folder here).
+bool placeOnNode(const weirtest::TempDir& dir, int cpu, int node) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir.path() / ("cpu" + std::to_string(cpu)) / ("node" + std::to_string(node)), ec);
+    return !ec;
+}
+
+} // namespace
+
+WEIR_TEST(CpuTopology, numaNodesOfTheCpusInUse) {
+    weirtest::TempDir dir;
+    REQUIRE(dir.isValid());
+    // Two sockets: CPUs 0-3 on node 0, 4-7 on node 1; cpu 8 says nothing.
+    for (int cpu = 0; cpu < 8; ++cpu) REQUIRE(placeOnNode(dir, cpu, cpu < 4 ? 0 : 1));
+    REQUIRE(writeTopology(dir, 8, "core_cpus_list", "8"));
+    const std::string root = dir.path().string();
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {0, 1, 2, 3, 4, 5, 6, 7}), 2);
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {4, 5}), 1);  // an affinity mask inside one node (numactl -N 1)
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {3, 4}), 2);
+    // Unknown (no node links, or no such CPU folder): one node, not zero.
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {8}), 1);
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {42}), 1);
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {}), 1);
+    // A folder named like a node but not one ("node" alone, "nodes") does not count.
+    std::filesystem::create_directories(dir.path() / "cpu9" / "node");
+    std::filesystem::create_directories(dir.path() / "cpu9" / "nodes");
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {9}), 1);
+    CHECK_EQ(weir::kernels::countNumaNodes(root, {0, 9}), 1);
+}
+
+WEIR_TEST(CpuTopology, thisMachinesNumaNodes) {
+    const int nodes = weir::kernels::numaNodes();
+    std::printf("  this process runs on %d NUMA node(s)\n", nodes);
+    CHECK(nodes >= 1);
+    CHECK(nodes <= weir::kernels::usableCpus());
 }

@@ -28,6 +28,8 @@ struct EngineLimits {
     // The physical cores this process may run on (its CPU affinity; SMT
     // siblings count once): what --threads 0 means.
     static int32_t physicalCores();
+    // The NUMA nodes of the CPUs this process may run on (1 where unknown).
+    static int32_t numaNodes();
 };
 
 // "" when every option is in range; otherwise the first problem, naming the
