@@ -469,57 +469,65 @@ int64_t CpuBackend::attentionParts(int64_t heads, int64_t threads, int64_t keys)
     return std::max<int64_t>(1, std::min((threads + heads - 1) / heads, keys / kAttnMinPartKeys));
 }
 
-void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
-    settleNorm();
-    OpClock clock(StepOp::Attention);
-    const Batch& batch = *batch_;
-    const int64_t n = int64_t(batch.tokens.size());
-    const int64_t hd = a.headDimK, hdv = a.headDimV;
-    const int64_t qDim = a.nHead * hd;
-    const KvLayerStorage& st = a.kv;
-    const GgmlType kvType = kvRowType(st.dtype);
-    const int32_t ps = kv_->pageSize();
-    const int32_t il = a.layer;
-    const bool slides = a.slides;
-    const int32_t window = a.window;
-    const int64_t threads = pool_->size();
-    auto firstKey = [&](const BatchToken& t) { return slides ? std::max(0, t.pos - window + 1) : 0; };
+namespace {
 
-    // Flash decoding: a token alone in its sequence's batch (a decode step,
-    // a verify row) attends in parts when there are more threads than query
-    // heads. Whether and how a token is cut depends on nothing else in the
-    // batch, so its bits do not either (verify rows stay the decode steps').
+// The first position a token of layer `a` attends to (its window's start).
+int32_t firstKeyOf(const AttentionLayer& a, const BatchToken& t) { return a.slides ? std::max(0, t.pos - a.window + 1) : 0; }
+
+} // namespace
+
+// Flash decoding: a token alone in its sequence's batch (a decode step, a
+// verify row) attends in parts when there are more threads than query heads.
+// Whether and how a token is cut depends on nothing else in the batch, so
+// its bits do not either (verify rows stay the decode steps'). Sets each
+// token's parts and the split tokens' items, and per query the parts still
+// to run: the thread that finishes a query's last part merges them
+// (acquire-release: it sees the others'), so the layer stays one round trip.
+void CpuBackend::splitAttendingTokens(const AttentionLayer& a) {
+    const Batch& batch = *batch_;
+    const int64_t n = int64_t(batch.tokens.size()), threads = pool_->size();
     grow(attnTokenParts_, size_t(n));
     attnSplit_.clear();
-    int64_t splitQueries = 0;
     for (int64_t i = 0; i < n; ++i) {
         const BatchToken& t = batch.tokens[size_t(i)];
-        const int64_t parts = groupSize_[size_t(i)] == 1 ? attentionParts(a.nHead, threads, t.pos - firstKey(t) + 1) : 1;
+        const int64_t parts = groupSize_[size_t(i)] == 1 ? attentionParts(a.nHead, threads, t.pos - firstKeyOf(a, t) + 1) : 1;
         attnTokenParts_[size_t(i)] = int32_t(parts);
-        if (parts > 1) {
+        if (parts > 1)
             for (int64_t h = 0; h < a.nHead; ++h)
                 for (int64_t part = 0; part < parts; ++part) attnSplit_.push_back({int32_t(i), int32_t(h), int32_t(part)});
-            splitQueries += a.nHead;
-        }
     }
-    const size_t scratchPer = std::max(kernels::attendTileScratchFloats(hd, hdv), kernels::attendScratchFloats(hd, hdv));
-    grow(attnScratch_, size_t(threads) * scratchPer);
-    attnTiles_.reserve(size_t(n * a.nHead));
+    if (attnSplit_.empty()) return;
+    grow(attnParts_, attnSplit_.size());
+    grow(attnPartAcc_, attnSplit_.size() * size_t(a.headDimV));
+    if (attnPartsLeftSize_ < size_t(n * a.nHead)) {
+        attnPartsLeft_ = std::make_unique<std::atomic<int32_t>[]>(size_t(n * a.nHead));
+        attnPartsLeftSize_ = size_t(n * a.nHead);
+    }
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t h = 0; h < a.nHead; ++h)
+            attnPartsLeft_[size_t(i * a.nHead + h)].store(attnTokenParts_[size_t(i)], std::memory_order_relaxed);
+}
 
-    // Attention in tiles: up to tileTokens consecutive batch tokens of one
-    // sequence times query heads of one KV head, which read the same K/V rows
-    // (kernels::attendTile). Prefill tokens see different numbers of keys, so
-    // the threads' jobs get equal shares of keys rather than of tiles.
+// Attention in tiles: up to tileTokens consecutive batch tokens of one
+// sequence (not split by splitAttendingTokens) times query heads of one KV
+// head, which read the same K/V rows (kernels::attendTile). Small batches
+// (decode, short chunks) take fewer tokens per tile and, if that leaves
+// threads idle, fewer heads. Prefill tokens see different numbers of keys,
+// so the tiles are dealt to one job per thread (fewer when there are fewer
+// tiles) costliest first (kernels/cpu/longest_first.h): the jobs get equal
+// shares of keys rather than of tiles.
+CpuBackend::AttnTiling CpuBackend::cutAttentionTiles(const AttentionLayer& a) {
+    const Batch& batch = *batch_;
+    const int64_t n = int64_t(batch.tokens.size()), threads = pool_->size();
     const int64_t group = a.nHead / a.nHeadKv;
-    // Small batches (decode, short chunks) take fewer tokens per tile and, if
-    // that leaves threads idle, fewer heads.
-    const int64_t tileTokens = std::clamp<int64_t>(n / (4 * threads), 1, std::max<int64_t>(1, kAttnTileQueries / group));
+    AttnTiling tiling;
+    tiling.tokens = std::clamp<int64_t>(n / (4 * threads), 1, std::max<int64_t>(1, kAttnTileQueries / group));
     auto whole = [&](int64_t i) { return attnTokenParts_[size_t(i)] == 1; };
     // Token runs (tiles per head group), as the loop below cuts them.
     auto runEnd = [&](int64_t i0) {
         const int32_t seq = batch.tokens[size_t(i0)].seq;
         int64_t i1 = i0;
-        while (i1 < n && i1 - i0 < tileTokens && batch.tokens[size_t(i1)].seq == seq && whole(i1)) ++i1;
+        while (i1 < n && i1 - i0 < tiling.tokens && batch.tokens[size_t(i1)].seq == seq && whole(i1)) ++i1;
         return i1;
     };
     int64_t runs = 0;
@@ -530,11 +538,12 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     }
     // Heads per tile: the fewest queries on the busiest thread, counting tiles
     // as equal (fewer, larger tiles on a tie: they share more work).
-    int64_t tileHeads = group, busiest = INT64_MAX;
+    int64_t busiest = INT64_MAX;
+    tiling.heads = group;
     for (int64_t splits = 1; splits <= group; ++splits) {
         const int64_t heads = (group + splits - 1) / splits;
         const int64_t tilesPerThread = (runs * a.nHeadKv * splits + threads - 1) / threads;
-        if (tilesPerThread * heads < busiest) busiest = tilesPerThread * heads, tileHeads = heads;
+        if (tilesPerThread * heads < busiest) busiest = tilesPerThread * heads, tiling.heads = heads;
     }
     attnTiles_.clear();
     attnCost_.clear();
@@ -544,41 +553,39 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
         int64_t keys = 0;
         for (int64_t i = i0; i < i1; ++i) {
             const BatchToken& t = batch.tokens[size_t(i)];
-            keys += (t.pos - firstKey(t) + 1) + 8;  // + fixed per-query overhead
+            keys += (t.pos - firstKeyOf(a, t) + 1) + 8;  // + fixed per-query overhead
         }
         for (int64_t kvh = 0; kvh < a.nHeadKv; ++kvh) {
-            for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tileHeads) {
-                const int64_t heads = std::min(tileHeads, (kvh + 1) * group - h0);
+            for (int64_t h0 = kvh * group; h0 < (kvh + 1) * group; h0 += tiling.heads) {
+                const int64_t heads = std::min(tiling.heads, (kvh + 1) * group - h0);
                 attnTiles_.push_back({int32_t(i0), int32_t(i1 - i0), int32_t(h0), int32_t(heads)});
                 attnCost_.push_back(keys * heads);
             }
         }
         i0 = i1;
     }
-    // One job per thread (fewer when there are fewer tiles), the tiles dealt
-    // costliest first (kernels/cpu/longest_first.h): a prompt's late tokens
-    // see the most keys.
-    const int64_t tiles = int64_t(attnTiles_.size());
-    const int64_t tileJobs = std::min<int64_t>(threads, tiles);
-    if (tileJobs > 1) attnDeal_.deal(attnCost_, tileJobs);
+    tiling.jobs = std::min<int64_t>(threads, int64_t(attnTiles_.size()));
+    if (tiling.jobs > 1) attnDeal_.deal(attnCost_, tiling.jobs);
+    return tiling;
+}
 
-    // The parts of split tokens: their state per (query, part), and per
-    // query the parts still running; the thread that finishes a query's last
-    // part merges them (acquire-release: it sees the others'), so the layer
-    // stays one round trip.
-    if (splitQueries > 0) {
-        grow(attnParts_, attnSplit_.size());
-        grow(attnPartAcc_, attnSplit_.size() * size_t(hdv));
-        if (attnPartsLeftSize_ < size_t(n * a.nHead)) {
-            attnPartsLeft_ = std::make_unique<std::atomic<int32_t>[]>(size_t(n * a.nHead));
-            attnPartsLeftSize_ = size_t(n * a.nHead);
-        }
-        for (int64_t i = 0; i < n; ++i)
-            for (int64_t h = 0; h < a.nHead; ++h)
-                attnPartsLeft_[size_t(i * a.nHead + h)].store(attnTokenParts_[size_t(i)], std::memory_order_relaxed);
-    }
+void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
+    settleNorm();
+    OpClock clock(StepOp::Attention);
+    const Batch& batch = *batch_;
+    const int64_t hd = a.headDimK, hdv = a.headDimV;
+    const int64_t qDim = a.nHead * hd, group = a.nHead / a.nHeadKv;
+    const KvLayerStorage& st = a.kv;
+    const GgmlType kvType = kvRowType(st.dtype);
+    const int32_t ps = kv_->pageSize();
+    splitAttendingTokens(a);
+    const AttnTiling tiling = cutAttentionTiles(a);
+    const int64_t tiles = int64_t(attnTiles_.size());
+    const size_t scratchPer = std::max(kernels::attendTileScratchFloats(hd, hdv), kernels::attendScratchFloats(hd, hdv));
+    grow(attnScratch_, size_t(pool_->size()) * scratchPer);
+
     auto rowsOf = [&](const BatchToken& t, int64_t kvh, kernels::PagedRows& kr, kernels::PagedRows& vr) {
-        const auto table = kv_->pageTable(il, t.seq);
+        const auto table = kv_->pageTable(a.layer, t.seq);
         kr.base = st.k;
         vr.base = st.v;
         kr.rowBytes = vr.rowBytes = st.rowBytes;
@@ -588,17 +595,18 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
         kr.pageSize = vr.pageSize = ps;
         kr.type = vr.type = kvType;
     };
+    // Jobs [0, tiling.jobs) run tiles; the rest are the split tokens' parts.
     auto work = [&](int64_t jb, int64_t je, int thread) {
         float* scratch = attnScratch_.data() + size_t(thread) * scratchPer;
-        std::vector<kernels::AttendQuery> queries(size_t(tileTokens * tileHeads));
+        std::vector<kernels::AttendQuery> queries(size_t(tiling.tokens * tiling.heads));
         for (int64_t job = jb; job < je; ++job) {
-            if (job >= tileJobs) {  // a part of a split token's query
-                const size_t item = size_t(job - tileJobs);
+            if (job >= tiling.jobs) {  // a part of a split token's query
+                const size_t item = size_t(job - tiling.jobs);
                 const AttnSplitItem& s = attnSplit_[item];
                 const BatchToken& t = batch.tokens[size_t(s.token)];
                 kernels::PagedRows kr, vr;
                 rowsOf(t, s.head / group, kr, vr);
-                const int64_t parts = attnTokenParts_[size_t(s.token)], first = firstKey(t), keys = t.pos - first + 1;
+                const int64_t parts = attnTokenParts_[size_t(s.token)], first = firstKeyOf(a, t), keys = t.pos - first + 1;
                 const int32_t lo = int32_t(first + keys * s.part / parts), hi = int32_t(first + keys * (s.part + 1) / parts - 1);
                 attnParts_[item] = kernels::attendHeadPart(q_ + s.token * qDim + s.head * hd, hd, hdv, kr, vr, lo, hi,
                                                            a.scoreScale, attnPartAcc_.data() + item * size_t(hdv), scratch);
@@ -610,9 +618,9 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
                 continue;
             }
             // A lone job (a single tile, or one thread) is every tile.
-            const int64_t count = tileJobs > 1 ? int64_t(attnDeal_.items(job).size()) : tiles;
+            const int64_t count = tiling.jobs > 1 ? int64_t(attnDeal_.items(job).size()) : tiles;
             for (int64_t k = 0; k < count; ++k) {
-                const AttnTile& tile = attnTiles_[size_t(tileJobs > 1 ? attnDeal_.items(job)[size_t(k)] : k)];
+                const AttnTile& tile = attnTiles_[size_t(tiling.jobs > 1 ? attnDeal_.items(job)[size_t(k)] : k)];
                 kernels::PagedRows kr, vr;
                 rowsOf(batch.tokens[size_t(tile.firstToken)], tile.firstHead / group, kr, vr);
                 int nq = 0;
@@ -622,7 +630,7 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
                         kernels::AttendQuery& q = queries[nq++];
                         q.q = q_ + i * qDim + h * hd;
                         q.out = out_ + i * a.nHead * hdv + h * hdv;
-                        q.first = firstKey(t);
+                        q.first = firstKeyOf(a, t);
                         q.last = t.pos;
                     }
                 }
@@ -630,7 +638,7 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
             }
         }
     };
-    const int64_t jobs = tileJobs + int64_t(attnSplit_.size());
+    const int64_t jobs = tiling.jobs + int64_t(attnSplit_.size());
     if (jobs <= 1) work(0, jobs, 0);
     else pool_->parallelFor(jobs, work);
 }

@@ -143,6 +143,13 @@ private:
     std::vector<AttnTile> attnTiles_;
     std::vector<int64_t> attnCost_;    // per tile: its work (keys x heads)
     kernels::LongestFirst attnDeal_;   // the tiles of each job
+    // How cutAttentionTiles cut this layer's tiles: tokens and heads per tile
+    // (at most), and the jobs they were dealt to.
+    struct AttnTiling {
+        int64_t tokens = 1, heads = 1, jobs = 0;
+    };
+    AttnTiling cutAttentionTiles(const AttentionLayer& a);
+    void splitAttendingTokens(const AttentionLayer& a);
     // Flash decoding (attend()): a split token's queries in parts of at
     // least kAttnMinPartKeys positions, one (token, head, part) per item.
     static constexpr int64_t kAttnMinPartKeys = 128;
