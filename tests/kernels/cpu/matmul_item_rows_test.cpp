@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,15 +20,20 @@
 
 using namespace weir::kernels;
 
-WEIR_TEST(MatmulItemRows, manyThreadsGetOneThreadsBits) {
+namespace {
+
+// Every product of `types` x `rows` (weight rows) x `acts` (activation rows)
+// from a 16-thread pool has a 1-thread pool's bits, on every kernel path.
+void checkSixteenThreadsGiveOnesBits(std::initializer_list<GgmlType> types, std::initializer_list<int64_t> rows,
+                                     std::initializer_list<int64_t> acts, unsigned seed) {
     constexpr int64_t K = 256;
-    std::mt19937 rng(9);
+    std::mt19937 rng(seed);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     ThreadPool one(1), many(16);
-    for (const GgmlType t : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
-        for (const int64_t N : {640, 256, 40, 1002}) {
+    for (const GgmlType t : types) {
+        for (const int64_t N : rows) {
             const weirtest::RandomMatrix w = weirtest::randomMatrix(t, K, N, rng);
-            for (const int64_t M : {1, 4, 16}) {
+            for (const int64_t M : acts) {
                 std::vector<float> x(size_t(M * K));
                 for (float& v : x) v = nd(rng);
                 weirtest::forEachKernelPath([&](const std::string& path) {
@@ -41,6 +47,13 @@ WEIR_TEST(MatmulItemRows, manyThreadsGetOneThreadsBits) {
             }
         }
     }
+}
+
+} // namespace
+
+WEIR_TEST(MatmulItemRows, manyThreadsGetOneThreadsBits) {
+    checkSixteenThreadsGiveOnesBits({GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16},
+                                    {640, 256, 40, 1002}, {1, 4, 16}, 9);
 }
 
 WEIR_TEST(MatmulItemRows, aSmallProjectionIsCutFinerOnlyForManyThreads) {
@@ -61,27 +74,8 @@ WEIR_TEST(MatmulItemRows, aSmallProjectionIsCutFinerOnlyForManyThreads) {
 // tiles, or of fewer rows (down to 64) where that would leave fewer than 4
 // items per thread. The cut must not change a bit either.
 WEIR_TEST(MatmulItemRows, promptsOnManyThreadsGetOneThreadsBits) {
-    constexpr int64_t K = 256;
-    std::mt19937 rng(11);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    ThreadPool one(1), many(16);
-    for (const GgmlType t : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
-        for (const int64_t N : {640, 256, 100}) {
-            const weirtest::RandomMatrix w = weirtest::randomMatrix(t, K, N, rng);
-            for (const int64_t M : {32, 100, 512}) {
-                std::vector<float> x(size_t(M * K));
-                for (float& v : x) v = nd(rng);
-                weirtest::forEachKernelPath([&](const std::string& path) {
-                    std::vector<float> a(size_t(M * N), -1.0f), b(size_t(M * N), -2.0f);
-                    matmul(w.view, x.data(), M, a.data(), one);
-                    matmul(w.view, x.data(), M, b.data(), many);
-                    CHECK_MSG(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
-                              path + ", " + weirtest::typeName(t) + ", N = " + std::to_string(N) + ", M = " +
-                                  std::to_string(M) + ": 16 threads differ from 1");
-                });
-            }
-        }
-    }
+    checkSixteenThreadsGiveOnesBits({GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K}, {640, 256, 100},
+                                    {32, 100, 512}, 11);
 }
 
 WEIR_TEST(MatmulItemRows, aPromptsSmallProjectionIsCutFinerOnlyForManyThreads) {
