@@ -565,7 +565,7 @@ CpuBackend::AttnTiling CpuBackend::cutAttentionTiles(const AttentionLayer& a) {
         i0 = i1;
     }
     tiling.jobs = std::min<int64_t>(threads, int64_t(attnTiles_.size()));
-    if (tiling.jobs > 1) attnDeal_.deal(attnCost_, tiling.jobs);
+    if (tiling.jobs > 0) attnDeal_.deal(attnCost_, tiling.jobs);  // one job: every tile, in order
     return tiling;
 }
 
@@ -580,7 +580,6 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
     const int32_t ps = kv_->pageSize();
     splitAttendingTokens(a);
     const AttnTiling tiling = cutAttentionTiles(a);
-    const int64_t tiles = int64_t(attnTiles_.size());
     const size_t scratchPer = std::max(kernels::attendTileScratchFloats(hd, hdv), kernels::attendScratchFloats(hd, hdv));
     grow(attnScratch_, size_t(pool_->size()) * scratchPer);
 
@@ -617,10 +616,8 @@ void CpuBackend::attend(const AttentionLayer& a, const float* q_, float* out_) {
                                           int(parts), hdv, out_ + s.token * a.nHead * hdv + s.head * hdv);
                 continue;
             }
-            // A lone job (a single tile, or one thread) is every tile.
-            const int64_t count = tiling.jobs > 1 ? int64_t(attnDeal_.items(job).size()) : tiles;
-            for (int64_t k = 0; k < count; ++k) {
-                const AttnTile& tile = attnTiles_[size_t(tiling.jobs > 1 ? attnDeal_.items(job)[size_t(k)] : k)];
+            for (const int32_t it : attnDeal_.items(job)) {
+                const AttnTile& tile = attnTiles_[size_t(it)];
                 kernels::PagedRows kr, vr;
                 rowsOf(batch.tokens[size_t(tile.firstToken)], tile.firstHead / group, kr, vr);
                 int nq = 0;
